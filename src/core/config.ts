@@ -1,0 +1,156 @@
+// Settings: flags beat environment (BINDERY_*), which beats the config file, which beats defaults. Validated once.
+import { type Static, Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir, availableParallelism } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+
+export const ConfigSchema = Type.Object(
+  {
+    dataDir: Type.String({ minLength: 1, description: 'Holds the catalog, covers and caches' }),
+    bookdropDir: Type.String({ minLength: 1, description: 'Folder watched for new books to import' }),
+    port: Type.Integer({ minimum: 1, maximum: 65535, description: 'HTTP port of `bindery serve`' }),
+    host: Type.String({ minLength: 1, description: 'Address `bindery serve` listens on' }),
+    basePath: Type.String({ pattern: '^(/[^/]+)*$', description: 'URL prefix when served under a reverse-proxy sub-path' }),
+    trustProxy: Type.Boolean({ description: 'Honour X-Forwarded-* headers' }),
+    allowedOrigins: Type.String({ description: 'CORS origins, comma-separated, or *' }),
+    webRoot: Type.Union([Type.String({ minLength: 1 }), Type.Null()], { description: 'Folder with a web UI build to serve at /' }),
+    scanWorkers: Type.Integer({ minimum: 1, maximum: 64, description: 'Parallel file parsers during a scan' }),
+    logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))),
+  },
+  { additionalProperties: false },
+);
+
+export type Config = Static<typeof ConfigSchema>;
+export type ConfigKey = keyof Config;
+
+interface SettingSource {
+  env: string;
+  kind: 'string' | 'integer' | 'boolean' | 'path';
+}
+
+const SOURCES: Record<ConfigKey, SettingSource> = {
+  dataDir: { env: 'BINDERY_DATA_DIR', kind: 'path' },
+  bookdropDir: { env: 'BINDERY_BOOKDROP_DIR', kind: 'path' },
+  port: { env: 'BINDERY_PORT', kind: 'integer' },
+  host: { env: 'BINDERY_HOST', kind: 'string' },
+  basePath: { env: 'BINDERY_BASE_PATH', kind: 'string' },
+  trustProxy: { env: 'BINDERY_TRUST_PROXY', kind: 'boolean' },
+  allowedOrigins: { env: 'BINDERY_ALLOWED_ORIGINS', kind: 'string' },
+  webRoot: { env: 'BINDERY_WEB_ROOT', kind: 'path' },
+  scanWorkers: { env: 'BINDERY_SCAN_WORKERS', kind: 'integer' },
+  logLevel: { env: 'BINDERY_LOG_LEVEL', kind: 'string' },
+};
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/**
+ * Where the data lives when nobody says: systemd's StateDirectory, /var/lib/bindery for a root service,
+ * otherwise the XDG data home.
+ */
+export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.STATE_DIRECTORY) return env.STATE_DIRECTORY.split(':')[0] as string;
+  if (env.INVOCATION_ID && process.getuid?.() === 0) return '/var/lib/bindery';
+  const xdg = env.XDG_DATA_HOME && isAbsolute(env.XDG_DATA_HOME) ? env.XDG_DATA_HOME : join(homedir(), '.local', 'share');
+  return join(xdg, 'bindery');
+}
+
+/** The config file to read: given explicitly, or the first that exists of the user's and the system's. */
+export function configFilePath(explicit: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const given = explicit ?? env.BINDERY_CONFIG;
+  if (given) return resolve(given);
+  const xdg = env.XDG_CONFIG_HOME && isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : join(homedir(), '.config');
+  return [join(xdg, 'bindery', 'config.json'), '/etc/bindery/config.json'].find((p) => existsSync(p));
+}
+
+function parseValue(key: ConfigKey, raw: string, origin: string): unknown {
+  const { kind } = SOURCES[key];
+  if (kind === 'integer') {
+    if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(`${key} must be a whole number (got "${raw}" from ${origin})`);
+    return Number(raw);
+  }
+  if (kind === 'boolean') {
+    const v = raw.trim().toLowerCase();
+    if (['1', 'true', 'yes', 'on'].includes(v)) return true;
+    if (['0', 'false', 'no', 'off'].includes(v)) return false;
+    throw new ConfigError(`${key} must be true or false (got "${raw}" from ${origin})`);
+  }
+  if (kind === 'path') return raw === '' ? null : resolve(raw);
+  return raw;
+}
+
+function readConfigFile(path: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    const why = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (error as Error).message;
+    throw new ConfigError(`cannot read config file ${path}: ${why}`);
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError(`config file ${path} must hold a JSON object`);
+  for (const key of Object.keys(parsed)) {
+    if (!(key in SOURCES)) throw new ConfigError(`config file ${path}: unknown setting "${key}" (known: ${Object.keys(SOURCES).join(', ')})`);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+export interface LoadConfigInput {
+  /** Values from command-line flags, already named by config key; undefined means "not given". */
+  flags?: Partial<Record<ConfigKey, string | number | boolean | undefined>>;
+  configFile?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+export function loadConfig(input: LoadConfigInput = {}): Config {
+  const env = input.env ?? process.env;
+  const filePath = configFilePath(input.configFile, env);
+  const fromFile = filePath ? readConfigFile(filePath) : {};
+  const merged: Record<string, unknown> = {};
+
+  for (const key of Object.keys(SOURCES) as ConfigKey[]) {
+    const flag = input.flags?.[key];
+    const envValue = env[SOURCES[key].env];
+    if (flag !== undefined) merged[key] = typeof flag === 'string' ? parseValue(key, flag, `--${kebab(key)}`) : flag;
+    else if (envValue !== undefined) merged[key] = parseValue(key, envValue, SOURCES[key].env);
+    else if (key in fromFile) {
+      const v = fromFile[key];
+      merged[key] = SOURCES[key].kind === 'path' && typeof v === 'string' ? resolve(v) : v;
+    }
+  }
+
+  const dataDir = (merged.dataDir as string | undefined) ?? defaultDataDir(env);
+  const config = {
+    dataDir,
+    bookdropDir: join(dataDir, 'bookdrop'),
+    port: 6060,
+    host: '0.0.0.0',
+    basePath: '',
+    trustProxy: false,
+    allowedOrigins: '*',
+    webRoot: null,
+    scanWorkers: Math.max(1, Math.min(8, availableParallelism())),
+    logLevel: 'info',
+    ...merged,
+  };
+  if (!Value.Check(ConfigSchema, config)) {
+    const problems = [...Value.Errors(ConfigSchema, config)].map((e) => `${e.path.slice(1) || 'config'} ${e.message}`);
+    throw new ConfigError(`invalid settings: ${[...new Set(problems)].join('; ')}`);
+  }
+  return config;
+}
+
+function kebab(key: string): string {
+  return key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+/** Files under the data directory. */
+export function dataPaths(config: Pick<Config, 'dataDir'>): { catalog: string; covers: string; cache: string; tmp: string } {
+  return {
+    catalog: join(config.dataDir, 'bindery.sqlite'),
+    covers: join(config.dataDir, 'covers'),
+    cache: join(config.dataDir, 'cache'),
+    tmp: join(config.dataDir, 'tmp'),
+  };
+}

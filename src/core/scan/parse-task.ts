@@ -1,0 +1,61 @@
+// The per-file work of a scan, run in worker threads: fingerprint, extract, and prepare cover images.
+import { stat } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { makeCoverImages, type CoverCropping, type CoverImages } from '../covers/cover-images.ts';
+import { asFormatError } from '../formats/errors.ts';
+import { contentHash, combinedContentHash, folderPartialMd5, partialMd5 } from '../formats/hash.ts';
+import { folderAudiobookFormat, formatOf } from '../formats/index.ts';
+import type { Extraction } from '../formats/types.ts';
+
+export interface ParseTask {
+  absolutePath: string;
+  /** Set for a folder audiobook. */
+  tracks?: string[];
+  /** Content hashes of missing files of the same size: a match means the file moved, so extraction is skipped. */
+  movedCandidates?: string[];
+  /** Only fingerprint and extract; do not decode the cover (the cover is locked). */
+  skipCover?: boolean;
+  cropping: CoverCropping;
+}
+
+export type ParseResult =
+  | { kind: 'moved'; partialMd5: string; contentHash: string }
+  | { kind: 'parsed'; partialMd5: string; contentHash: string; extraction: Omit<Extraction, 'cover'>; cover?: CoverImages; coverError?: string }
+  | { kind: 'failed'; code: string; reason: string };
+
+async function fingerprint(task: ParseTask): Promise<{ partialMd5: string; contentHash: string }> {
+  if (!task.tracks) return { partialMd5: await partialMd5(task.absolutePath), contentHash: await contentHash(task.absolutePath) };
+  const parts: { name: string; hash: string }[] = [];
+  for (const track of task.tracks) {
+    const info = await stat(track);
+    parts.push({ name: `${basename(track)}:${info.size}`, hash: await contentHash(track) });
+  }
+  const first = task.tracks[0];
+  const firstPartial = first ? await partialMd5(first) : '';
+  return { partialMd5: folderPartialMd5(firstPartial, task.tracks.length), contentHash: combinedContentHash(parts) };
+}
+
+export async function parseTask(task: ParseTask): Promise<ParseResult> {
+  try {
+    const format = task.tracks ? folderAudiobookFormat : formatOf(basename(task.absolutePath));
+    if (!format) return { kind: 'failed', code: 'UNSUPPORTED', reason: 'not a book format' };
+    if (!task.tracks) {
+      const info = await stat(task.absolutePath);
+      if (info.size === 0) return { kind: 'failed', code: 'EMPTY', reason: 'the file is empty (0 bytes)' };
+    }
+    const prints = await fingerprint(task);
+    if (task.movedCandidates?.includes(prints.contentHash)) return { kind: 'moved', ...prints };
+
+    const { cover: rawCover, ...extraction } = await format.extract(task.absolutePath, { skipCover: task.skipCover ?? false });
+    if (!rawCover) return { kind: 'parsed', ...prints, extraction };
+    try {
+      const kind = extraction.bookType === 'AUDIOBOOK' ? 'audiobook' : 'book';
+      return { kind: 'parsed', ...prints, extraction, cover: await makeCoverImages(rawCover.data, kind, task.cropping) };
+    } catch (error) {
+      return { kind: 'parsed', ...prints, extraction, coverError: asFormatError(error).message };
+    }
+  } catch (error) {
+    const failure = asFormatError(error);
+    return { kind: 'failed', code: failure.code, reason: failure.message };
+  }
+}

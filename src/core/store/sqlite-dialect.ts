@@ -1,0 +1,48 @@
+// Kysely's SQLite dialect, adjusted for several processes sharing one database file.
+import type Database from 'better-sqlite3';
+import type { DatabaseConnection, Driver } from 'kysely';
+import { CompiledQuery, SqliteDialect, SqliteDriver } from 'kysely';
+
+/**
+ * Write transactions start with BEGIN IMMEDIATE: a deferred transaction that reads and then writes can fail at once
+ * with SQLITE_BUSY when another process wrote in between, and busy_timeout cannot help it. Taking the write lock up
+ * front makes the second writer wait (up to busy_timeout) instead.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+export class ConcurrentSqliteDialect extends SqliteDialect {
+  private readonly database: Database.Database;
+  constructor(database: Database.Database) {
+    super({ database: withStatementCache(database) });
+    this.database = database;
+  }
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver({ database: withStatementCache(this.database) });
+  }
+}
+
+/** Kysely prepares every statement anew; caching them by SQL text saves most of a small query's cost. */
+function withStatementCache(database: Database.Database): Database.Database {
+  const cache = new Map<string, Database.Statement>();
+  const prepare = (sql: string): Database.Statement => {
+    let statement = cache.get(sql);
+    if (!statement) {
+      statement = database.prepare(sql);
+      if (cache.size >= 500) cache.delete(cache.keys().next().value as string);
+      cache.set(sql, statement);
+    }
+    return statement;
+  };
+  return new Proxy(database, {
+    get(target, property, receiver) {
+      if (property === 'prepare') return prepare;
+      const value: unknown = Reflect.get(target, property, receiver);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
