@@ -1,0 +1,230 @@
+import { existsSync, mkdirSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { bookJson } from '../../src/core/books/book-view.ts';
+import { coverFile } from '../../src/core/covers/cover-store.ts';
+import { createLibrary, type Library, type OrganizationMode } from '../../src/core/libraries/libraries.ts';
+import { scanLibrary, type ScanSummary } from '../../src/core/scan/scanner.ts';
+import { openStore, type Store } from '../../src/core/store/store.ts';
+import { makeTempLibrary, writeSimpleEpub, type TempLibrary } from '../helpers/library-fixtures.ts';
+import { buildPdf } from '../helpers/pdf-fixtures.ts';
+
+let lib: TempLibrary;
+let store: Store;
+
+beforeEach(async () => {
+  lib = makeTempLibrary();
+  store = await openStore(join(lib.dataDir, 'bindery.sqlite'));
+});
+
+afterEach(async () => {
+  await store.close();
+  lib.cleanup();
+});
+
+async function library(mode: OrganizationMode = 'AUTO_DETECT', roots: string[] = [lib.root]): Promise<Library> {
+  return createLibrary(store.db, { name: `lib-${Math.random()}`, paths: roots, organizationMode: mode });
+}
+
+function scan(l: Library, full = false, workers = 0): Promise<ScanSummary> {
+  return scanLibrary(store, l, { coversRoot: join(lib.dataDir, 'covers'), workers, full });
+}
+
+async function titleOf(bookId: number): Promise<string | undefined> {
+  const row = await store.db.selectFrom('book_metadata').select('title').where('book_id', '=', bookId).executeTakeFirst();
+  return row?.title ?? undefined;
+}
+
+async function onlyBookId(): Promise<number> {
+  const rows = await store.db.selectFrom('book').select('id').execute();
+  expect(rows).toHaveLength(1);
+  return rows[0]!.id;
+}
+
+describe('first scan', () => {
+  it('adds books with metadata, series, identifiers and covers', async () => {
+    await writeSimpleEpub(lib.path('Herbert', 'Dune.epub'), { title: 'Dune', authors: ['Frank Herbert'], series: 'Dune Chronicles', seriesIndex: 1, isbn: '9780441013593', cover: '#2a6' });
+    await writeSimpleEpub(lib.path('Le Guin', 'Earthsea.epub'), { title: 'A Wizard of Earthsea', authors: ['Ursula K. Le Guin'] });
+    const l = await library();
+    const summary = await scan(l);
+    expect(summary).toMatchObject({ added: 2, updated: 0, moved: 0, missing: 0, failed: [] });
+
+    const dune = await store.db.selectFrom('book_metadata').selectAll().where('title', '=', 'Dune').executeTakeFirstOrThrow();
+    expect(dune).toMatchObject({ series_name: 'Dune Chronicles', series_number: 1, isbn_13: '9780441013593', language: 'en' });
+    const book = await bookJson(store.db, dune.book_id);
+    expect(book?.metadata).toMatchObject({ authors: ['Frank Herbert'], seriesName: 'Dune Chronicles', isbn13: '9780441013593' });
+    expect(book?.primaryFile).toMatchObject({ fileName: 'Dune.epub', fileSubPath: 'Herbert', bookType: 'EPUB', extension: 'epub', book: true });
+    expect((book?.metadata as Record<string, unknown>).coverUpdatedOn).toBeTypeOf('string');
+
+    const cover = coverFile(join(lib.dataDir, 'covers'), dune.book_id, 'book', 'cover');
+    const thumb = coverFile(join(lib.dataDir, 'covers'), dune.book_id, 'book', 'thumbnail');
+    expect((await sharp(cover).metadata()).format).toBe('jpeg');
+    const thumbMeta = await sharp(thumb).metadata();
+    expect(thumbMeta.height).toBeLessThanOrEqual(350);
+    expect(thumbMeta.width).toBeLessThanOrEqual(250);
+
+    const file = await store.db.selectFrom('book_file').selectAll().where('book_id', '=', dune.book_id).executeTakeFirstOrThrow();
+    expect(file.current_hash).toMatch(/^[0-9a-f]{32}$/);
+    expect(file.initial_hash).toBe(file.current_hash);
+    expect(file.content_hash).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('records unreadable files with a reason and does not re-read them while unchanged', async () => {
+    writeFileSync(lib.path('broken.epub'), 'this is not a zip');
+    writeFileSync(lib.path('empty.pdf'), '');
+    await writeSimpleEpub(lib.path('ok.epub'), { title: 'Fine' });
+    const l = await library();
+    const first = await scan(l);
+    expect(first.added).toBe(1);
+    expect(first.failed.map((f) => f.code).sort()).toEqual(['CORRUPT', 'EMPTY']);
+    expect(first.failed.find((f) => f.path.endsWith('broken.epub'))?.reason).toMatch(/zip/i);
+    const again = await scan(l);
+    expect(again.failed).toHaveLength(2);
+    expect(again.added).toBe(0);
+    expect(await store.db.selectFrom('scan_failure').select('id').execute()).toHaveLength(2);
+    rmSync(lib.path('broken.epub'));
+    await scan(l);
+    expect(await store.db.selectFrom('scan_failure').select('file_name').execute()).toEqual([{ file_name: 'empty.pdf' }]);
+  });
+
+  it('uses the worker pool for larger scans', async () => {
+    for (let i = 0; i < 12; i++) await writeSimpleEpub(lib.path(`b${i}.epub`), { title: `Book ${i}`, cover: '#123456' });
+    const summary = await scan(await library('BOOK_PER_FILE'), false, 2);
+    expect(summary.added).toBe(12);
+    expect(summary.failed).toEqual([]);
+  });
+});
+
+describe('rescan', () => {
+  it('skips unchanged files and re-reads changed ones', async () => {
+    const path = await writeSimpleEpub(lib.path('a.epub'), { title: 'Old Title' });
+    const l = await library();
+    await scan(l);
+    const id = await onlyBookId();
+    expect(await scan(l)).toMatchObject({ added: 0, updated: 0, unchanged: 1 });
+
+    await writeSimpleEpub(path, { title: 'New Title', body: 'changed' });
+    utimesSync(path, new Date(), new Date(Date.now() + 5000));
+    expect(await scan(l)).toMatchObject({ added: 0, updated: 1, unchanged: 0 });
+    expect(await onlyBookId()).toBe(id);
+    expect(await titleOf(id)).toBe('New Title');
+  });
+
+  it('never overwrites locked fields', async () => {
+    const path = await writeSimpleEpub(lib.path('a.epub'), { title: 'File Title', authors: ['File Author'], series: 'S', seriesIndex: 2 });
+    const l = await library();
+    await scan(l);
+    const id = await onlyBookId();
+    await store.db.updateTable('book_metadata').set({ title: 'My Title', title_locked: 1, series_name: 'Mine', series_name_locked: 1, authors_locked: 1 }).where('book_id', '=', id).execute();
+
+    await writeSimpleEpub(path, { title: 'Changed Title', authors: ['Someone Else'], series: 'Other', seriesIndex: 3, body: 'x' });
+    utimesSync(path, new Date(), new Date(Date.now() + 5000));
+    await scan(l);
+    const meta = await store.db.selectFrom('book_metadata').selectAll().where('book_id', '=', id).executeTakeFirstOrThrow();
+    expect(meta).toMatchObject({ title: 'My Title', series_name: 'Mine', series_number: 3 });
+    expect((await bookJson(store.db, id))?.metadata).toMatchObject({ authors: ['File Author'] });
+
+    await store.db.updateTable('book_metadata').set({ all_fields_locked: 1 }).where('book_id', '=', id).execute();
+    await scan(l, true);
+    expect(await store.db.selectFrom('book_metadata').select('series_number').where('book_id', '=', id).executeTakeFirstOrThrow()).toEqual({ series_number: 3 });
+  });
+
+  it('recognises a moved and renamed file by its content and keeps its identity and reading data', async () => {
+    await writeSimpleEpub(lib.path('inbox', 'x.epub'), { title: 'Wanderer' });
+    const l = await library();
+    await scan(l);
+    const id = await onlyBookId();
+    const user = await store.db.insertInto('users').values({ username: 'u', password_hash: 'x', name: 'U' }).returning('id').executeTakeFirstOrThrow();
+    await store.db.insertInto('user_book_progress').values({ user_id: user.id, book_id: id, read_status: 'READING', epub_progress_percent: 42 }).execute();
+
+    mkdirSync(lib.path('Shelf', 'Author'), { recursive: true });
+    renameSync(lib.path('inbox', 'x.epub'), lib.path('Shelf', 'Author', 'Wanderer.epub'));
+    const summary = await scan(l);
+    expect(summary).toMatchObject({ moved: 1, added: 0, missing: 0 });
+    expect(await onlyBookId()).toBe(id);
+    const file = await store.db.selectFrom('book_file').selectAll().where('book_id', '=', id).executeTakeFirstOrThrow();
+    expect(file).toMatchObject({ file_sub_path: 'Shelf/Author', file_name: 'Wanderer.epub', missing_at: null });
+    expect(await store.db.selectFrom('user_book_progress').select(['read_status', 'epub_progress_percent']).where('book_id', '=', id).executeTakeFirstOrThrow()).toEqual({ read_status: 'READING', epub_progress_percent: 42 });
+  });
+
+  it('marks vanished files missing, keeps the book, and restores it when the file returns', async () => {
+    await writeSimpleEpub(lib.path('gone.epub'), { title: 'Gone' });
+    await writeSimpleEpub(lib.path('stay.epub'), { title: 'Stay' });
+    const l = await library();
+    await scan(l);
+    renameSync(lib.path('gone.epub'), join(lib.dataDir, 'aside.epub'));
+    expect(await scan(l)).toMatchObject({ missing: 1 });
+    const gone = await store.db.selectFrom('book').innerJoin('book_metadata', 'book_metadata.book_id', 'book.id').select(['book.id', 'book.missing_at']).where('title', '=', 'Gone').executeTakeFirstOrThrow();
+    expect(gone.missing_at).not.toBeNull();
+    expect((await bookJson(store.db, gone.id))?.missing).toBe(true);
+
+    renameSync(join(lib.dataDir, 'aside.epub'), lib.path('gone.epub'));
+    expect(await scan(l)).toMatchObject({ restored: 1, missing: 0 });
+    const back = await store.db.selectFrom('book').select('missing_at').where('id', '=', gone.id).executeTakeFirstOrThrow();
+    expect(back.missing_at).toBeNull();
+  });
+
+  it('a missing file that reappears elsewhere later is still recognised as moved', async () => {
+    await writeSimpleEpub(lib.path('a.epub'), { title: 'Roamer' });
+    const l = await library();
+    await scan(l);
+    const id = await onlyBookId();
+    renameSync(lib.path('a.epub'), join(lib.dataDir, 'a.epub'));
+    await scan(l);
+    renameSync(join(lib.dataDir, 'a.epub'), lib.path('b.epub'));
+    expect(await scan(l)).toMatchObject({ moved: 1, added: 0 });
+    expect(await onlyBookId()).toBe(id);
+  });
+});
+
+describe('unreachable roots', () => {
+  it('stops for a root that is gone and marks nothing missing', async () => {
+    await writeSimpleEpub(lib.path('a.epub'), { title: 'Safe' });
+    const l = await library();
+    await scan(l);
+    renameSync(lib.root, `${lib.root}-unmounted`);
+    const summary = await scan(l);
+    expect(summary.skippedRoots).toHaveLength(1);
+    expect(summary.missing).toBe(0);
+    expect((await store.db.selectFrom('book_file').select('missing_at').executeTakeFirstOrThrow()).missing_at).toBeNull();
+  });
+
+  it('treats an empty mount point that used to hold books as unmounted', async () => {
+    await writeSimpleEpub(lib.path('a.epub'), { title: 'Safe' });
+    const l = await library();
+    await scan(l);
+    renameSync(lib.path('a.epub'), join(lib.dataDir, 'a.epub'));
+    const summary = await scan(l);
+    expect(summary.skippedRoots[0]?.reason).toMatch(/empty/);
+    expect(summary.missing).toBe(0);
+  });
+});
+
+describe('grouping formats', () => {
+  it('AUTO_DETECT makes Dune.epub and Dune.pdf one book with the EPUB as primary', async () => {
+    writeFileSync(lib.path('Dune.pdf'), await buildPdf({ title: 'Dune (PDF)', pages: 2 }));
+    await writeSimpleEpub(lib.path('Dune.epub'), { title: 'Dune', authors: ['Frank Herbert'] });
+    await writeSimpleEpub(lib.path('Other.epub'), { title: 'Other' });
+    const l = await library('AUTO_DETECT');
+    expect(await scan(l)).toMatchObject({ added: 2, updated: 1 });
+    const dune = await store.db.selectFrom('book_metadata').select('book_id').where('title', '=', 'Dune').executeTakeFirstOrThrow();
+    const book = await bookJson(store.db, dune.book_id);
+    expect(book?.primaryFile).toMatchObject({ bookType: 'EPUB' });
+    expect(book?.alternativeFormats).toEqual([expect.objectContaining({ bookType: 'PDF', fileName: 'Dune.pdf' })]);
+  });
+
+  it('BOOK_PER_FILE keeps every file its own book', async () => {
+    writeFileSync(lib.path('Dune.pdf'), await buildPdf({ title: 'Dune (PDF)' }));
+    await writeSimpleEpub(lib.path('Dune.epub'), { title: 'Dune' });
+    expect(await scan(await library('BOOK_PER_FILE'))).toMatchObject({ added: 2 });
+  });
+
+  it('BOOK_PER_FOLDER makes the files of one folder one book', async () => {
+    await writeSimpleEpub(lib.path('Dune', 'dune-1965.epub'), { title: 'Dune' });
+    writeFileSync(lib.path('Dune', 'scan.pdf'), await buildPdf({ title: 'scan' }));
+    await writeSimpleEpub(lib.path('Emma', 'emma.epub'), { title: 'Emma' });
+    expect(await scan(await library('BOOK_PER_FOLDER'))).toMatchObject({ added: 2, updated: 1 });
+    expect(existsSync(lib.path('Dune', 'scan.pdf'))).toBe(true);
+  });
+});
