@@ -36,12 +36,17 @@ export async function openStore(path: string, options: OpenStoreOptions = {}): P
   } catch (error) {
     throw new StoreError(`cannot open the catalog at ${path}: ${(error as Error).message}`, { cause: error });
   }
-  sqlite.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 15_000}`);
-  if (!options.readonly) sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('synchronous = NORMAL');
-  sqlite.pragma('foreign_keys = ON');
-  sqlite.pragma('cache_size = -16000');
-  sqlite.pragma('temp_store = MEMORY');
+  try {
+    sqlite.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 15_000}`);
+    if (!options.readonly) sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('synchronous = NORMAL');
+    sqlite.pragma('foreign_keys = ON');
+    sqlite.pragma('cache_size = -16000');
+    sqlite.pragma('temp_store = MEMORY');
+  } catch (error) {
+    sqlite.close();
+    throw new StoreError(`cannot use the catalog at ${path}: ${(error as Error).message}`, { cause: error });
+  }
 
   const db = new Kysely<DB>({ dialect: new ConcurrentSqliteDialect(sqlite) });
   if (!options.readonly) await migrate(db, path);
