@@ -7,7 +7,7 @@ export type RunCommand = (body: CommandBody) => Promise<void>;
 export function commandRunner(globals: () => GlobalOptions): RunCommand {
   return async (body) => {
     let ctx: CommandContext | undefined;
-    let exitCode: number = EXIT.OK;
+    let exitCode: number;
     const json = globals().json ?? false;
     try {
       ctx = createContext(globals());
