@@ -1,6 +1,6 @@
 // Settings: flags beat environment (BINDERY_*), which beats the config file, which beats defaults. Validated once.
-import { type Static, Type } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
+import Type, { type Static } from 'typebox';
+import { Value } from 'typebox/value';
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir, availableParallelism } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
@@ -135,7 +135,7 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     ...merged,
   };
   if (!Value.Check(ConfigSchema, config)) {
-    const problems = [...Value.Errors(ConfigSchema, config)].map((e) => `${e.path.slice(1) || 'config'} ${e.message}`);
+    const problems = [...Value.Errors(ConfigSchema, config)].map((e) => `${e.instancePath.slice(1) || 'config'} ${e.message}`);
     throw new ConfigError(`invalid settings: ${[...new Set(problems)].join('; ')}`);
   }
   return config;
