@@ -1,11 +1,20 @@
-// The `bindery` command line.
-import { Command, CommanderError } from 'commander';
-import { registerBooks } from './commands/books.ts';
-import { EXIT, type GlobalOptions } from './commands/context.ts';
-import { registerLibrary } from './commands/library.ts';
-import { commandRunner } from './commands/run.ts';
-import { registerScan } from './commands/scan.ts';
-import { VERSION } from './version.ts';
+// The `bindery` command line. Command modules load on demand so each command pays only for what it uses.
+import module from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+// Cached V8 bytecode roughly halves module start-up on later runs; it is a cache, so any failure is harmless.
+try {
+  module.enableCompileCache?.(process.env.BINDERY_COMPILE_CACHE ?? join(tmpdir(), `bindery-compile-cache-${process.getuid?.() ?? 'u'}`));
+} catch {
+  // caching is an optimisation only
+}
+
+const { Command, CommanderError } = await import('commander');
+const { EXIT } = await import('./commands/exit-codes.ts');
+const { commandRunner } = await import('./commands/run.ts');
+const { VERSION } = await import('./version.ts');
+type GlobalOptions = import('./commands/context.ts').GlobalOptions;
 
 const program = new Command('bindery')
   .description('A self-hosted digital book library')
@@ -17,15 +26,18 @@ const program = new Command('bindery')
   .exitOverride();
 
 const run = commandRunner(() => program.opts<GlobalOptions>());
-registerLibrary(program, run);
-registerScan(program, run);
-registerBooks(program, run);
+const registrations = await Promise.all([
+  import('./commands/library.ts').then((m) => m.registerLibrary),
+  import('./commands/scan.ts').then((m) => m.registerScan),
+  import('./commands/books.ts').then((m) => m.registerBooks),
+  import('./commands/serve.ts').then((m) => m.registerServe),
+]);
+for (const register of registrations) register(program, run);
 
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
   if (error instanceof CommanderError) {
-    if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') process.exitCode = EXIT.OK;
-    else process.exitCode = EXIT.USAGE;
+    process.exitCode = ['commander.helpDisplayed', 'commander.version', 'commander.help'].includes(error.code) ? EXIT.OK : EXIT.USAGE;
   } else throw error;
 }

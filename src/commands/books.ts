@@ -1,8 +1,7 @@
 // bindery books list|show
 import type { Command } from 'commander';
-import { bookJson, listBookItems } from '../core/books/book-view.ts';
 import { findLibrary } from '../core/libraries/libraries.ts';
-import { CliError, EXIT } from './context.ts';
+import { CliError, EXIT } from './exit-codes.ts';
 import type { RunCommand } from './run.ts';
 
 function wholeNumber(value: string, what: string): number {
@@ -21,6 +20,7 @@ export function registerBooks(program: Command, run: RunCommand): void {
     .option('--offset <n>', 'skip this many', '0')
     .action((opts: { library?: string; limit?: string; offset: string }) =>
       run(async (ctx) => {
+        const { listBookItems } = await import('../core/books/book-view.ts');
         const { db } = await ctx.store();
         const libraryId = opts.library ? (await findLibrary(db, opts.library)).id : undefined;
         const items = await listBookItems(db, {
@@ -42,6 +42,7 @@ export function registerBooks(program: Command, run: RunCommand): void {
     .argument('<id>', 'book id')
     .action((id: string) =>
       run(async (ctx) => {
+        const { bookJson } = await import('../core/books/book-view.ts');
         const book = await bookJson((await ctx.store()).db, wholeNumber(id, 'book id'));
         if (!book) throw new CliError('BOOK_NOT_FOUND', `no book with id ${id}`, EXIT.NOT_FOUND);
         if (ctx.json) {

@@ -1,29 +1,10 @@
 // What every command shares: settings, the catalog, output in text or JSON, and exit codes.
-import { ConfigError, dataPaths, loadConfig, type Config } from '../core/config.ts';
+import { ConfigError, dataPaths, loadConfig, type Config, type ConfigKey } from '../core/config.ts';
 import { LibraryError } from '../core/libraries/libraries.ts';
 import { openStore, StoreError, type Store } from '../core/store/store.ts';
+import { CliError, EXIT } from './exit-codes.ts';
 
-/** Documented in docs/cli.md; scripts depend on them. */
-export const EXIT = {
-  OK: 0,
-  FAILURE: 1,
-  USAGE: 2,
-  NOT_FOUND: 3,
-  CONFLICT: 4,
-  PARTIAL: 5,
-  STORE: 6,
-} as const;
-
-export class CliError extends Error {
-  override name = 'CliError';
-  readonly exitCode: number;
-  readonly code: string;
-  constructor(code: string, message: string, exitCode: number) {
-    super(message);
-    this.code = code;
-    this.exitCode = exitCode;
-  }
-}
+export { CliError, EXIT } from './exit-codes.ts';
 
 export interface GlobalOptions {
   dataDir?: string;
@@ -33,6 +14,8 @@ export interface GlobalOptions {
 
 export interface CommandContext {
   config: Config;
+  /** The same context with more settings from command-specific flags (validated like the rest). */
+  withFlags(flags: Partial<Record<ConfigKey, string | undefined>>): CommandContext;
   json: boolean;
   paths: ReturnType<typeof dataPaths>;
   interactive: boolean;
@@ -43,12 +26,13 @@ export interface CommandContext {
   printJson(value: unknown): void;
 }
 
-export function createContext(options: GlobalOptions): CommandContext {
-  const config = loadConfig({ flags: { dataDir: options.dataDir }, configFile: options.config });
+export function createContext(options: GlobalOptions, extraFlags: Partial<Record<ConfigKey, string | undefined>> = {}): CommandContext {
+  const config = loadConfig({ flags: { dataDir: options.dataDir, ...extraFlags }, configFile: options.config });
   const paths = dataPaths(config);
   let opened: Promise<Store> | undefined;
   return {
     config,
+    withFlags: (flags) => createContext(options, { ...extraFlags, ...flags }),
     json: options.json ?? false,
     paths,
     interactive: Boolean(process.stdout.isTTY && process.stdin.isTTY) && !options.json,

@@ -2,7 +2,8 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { addLibraryPath, createLibrary, listLibraries, ORGANIZATION_MODES, removeLibrary, type Library, type OrganizationMode } from '../core/libraries/libraries.ts';
-import { CliError, EXIT, type CommandContext } from './context.ts';
+import type { CommandContext } from './context.ts';
+import { CliError, EXIT } from './exit-codes.ts';
 import type { RunCommand } from './run.ts';
 
 function describe(library: Library): string {

@@ -1,5 +1,6 @@
 // Runs one command body with a context, turning every outcome into output and an exit code.
-import { createContext, describeError, EXIT, type CommandContext, type GlobalOptions } from './context.ts';
+import type { CommandContext, GlobalOptions } from './context.ts';
+import { EXIT } from './exit-codes.ts';
 
 export type CommandBody = (ctx: CommandContext) => Promise<number | void>;
 export type RunCommand = (body: CommandBody) => Promise<void>;
@@ -9,6 +10,7 @@ export function commandRunner(globals: () => GlobalOptions): RunCommand {
     let ctx: CommandContext | undefined;
     let exitCode: number;
     const json = globals().json ?? false;
+    const { createContext, describeError } = await import('./context.ts');
     try {
       ctx = createContext(globals());
       exitCode = (await body(ctx)) ?? EXIT.OK;

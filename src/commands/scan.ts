@@ -1,15 +1,15 @@
 // bindery scan [LIBRARY] [--full]
 import type { Command } from 'commander';
-import ora from 'ora';
 import { findLibrary, listLibraries, type Library } from '../core/libraries/libraries.ts';
-import { scanLibrary, type ScanProgress, type ScanSummary } from '../core/scan/scanner.ts';
-import { EXIT } from './context.ts';
+import type { ScanProgress, ScanSummary } from '../core/scan/scanner.ts';
+import { EXIT } from './exit-codes.ts';
 import type { RunCommand } from './run.ts';
 
 /** Live progress: a spinner on a terminal, a line every few seconds otherwise (cron, systemd, CI logs). */
-function progressReporter(libraryName: string, terminal: boolean, quiet: boolean): { update(p: ScanProgress): void; stop(): void } {
+async function progressReporter(libraryName: string, terminal: boolean, quiet: boolean): Promise<{ update(p: ScanProgress): void; stop(): void }> {
   if (quiet) return { update: () => {}, stop: () => {} };
   if (terminal) {
+    const { default: ora } = await import('ora');
     const spinner = ora({ text: `${libraryName}: looking for books`, stream: process.stderr }).start();
     return {
       update: (p) => {
@@ -51,12 +51,13 @@ export function registerScan(program: Command, run: RunCommand): void {
     .option('--workers <n>', 'parallel file readers (default: from settings)')
     .action((name: string | undefined, opts: { full: boolean; workers?: string }) =>
       run(async (ctx) => {
+        const { scanLibrary } = await import('../core/scan/scanner.ts');
         const store = await ctx.store();
         const libraries: Library[] = name ? [await findLibrary(store.db, name)] : await listLibraries(store.db);
         const workers = opts.workers === undefined ? ctx.config.scanWorkers : Number(opts.workers);
         const summaries: ScanSummary[] = [];
         for (const library of libraries) {
-          const progress = progressReporter(library.name, Boolean(process.stderr.isTTY) && !ctx.json, ctx.json);
+          const progress = await progressReporter(library.name, Boolean(process.stderr.isTTY) && !ctx.json, ctx.json);
           try {
             summaries.push(await scanLibrary(store, library, { coversRoot: ctx.paths.covers, full: opts.full, workers, onProgress: (p) => progress.update(p) }));
           } finally {

@@ -281,6 +281,12 @@ export interface ComicTeamTable {
   name: string;
 }
 
+export interface JwtSecretTable {
+  id: Generated<number>;
+  secret: string;
+  created_at: Generated<string>;
+}
+
 export interface LibraryTable {
   id: Generated<number>;
   name: string;
@@ -306,6 +312,15 @@ export interface LibraryPathTable {
 export interface MoodTable {
   id: Generated<number>;
   name: string;
+}
+
+export interface RefreshTokenTable {
+  id: Generated<number>;
+  user_id: number;
+  token: string;
+  expiry_date: string;
+  revoked: Generated<number>;
+  revocation_date: string | null;
 }
 
 export interface ScanFailureTable {
@@ -375,6 +390,15 @@ export interface UserBookProgressTable {
   kobo_progress_sent_time: string | null;
   kobo_status_sent_time: string | null;
   personal_rating: number | null;
+}
+
+export interface UserContentRestrictionTable {
+  id: Generated<number>;
+  user_id: number;
+  restriction_type: string;
+  mode: string;
+  value: string;
+  created_at: Generated<string>;
 }
 
 export interface UserLibraryMappingTable {
@@ -465,14 +489,17 @@ export interface DB {
   comic_metadata_location_mapping: ComicMetadataLocationMappingTable;
   comic_metadata_team_mapping: ComicMetadataTeamMappingTable;
   comic_team: ComicTeamTable;
+  jwt_secret: JwtSecretTable;
   library: LibraryTable;
   library_path: LibraryPathTable;
   mood: MoodTable;
+  refresh_token: RefreshTokenTable;
   scan_failure: ScanFailureTable;
   shelf: ShelfTable;
   tag: TagTable;
   user_book_file_progress: UserBookFileProgressTable;
   user_book_progress: UserBookProgressTable;
+  user_content_restriction: UserContentRestrictionTable;
   user_library_mapping: UserLibraryMappingTable;
   user_permissions: UserPermissionsTable;
   user_settings: UserSettingsTable;

@@ -1,9 +1,11 @@
 // Forward-only migrations, applied in name order. Never edit one that has shipped; add the next number.
 import type { Migration, MigrationProvider } from 'kysely/migration';
 import * as initial from './001-initial.ts';
+import * as auth from './002-auth.ts';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001-initial': initial,
+  '002-auth': auth,
 };
 
 export const migrationProvider: MigrationProvider = {

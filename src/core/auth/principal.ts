@@ -1,0 +1,44 @@
+// Who is asking: a user with live permissions, assigned libraries and content restrictions, loaded per request.
+import type { Db } from '../store/store.ts';
+import { permissionsFromRow, type Permission, type Permissions } from './permissions.ts';
+
+export interface ContentRestriction {
+  type: 'CATEGORY' | 'TAG' | 'MOOD' | 'AGE_RATING' | 'CONTENT_RATING';
+  mode: 'EXCLUDE' | 'ALLOW_ONLY';
+  value: string;
+}
+
+export interface Principal {
+  userId: number;
+  username: string;
+  isDefaultPassword: boolean;
+  permissions: Permissions;
+  /** Library ids the user may see; admins see every library regardless. */
+  libraryIds: number[];
+  restrictions: ContentRestriction[];
+}
+
+export function isAdmin(p: Principal): boolean {
+  return p.permissions.admin;
+}
+
+/** `admin | flag...` — the usual shape of a route rule. */
+export function hasAny(p: Principal, flags: readonly Permission[]): boolean {
+  return flags.some((f) => p.permissions[f]);
+}
+
+export async function loadPrincipal(db: Db, userId: number): Promise<Principal | undefined> {
+  const user = await db.selectFrom('users').select(['id', 'username', 'is_default_password']).where('id', '=', userId).executeTakeFirst();
+  if (!user) return undefined;
+  const perms = await db.selectFrom('user_permissions').selectAll().where('user_id', '=', userId).executeTakeFirst();
+  const libraries = await db.selectFrom('user_library_mapping').select('library_id').where('user_id', '=', userId).execute();
+  const restrictions = await db.selectFrom('user_content_restriction').select(['restriction_type', 'mode', 'value']).where('user_id', '=', userId).execute();
+  return {
+    userId: user.id,
+    username: user.username,
+    isDefaultPassword: user.is_default_password === 1,
+    permissions: permissionsFromRow(perms ?? {}),
+    libraryIds: libraries.map((l) => l.library_id),
+    restrictions: restrictions.map((r) => ({ type: r.restriction_type as ContentRestriction['type'], mode: r.mode as ContentRestriction['mode'], value: r.value })),
+  };
+}

@@ -1,0 +1,47 @@
+// Access and refresh tokens: HS256 JWTs with Grimmory's claims, signed with a secret kept in the catalog.
+import { randomBytes } from 'node:crypto';
+import { jwtVerify, SignJWT } from 'jose';
+import type { Db } from '../store/store.ts';
+
+export const ACCESS_TOKEN_SECONDS = 2 * 60 * 60;
+export const REFRESH_TOKEN_SECONDS = 30 * 24 * 60 * 60;
+const ISSUER = 'booklore';
+
+export interface TokenClaims {
+  userId: number;
+  username: string;
+  isDefaultPassword: boolean;
+}
+
+/** The signing secret, created on first use; every process sharing the catalog uses the same one. */
+export async function signingSecret(db: Db): Promise<Uint8Array> {
+  const existing = await db.selectFrom('jwt_secret').select('secret').orderBy('id', 'desc').executeTakeFirst();
+  if (existing) return Buffer.from(existing.secret, 'base64');
+  const secret = randomBytes(48).toString('base64');
+  await db.transaction().execute(async (trx) => {
+    const again = await trx.selectFrom('jwt_secret').select('id').executeTakeFirst();
+    if (!again) await trx.insertInto('jwt_secret').values({ secret }).execute();
+  });
+  return signingSecret(db);
+}
+
+export async function signToken(secret: Uint8Array, claims: TokenClaims, lifetimeSeconds: number): Promise<string> {
+  return new SignJWT({ userId: claims.userId, isDefaultPassword: claims.isDefaultPassword, jti: randomBytes(8).toString('hex') })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setIssuer(ISSUER)
+    .setSubject(claims.username)
+    .setIssuedAt()
+    .setExpirationTime(Math.floor(Date.now() / 1000) + lifetimeSeconds)
+    .sign(secret);
+}
+
+/** The user id a valid token speaks for, or undefined for anything invalid, expired or malformed. */
+export async function verifyToken(secret: Uint8Array, token: string): Promise<{ userId: number; username: string } | undefined> {
+  try {
+    const { payload } = await jwtVerify(token, secret, { issuer: ISSUER, algorithms: ['HS256'], requiredClaims: ['exp', 'iat', 'sub'] });
+    if (typeof payload.userId !== 'number' || !Number.isInteger(payload.userId) || typeof payload.sub !== 'string') return undefined;
+    return { userId: payload.userId, username: payload.sub };
+  } catch {
+    return undefined;
+  }
+}

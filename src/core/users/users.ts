@@ -1,0 +1,83 @@
+// Accounts: creation with hashed passwords, permissions and assigned libraries.
+import bcrypt from 'bcryptjs';
+import { allPermissions, rowFromPermissions, type Permissions } from '../auth/permissions.ts';
+import type { Db } from '../store/store.ts';
+
+export class UserError extends Error {
+  override name = 'UserError';
+  readonly code: 'CONFLICT' | 'INVALID' | 'NOT_FOUND';
+  constructor(code: 'CONFLICT' | 'INVALID' | 'NOT_FOUND', message: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
+/** bcrypt, so hashes carry over from Grimmory's `users.password_hash` unchanged. */
+export function hashPassword(password: string): Promise<string> {
+  return bcrypt.hash(password, 10);
+}
+
+export function verifyPassword(password: string, hash: string): Promise<boolean> {
+  return bcrypt.compare(password, hash).catch(() => false);
+}
+
+export const PASSWORD_MIN = 8;
+export const PASSWORD_MAX = 72;
+
+export interface NewUser {
+  username: string;
+  password: string;
+  name: string;
+  email?: string | null;
+  permissions?: Partial<Permissions>;
+  libraryIds?: number[];
+  isDefaultPassword?: boolean;
+  provisioningMethod?: 'LOCAL' | 'OIDC' | 'REMOTE';
+}
+
+export async function countUsers(db: Db): Promise<number> {
+  const row = await db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Creates a user with a permissions row, library assignments and the per-user "Favorites" shelf. */
+export async function createUser(db: Db, input: NewUser): Promise<number> {
+  const username = input.username.trim();
+  if (!username) throw new UserError('INVALID', 'username must not be blank');
+  if (input.password.length < PASSWORD_MIN || input.password.length > PASSWORD_MAX) {
+    throw new UserError('INVALID', `password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`);
+  }
+  const hash = await hashPassword(input.password);
+  return db.transaction().execute(async (trx) => {
+    const clash = await trx.selectFrom('users').select('id').where('username', '=', username).executeTakeFirst();
+    if (clash) throw new UserError('CONFLICT', `username "${username}" is already taken`);
+    if (input.email) {
+      const mail = await trx.selectFrom('users').select('id').where('email', '=', input.email).executeTakeFirst();
+      if (mail) throw new UserError('CONFLICT', `e-mail "${input.email}" is already in use`);
+    }
+    const user = await trx
+      .insertInto('users')
+      .values({
+        username,
+        password_hash: hash,
+        name: input.name.trim() || username,
+        email: input.email ?? null,
+        is_default_password: input.isDefaultPassword ? 1 : 0,
+        provisioning_method: input.provisioningMethod ?? 'LOCAL',
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await trx.insertInto('user_permissions').values({ user_id: user.id, ...rowFromPermissions(input.permissions ?? {}) }).execute();
+    if (input.libraryIds && input.libraryIds.length > 0) {
+      await trx.insertInto('user_library_mapping').values(input.libraryIds.map((library_id) => ({ user_id: user.id, library_id }))).execute();
+    }
+    await trx.insertInto('shelf').values({ user_id: user.id, name: 'Favorites', icon: 'heart', icon_type: 'LUCIDE' }).execute();
+    return user.id;
+  });
+}
+
+/** The first account of a fresh install: an administrator with every permission. */
+export async function createFirstAdmin(db: Db, input: Omit<NewUser, 'permissions' | 'provisioningMethod'>): Promise<number> {
+  if ((await countUsers(db)) > 0) throw new UserError('CONFLICT', 'setup is already complete: users exist');
+  return createUser(db, { ...input, permissions: allPermissions(), provisioningMethod: 'LOCAL' });
+}

@@ -1,0 +1,58 @@
+// The single gate every route passes: who is calling (bearer or ?token=), then whether the route's rule admits them.
+import type { FastifyReply } from 'fastify';
+import { hasAny, loadPrincipal, type Principal } from '../core/auth/principal.ts';
+import { verifyToken } from '../core/auth/tokens.ts';
+import type { DaemonContext } from './context.ts';
+import { errorBody } from './http-errors.ts';
+import type { RouteRequest, RouteSpec, Rule } from './route-spec.ts';
+
+function bearer(request: RouteRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (header && /^Bearer\s+/i.test(header)) return header.replace(/^Bearer\s+/i, '').trim();
+  return undefined;
+}
+
+function queryToken(request: RouteRequest): string | undefined {
+  const token = (request.query as Record<string, unknown> | undefined)?.token;
+  return typeof token === 'string' && token !== '' ? token : undefined;
+}
+
+export async function principalFromToken(ctx: DaemonContext, token: string | undefined): Promise<Principal | undefined> {
+  if (!token) return undefined;
+  const claims = await verifyToken(ctx.jwtSecret, token);
+  return claims ? loadPrincipal(ctx.store.db, claims.userId) : undefined;
+}
+
+export function ruleAdmits(rule: Rule | undefined, principal: Principal, request: RouteRequest): boolean {
+  if (rule === undefined || rule === 'any') return true;
+  if ('anyOf' in rule) return hasAny(principal, rule.anyOf);
+  const params = { ...(request.query as Record<string, unknown>), ...(request.params as Record<string, unknown>) };
+  return String(params[rule.param]) === String(principal.userId) || hasAny(principal, rule.selfOrAnyOf);
+}
+
+/** Spring's default error body, which Grimmory sends when its security filters reject a request. */
+export function filterRejection(reply: FastifyReply, request: RouteRequest, status: 401 | 403): FastifyReply {
+  return reply.status(status).send({
+    timestamp: new Date().toISOString(),
+    status,
+    error: status === 401 ? 'Unauthorized' : 'Forbidden',
+    path: request.url.split('?')[0],
+  });
+}
+
+export async function authenticate(spec: RouteSpec, request: RouteRequest, reply: FastifyReply, ctx: DaemonContext): Promise<FastifyReply | undefined> {
+  if (spec.auth === 'custom') return undefined;
+  const token = bearer(request) ?? (spec.auth === 'jwt-or-query' ? queryToken(request) : undefined);
+  const principal = await principalFromToken(ctx, token);
+  if (principal) request.principal = principal;
+  if (spec.auth === 'public') return undefined;
+  if (!principal) return filterRejection(reply, request, 401);
+  if (!ruleAdmits(spec.rule, principal, request)) return reply.status(403).send(errorBody(403, 'Access denied.'));
+  return undefined;
+}
+
+/** The caller of an authenticated route (the gate guarantees it is there). */
+export function principalOf(request: RouteRequest): Principal {
+  if (!request.principal) throw new Error('route reached without a principal');
+  return request.principal;
+}

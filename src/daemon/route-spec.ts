@@ -1,0 +1,41 @@
+// Every route declares how the caller authenticates and which rule admits them; one mechanism enforces both.
+import type { FastifyReply, FastifyRequest, FastifySchema, HTTPMethods } from 'fastify';
+import type { Permission } from '../core/auth/permissions.ts';
+import type { Principal } from '../core/auth/principal.ts';
+import type { DaemonContext } from './context.ts';
+
+/**
+ * How credentials are presented:
+ * - `public`: none needed (a valid token is still read when present);
+ * - `jwt`: `Authorization: Bearer <accessToken>`;
+ * - `jwt-or-query`: the bearer header or `?token=<accessToken>` (media, downloads, streams);
+ * - `custom`: the route group authenticates itself (OPDS/Komga Basic, KOReader headers, Kobo path token).
+ */
+export type AuthMode = 'public' | 'jwt' | 'jwt-or-query' | 'custom';
+
+/**
+ * Who may call, once authenticated:
+ * - `any`: every authenticated user;
+ * - `{ anyOf }`: holders of any listed flag (include `admin` explicitly, as Grimmory's `admin | canX` rules do);
+ * - `{ selfOrAnyOf, param }`: the user named by a path/query parameter, or holders of a listed flag.
+ */
+export type Rule = 'any' | { anyOf: readonly Permission[] } | { selfOrAnyOf: readonly Permission[]; param: string };
+
+export interface RouteRequest extends FastifyRequest {
+  principal?: Principal;
+}
+
+export interface RouteSpec {
+  method: HTTPMethods;
+  /** Path as Grimmory has it, with `{param}` placeholders (converted to fastify's `:param`). */
+  url: string;
+  auth: AuthMode;
+  rule?: Rule;
+  schema?: FastifySchema;
+  /** Body size limit for this route, in bytes. */
+  bodyLimit?: number;
+  handler: (request: RouteRequest, reply: FastifyReply, ctx: DaemonContext) => unknown;
+}
+
+export const ADMIN: Rule = { anyOf: ['admin'] };
+export const adminOr = (...flags: Permission[]): Rule => ({ anyOf: ['admin', ...flags] });
