@@ -1,5 +1,6 @@
 // The `bindery` command line. Command modules load on demand so each command pays only for what it uses.
 import module from 'node:module';
+import type { GlobalOptions } from './commands/context.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -14,7 +15,6 @@ const { Command, CommanderError } = await import('commander');
 const { EXIT } = await import('./commands/exit-codes.ts');
 const { commandRunner } = await import('./commands/run.ts');
 const { VERSION } = await import('./version.ts');
-type GlobalOptions = import('./commands/context.ts').GlobalOptions;
 
 const program = new Command('bindery')
   .description('A self-hosted digital book library')

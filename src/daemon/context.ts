@@ -1,7 +1,7 @@
 // What every route handler can reach.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../core/config.ts';
-import { dataPaths } from '../core/config.ts';
+import type { dataPaths } from '../core/config.ts';
 import type { Store } from '../core/store/store.ts';
 
 export interface DaemonContext {

@@ -1,4 +1,118 @@
-// Placeholder until the pdf extractor lands.
-import { FormatError } from './errors.ts';
-import type { Extraction } from './types.ts';
-export async function extractPdf(_path: string): Promise<Extraction> { throw new FormatError('UNSUPPORTED', 'pdf not implemented'); }
+// PDF books: page count, Info dictionary and XMP metadata, and page one rendered as the cover.
+import { open, stat } from 'node:fs/promises';
+import { FormatError, asFormatError } from './errors.ts';
+import { renderCover } from './pdf-cover.ts';
+import type { CoverRenderLimits } from './pdf-cover.ts';
+import { openPdf } from './pdf-loader.ts';
+import { buildPdfMetadata } from './pdf-metadata.ts';
+import type { PdfInfo } from './pdf-metadata.ts';
+import { parseXmp } from './pdf-xmp.ts';
+import type { XmpFields } from './pdf-xmp.ts';
+import type { ExtractedCover, ExtractOptions, Extraction } from './types.ts';
+
+export interface PdfLimits {
+  /**
+   * Largest PDF we open. pdf.js reads only the ranges it needs, but it reserves address space for the whole file, so
+   * there is a ceiling.
+   */
+  maxFileBytes: number;
+  /**
+   * Largest damaged PDF (no `startxref` near its end) read whole into memory so pdf.js can rebuild its index, and
+   * largest single range pdf.js may ask for. pdf.js holds about four copies while repairing, so this stays modest.
+   */
+  maxInMemoryBytes: number;
+  /** Opening plus reading metadata; a stalled parse becomes CORRUPT. */
+  openTimeoutMs: number;
+  cover: CoverRenderLimits;
+}
+
+export const PDF_LIMITS: PdfLimits = {
+  maxFileBytes: 2 * 1024 * 1024 * 1024,
+  maxInMemoryBytes: 64 * 1024 * 1024,
+  openTimeoutMs: 60_000,
+  cover: { longSide: 1000, maxPixels: 25_000_000, timeoutMs: 30_000 },
+};
+
+/** pdf.js accepts a header anywhere in the first KiB, so do we. */
+const HEADER_WINDOW = 1024;
+
+export async function extractPdf(path: string, options: ExtractOptions = {}, limits: PdfLimits = PDF_LIMITS): Promise<Extraction> {
+  try {
+    const size = await checkedSize(path, limits);
+    await checkHeader(path);
+    const pdf = await openPdf(path, size, { timeoutMs: limits.openTimeoutMs, maxInMemoryBytes: limits.maxInMemoryBytes });
+    try {
+      const document = pdf.document;
+      const pageCount = document.numPages;
+      if (!(pageCount > 0)) throw new FormatError('CORRUPT', 'the PDF has no pages');
+      const { info, metadata } = await pdf.guard(document.getMetadata(), limits.openTimeoutMs, 'Reading PDF metadata');
+      const xmp = readXmpQuietly(metadata?.getRaw());
+      const extraction: Extraction = { bookType: 'PDF', metadata: buildPdfMetadata(info as PdfInfo, xmp, pageCount) };
+      if (!options.skipCover) {
+        const cover = await coverOrNothing(() => pdf.guard(renderCover(document, limits.cover), limits.cover.timeoutMs, 'Rendering page one'));
+        if (cover) extraction.cover = cover;
+      }
+      return extraction;
+    } finally {
+      await pdf.close();
+    }
+  } catch (error) {
+    throw pdfError(error);
+  }
+}
+
+async function checkedSize(path: string, limits: PdfLimits): Promise<number> {
+  const info = await stat(path);
+  if (!info.isFile()) throw new FormatError('IO', 'not a regular file');
+  if (info.size === 0) throw new FormatError('EMPTY', 'the PDF is an empty file');
+  if (info.size > limits.maxFileBytes) {
+    throw new FormatError('TOO_LARGE', `the PDF is ${info.size} bytes, more than the ${limits.maxFileBytes} we open`);
+  }
+  return info.size;
+}
+
+async function checkHeader(path: string): Promise<void> {
+  const handle = await open(path, 'r');
+  try {
+    const head = Buffer.alloc(HEADER_WINDOW);
+    const { bytesRead } = await handle.read(head, 0, HEADER_WINDOW, 0);
+    if (!head.subarray(0, bytesRead).includes('%PDF-')) throw new FormatError('CORRUPT', 'not a PDF: no %PDF- header');
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The XMP packet is a second opinion on the Info dictionary: if it is malformed or unsafe, the Info still stands. */
+function readXmpQuietly(raw: string | undefined): XmpFields | undefined {
+  if (!raw) return undefined;
+  try {
+    return parseXmp(raw);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A page that will not render costs the book its cover, not its metadata. */
+async function coverOrNothing(render: () => Promise<ExtractedCover | undefined>): Promise<ExtractedCover | undefined> {
+  try {
+    return await render();
+  } catch {
+    return undefined;
+  }
+}
+
+function pdfError(error: unknown): FormatError {
+  if (error instanceof FormatError) return error;
+  const name = error instanceof Error ? error.name : '';
+  const message = error instanceof Error ? error.message : String(error);
+  switch (name) {
+    case 'PasswordException':
+      return new FormatError('UNSUPPORTED', 'the PDF is password protected', { cause: error });
+    case 'InvalidPDFException':
+      return new FormatError('CORRUPT', `not a readable PDF: ${message}`, { cause: error });
+    case 'RangeError':
+      return new FormatError('TOO_LARGE', `the PDF needs more memory than is available: ${message}`, { cause: error });
+    default:
+      return asFormatError(error, 'CORRUPT');
+  }
+}
