@@ -16,7 +16,7 @@ export const ConfigSchema = Type.Object(
     allowedOrigins: Type.String({ description: 'CORS origins, comma-separated, or *' }),
     webRoot: Type.Union([Type.String({ minLength: 1 }), Type.Null()], { description: 'Folder with a web UI build to serve at /' }),
     scanWorkers: Type.Integer({ minimum: 1, maximum: 64, description: 'Parallel file parsers during a scan' }),
-    logLevel: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))),
+    logLevel: Type.Union([Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent')]),
   },
   { additionalProperties: false },
 );
