@@ -6,6 +6,9 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { loadConfig, type Config } from '../../src/core/config.ts';
 import { openStore, type Store } from '../../src/core/store/store.ts';
 import { buildApp, type BuiltApp } from '../../src/daemon/app.ts';
+import type { Permissions } from '../../src/core/auth/permissions.ts';
+import { ACCESS_TOKEN_SECONDS, signToken } from '../../src/core/auth/tokens.ts';
+import { createUser } from '../../src/core/users/users.ts';
 
 export interface TestDaemon extends BuiltApp {
   app: FastifyInstance;
@@ -16,6 +19,10 @@ export interface TestDaemon extends BuiltApp {
   /** Creates the first admin through the setup API and returns a bearer token for it. */
   setupAdmin(username?: string, password?: string): Promise<string>;
   login(username: string, password: string): Promise<string>;
+  /** A valid access token for any user id, without going through the login route. */
+  tokenFor(userId: number): Promise<string>;
+  /** Creates a (non-admin unless given) user directly in the catalog and returns its id and a token. */
+  createUser(username: string, permissions?: Partial<Permissions>, libraryIds?: number[]): Promise<{ id: number; token: string }>;
   close(): Promise<void>;
 }
 
@@ -31,8 +38,17 @@ export async function startTestDaemon(overrides: Partial<Config> = {}): Promise<
     if (res.statusCode !== 200) throw new Error(`login failed: ${res.statusCode} ${res.body}`);
     return (res.json() as { accessToken: string }).accessToken;
   };
+  const tokenFor = async (userId: number): Promise<string> => {
+    const user = await store.db.selectFrom('users').select(['username', 'is_default_password']).where('id', '=', userId).executeTakeFirstOrThrow();
+    return signToken(built.ctx.jwtSecret, { userId, username: user.username, isDefaultPassword: user.is_default_password === 1 }, ACCESS_TOKEN_SECONDS);
+  };
   return {
     ...built,
+    tokenFor,
+    createUser: async (username, permissions = {}, libraryIds = []) => {
+      const id = await createUser(store.db, { username, password: `${username}-password`, name: username, permissions, libraryIds });
+      return { id, token: await tokenFor(id) };
+    },
     store,
     config,
     dir,

@@ -1,0 +1,84 @@
+// Which books a user may see: admins every book; others the books of their assigned libraries that pass their
+// content restrictions. Every route that returns, streams or changes a book goes through here.
+import type { ExpressionBuilder, Expression, SqlBool } from 'kysely';
+import { sql } from 'kysely';
+import type { DB } from '../store/db-types.ts';
+import type { Db } from '../store/store.ts';
+import { isAdmin, type ContentRestriction, type Principal } from './principal.ts';
+
+type BookEb = ExpressionBuilder<DB, 'book'>;
+
+const NAME_TABLES = {
+  CATEGORY: ['book_metadata_category_mapping', 'category', 'category_id'],
+  TAG: ['book_metadata_tag_mapping', 'tag', 'tag_id'],
+  MOOD: ['book_metadata_mood_mapping', 'mood', 'mood_id'],
+} as const;
+
+function hasName(type: keyof typeof NAME_TABLES, values: string[]): Expression<SqlBool> {
+  const [mapping, table, column] = NAME_TABLES[type];
+  const lowered = values.map((v) => v.toLowerCase());
+  return sql<SqlBool>`exists (select 1 from ${sql.table(mapping)} m join ${sql.table(table)} n on n.id = ${sql.ref(`m.${column}`)} where m.book_id = book.id and lower(n.name) in (${sql.join(lowered)}))`;
+}
+
+function restrictionFilter(eb: BookEb, type: ContentRestriction['type'], mode: ContentRestriction['mode'], values: string[]): Expression<SqlBool> {
+  if (type === 'CATEGORY' || type === 'TAG' || type === 'MOOD') {
+    const match = hasName(type, values);
+    return mode === 'EXCLUDE' ? eb.not(match) : match;
+  }
+  if (type === 'AGE_RATING') {
+    // An age limit: EXCLUDE n hides books rated n or older; ALLOW_ONLY n shows books rated at most n (unrated books stay visible).
+    const limit = Math.min(...values.map(Number).filter(Number.isFinite));
+    if (!Number.isFinite(limit)) return sql<SqlBool>`1 = 1`;
+    const rating = sql<number | null>`(select age_rating from book_metadata where book_id = book.id)`;
+    return mode === 'EXCLUDE' ? sql<SqlBool>`coalesce(${rating}, -1) < ${limit}` : sql<SqlBool>`coalesce(${rating}, -1) <= ${limit}`;
+  }
+  const rating = sql<string | null>`(select upper(content_rating) from book_metadata where book_id = book.id)`;
+  const upper = values.map((v) => v.toUpperCase());
+  return mode === 'EXCLUDE'
+    ? sql<SqlBool>`coalesce(${rating}, '') not in (${sql.join(upper)})`
+    : sql<SqlBool>`(${rating} is null or ${rating} in (${sql.join(upper)}))`;
+}
+
+/** A where-clause for `selectFrom('book')` queries limiting rows to what the principal may see. */
+export function visibleBookFilter(principal: Principal): (eb: BookEb) => Expression<SqlBool> {
+  return (eb) => {
+    if (isAdmin(principal)) return sql<SqlBool>`1 = 1`;
+    const parts: Expression<SqlBool>[] = [principal.libraryIds.length > 0 ? eb('book.library_id', 'in', principal.libraryIds) : sql<SqlBool>`1 = 0`];
+    const groups = new Map<string, string[]>();
+    for (const r of principal.restrictions) {
+      const key = `${r.type}:${r.mode}`;
+      groups.set(key, [...(groups.get(key) ?? []), r.value]);
+    }
+    for (const [key, values] of groups) {
+      const [type, mode] = key.split(':') as [ContentRestriction['type'], ContentRestriction['mode']];
+      parts.push(restrictionFilter(eb, type, mode, values));
+    }
+    return eb.and(parts);
+  };
+}
+
+export type BookAccess = 'ok' | 'hidden' | 'missing';
+
+/** Whether the principal may touch this book: 'missing' (no such book → 404) or 'hidden' (exists, not theirs → 403). */
+export async function bookAccess(db: Db, principal: Principal, bookId: number): Promise<BookAccess> {
+  const exists = await db.selectFrom('book').select('id').where('id', '=', bookId).executeTakeFirst();
+  if (!exists) return 'missing';
+  if (isAdmin(principal)) return 'ok';
+  const visible = await db.selectFrom('book').select('id').where('id', '=', bookId).where(visibleBookFilter(principal)).executeTakeFirst();
+  return visible ? 'ok' : 'hidden';
+}
+
+/** Book ids among `ids` the principal may see. */
+export async function visibleAmong(db: Db, principal: Principal, ids: number[]): Promise<Set<number>> {
+  if (ids.length === 0) return new Set();
+  const out = new Set<number>();
+  for (let i = 0; i < ids.length; i += 500) {
+    const rows = await db.selectFrom('book').select('id').where('id', 'in', ids.slice(i, i + 500)).where(visibleBookFilter(principal)).execute();
+    for (const r of rows) out.add(r.id);
+  }
+  return out;
+}
+
+export function canSeeLibrary(principal: Principal, libraryId: number): boolean {
+  return isAdmin(principal) || principal.libraryIds.includes(libraryId);
+}
