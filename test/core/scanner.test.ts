@@ -9,6 +9,9 @@ import { scanLibrary, type ScanSummary } from '../../src/core/scan/scanner.ts';
 import { openStore, type Store } from '../../src/core/store/store.ts';
 import { makeTempLibrary, writeSimpleEpub, type TempLibrary } from '../helpers/library-fixtures.ts';
 import { buildPdf } from '../helpers/pdf-fixtures.ts';
+import { coverJpeg, writeAudio } from '../helpers/audio-fixtures.ts';
+import { writeZip } from '../helpers/epub-fixtures.ts';
+import { writeFb2 } from '../helpers/fb2-fixtures.ts';
 
 let lib: TempLibrary;
 let store: Store;
@@ -228,3 +231,54 @@ describe('grouping formats', () => {
     expect(existsSync(lib.path('Dune', 'scan.pdf'))).toBe(true);
   });
 });
+
+describe('audiobooks and other formats', () => {
+  it('treats a folder of tracks as one audiobook with a chapter per track and a square cover', async () => {
+    const cover = await coverJpeg(400, 400, '#884422');
+    mkdirSync(lib.path('Narrated', 'The Tale'), { recursive: true });
+    for (const [i, name] of ['01 Opening.mp3', '02 Middle.mp3', '10 End.mp3'].entries()) {
+      await writeAudio(lib.path('Narrated', 'The Tale', name), 'mp3-id3v2.4', { tags: { title: name.slice(3, -4), album: 'The Tale', artist: 'Ann Author' }, seconds: 2, frequency: 300 + i * 100, ...(i === 0 ? { cover } : {}) });
+    }
+    await writeAudio(lib.path('Single.m4b'), 'm4b', { tags: { album: 'Single Book', artist: 'Solo' }, seconds: 2 });
+    const summary = await scan(await library('BOOK_PER_FILE'));
+    expect(summary).toMatchObject({ added: 2, failed: [] });
+
+    const tale = await store.db.selectFrom('book_file').selectAll().where('file_name', '=', 'The Tale').executeTakeFirstOrThrow();
+    expect(tale).toMatchObject({ is_folder_based: 1, file_sub_path: 'Narrated', book_type: 'AUDIOBOOK', chapter_count: 3 });
+    expect(tale.duration_seconds).toBeGreaterThanOrEqual(5);
+    const book = await bookJson(store.db, tale.book_id);
+    expect(book?.metadata).toMatchObject({ title: 'The Tale', authors: ['Ann Author'], audiobookMetadata: { chapterCount: 3 } });
+    const chapters = ((book?.metadata as Record<string, { chapters: { title: string }[] }>).audiobookMetadata).chapters.map((c) => c.title);
+    expect(chapters).toEqual(['Opening', 'Middle', 'End']);
+    const square = await sharp(coverFile(join(lib.dataDir, 'covers'), tale.book_id, 'audiobook', 'cover')).metadata();
+    expect(square.width).toBe(square.height);
+    expect((book?.metadata as Record<string, unknown>).audiobookCoverUpdatedOn).toBeTypeOf('string');
+    expect(tale.current_hash).toMatch(/^[0-9a-f]{32}$/);
+
+    // a rescan with the tracks unchanged reads nothing
+    expect(await scan(await libraryById())).toMatchObject({ unchanged: 2, added: 0, updated: 0 });
+  });
+
+  it('reads comics, PDFs and FB2 alongside EPUBs', async () => {
+    await writeZip(lib.path('comic.cbz'), [
+      { name: 'ComicInfo.xml', data: '<?xml version="1.0"?><ComicInfo><Title>Issue One</Title><Series>Saga</Series><Number>1</Number><Writer>W. Riter</Writer></ComicInfo>' },
+      { name: 'p1.jpg', data: await coverJpeg(200, 300, '#123456') },
+    ]);
+    writeFileSync(lib.path('doc.pdf'), await buildPdf({ title: 'Portable', author: 'P. Author', pages: 3 }));
+    writeFb2(lib.path('tale.fb2'), { titleInfo: '<book-title>Fable</book-title><author><first-name>Ivan</first-name><last-name>Krylov</last-name></author><lang>ru</lang>' });
+    const summary = await scan(await library('BOOK_PER_FILE'));
+    expect(summary).toMatchObject({ added: 3, failed: [] });
+    const titles = (await store.db.selectFrom('book_metadata').select('title').orderBy('title').execute()).map((r) => r.title);
+    expect(titles).toEqual(['Fable', 'Issue One', 'Portable']);
+    const comic = await store.db.selectFrom('book_metadata').innerJoin('comic_metadata', 'comic_metadata.book_id', 'book_metadata.book_id').select(['series_name', 'issue_number']).executeTakeFirstOrThrow();
+    expect(comic).toEqual({ series_name: 'Saga', issue_number: '1' });
+    const pdf = await store.db.selectFrom('book_file').select(['page_count', 'book_type']).where('file_name', '=', 'doc.pdf').executeTakeFirstOrThrow();
+    expect(pdf).toEqual({ page_count: 3, book_type: 'PDF' });
+  });
+});
+
+async function libraryById(): Promise<Library> {
+  const row = await store.db.selectFrom('library').select('id').executeTakeFirstOrThrow();
+  const { findLibrary } = await import('../../src/core/libraries/libraries.ts');
+  return findLibrary(store.db, row.id);
+}

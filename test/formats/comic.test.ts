@@ -1,3 +1,4 @@
+import { expectFormatError } from '../helpers/format-assertions.ts';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ComicArchive, detectArchiveType, isUnsafeEntryName, withComicArchive } from '../../src/core/formats/comic-archive.ts';
@@ -8,7 +9,6 @@ import { findComicInfo, orderPages } from '../../src/core/formats/comic-pages.ts
 import { openRarBackend } from '../../src/core/formats/comic-rar.ts';
 import { extractComic } from '../../src/core/formats/comic.ts';
 import { FormatError } from '../../src/core/formats/errors.ts';
-import type { FormatErrorCode } from '../../src/core/formats/errors.ts';
 import { LIMITS } from '../../src/core/formats/limits.ts';
 import {
   comicInfoXml,
@@ -68,18 +68,6 @@ const FULL_INFO = {
   CommunityRating: 4.5,
 };
 
-async function expectFormatError(promise: Promise<unknown>, code: FormatErrorCode, message?: RegExp): Promise<FormatError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(FormatError);
-  const formatError = error as FormatError;
-  expect(formatError.code).toBe(code);
-  if (message) expect(formatError.message).toMatch(message);
-  return formatError;
-}
-
 /** The page layout every container test uses: natural order matters, and junk must be ignored. */
 function standardEntries(extra: FixtureEntry[] = []): FixtureEntry[] {
   return [
@@ -98,11 +86,11 @@ beforeAll(async () => {
   [page1, page2, page10] = await Promise.all([jpeg('#c33'), jpeg('#3c3'), jpeg('#33c')]);
 });
 
-afterAll(() => tmp.cleanup());
+afterAll(() => tmp.remove());
 
 describe('CBZ', () => {
   it('reads pages in natural order, ComicInfo metadata and the first page as cover', async () => {
-    const path = await writeZip(tmp.path('full.cbz'), standardEntries([{ name: 'ComicInfo.xml', data: comicInfoXml(FULL_INFO) }]));
+    const path = await writeZip(tmp.file('full.cbz'), standardEntries([{ name: 'ComicInfo.xml', data: comicInfoXml(FULL_INFO) }]));
     const result = await extractComic(path);
 
     expect(result.bookType).toBe('CBX');
@@ -156,7 +144,7 @@ describe('CBZ', () => {
   });
 
   it('falls back to the file name for the title when there is no ComicInfo.xml', async () => {
-    const path = await writeZip(tmp.path('Saga 001 (2012).cbz'), standardEntries());
+    const path = await writeZip(tmp.file('Saga 001 (2012).cbz'), standardEntries());
     const result = await extractComic(path);
     expect(result.metadata.title).toBe('Saga 001 (2012)');
     expect(result.metadata.authors).toEqual([]);
@@ -167,7 +155,7 @@ describe('CBZ', () => {
 
   it('keeps the title absent-from-ComicInfo case on the file name while series carries the rest', async () => {
     const path = await writeZip(
-      tmp.path('issue-3.cbz'),
+      tmp.file('issue-3.cbz'),
       standardEntries([{ name: 'ComicInfo.xml', data: comicInfoXml({ Series: 'Lone Series', Number: '3' }) }]),
     );
     const result = await extractComic(path);
@@ -177,7 +165,7 @@ describe('CBZ', () => {
   });
 
   it('skips the cover read when asked', async () => {
-    const path = await writeZip(tmp.path('nocover.cbz'), standardEntries());
+    const path = await writeZip(tmp.file('nocover.cbz'), standardEntries());
     const result = await extractComic(path, { skipCover: true });
     expect(result.cover).toBeUndefined();
     expect(result.pages).toHaveLength(3);
@@ -185,13 +173,13 @@ describe('CBZ', () => {
 
   it('uses the page marked FrontCover in ComicInfo', async () => {
     const xml = comicInfoXml({ Title: 'Back to front' }, '<Pages><Page Image="0"/><Page Image="1" Type="FrontCover"/></Pages>');
-    const path = await writeZip(tmp.path('frontcover.cbz'), standardEntries([{ name: 'ComicInfo.xml', data: xml }]));
+    const path = await writeZip(tmp.file('frontcover.cbz'), standardEntries([{ name: 'ComicInfo.xml', data: xml }]));
     const result = await extractComic(path);
     expect(result.cover?.data.equals(page2)).toBe(true);
   });
 
   it('finds a lower-case comicinfo.xml in a subfolder and sorts pages by full path', async () => {
-    const path = await writeZip(tmp.path('nested.cbz'), [
+    const path = await writeZip(tmp.file('nested.cbz'), [
       { name: 'Issue 1/chapter 10/01.jpg', data: page10 },
       { name: 'Issue 1/chapter 2/01.jpg', data: page2 },
       { name: 'Issue 1/chapter 2/02.PNG', data: page1 },
@@ -204,7 +192,7 @@ describe('CBZ', () => {
   });
 
   it('reads a deflated CBZ', async () => {
-    const path = await writeZip(tmp.path('deflated.cbz'), standardEntries().map((e) => ({ ...e, compress: true })));
+    const path = await writeZip(tmp.file('deflated.cbz'), standardEntries().map((e) => ({ ...e, compress: true })));
     const result = await extractComic(path);
     expect(result.cover?.data.equals(page1)).toBe(true);
   });
@@ -213,7 +201,7 @@ describe('CBZ', () => {
 describe('CBR', () => {
   for (const version of [4, 5] as const) {
     it(`reads a RAR ${version} archive: pages, ComicInfo, cover`, async () => {
-      const path = writeCbr(tmp.path(`full-rar${version}.cbr`), version, [
+      const path = writeCbr(tmp.file(`full-rar${version}.cbr`), version, [
         { name: 'pages', data: '', directory: true },
         ...standardEntries([{ name: 'ComicInfo.xml', data: comicInfoXml(FULL_INFO) }]).map((e) => ({
           ...e,
@@ -232,7 +220,7 @@ describe('CBR', () => {
     });
 
     it(`refuses a RAR ${version} entry named ../evil.jpg as UNSAFE`, async () => {
-      const path = writeCbr(tmp.path(`evil-rar${version}.cbr`), version, [
+      const path = writeCbr(tmp.file(`evil-rar${version}.cbr`), version, [
         { name: 'page1.jpg', data: page1 },
         { name: '../evil.jpg', data: page2 },
       ]);
@@ -241,12 +229,12 @@ describe('CBR', () => {
     });
 
     it(`refuses an absolute RAR ${version} entry name as UNSAFE`, async () => {
-      const path = writeCbr(tmp.path(`abs-rar${version}.cbr`), version, [{ name: '/etc/cron.d/page.jpg', data: page1 }]);
+      const path = writeCbr(tmp.file(`abs-rar${version}.cbr`), version, [{ name: '/etc/cron.d/page.jpg', data: page1 }]);
       await expectFormatError(extractComic(path), 'UNSAFE');
     });
 
     it(`refuses a RAR ${version} header declaring far more than it stores (TOO_LARGE)`, async () => {
-      const path = writeCbr(tmp.path(`bomb-rar${version}.cbr`), version, [
+      const path = writeCbr(tmp.file(`bomb-rar${version}.cbr`), version, [
         { name: 'page1.jpg', data: page1 },
         { name: 'page2.jpg', data: 'tiny', declaredSize: 2_000_000_000 },
       ]);
@@ -254,17 +242,17 @@ describe('CBR', () => {
     });
 
     it(`reports a RAR ${version} truncated mid-header or mid-page as CORRUPT`, async () => {
-      const full = readFileSync(writeCbr(tmp.path(`whole-rar${version}.cbr`), version, standardEntries()));
+      const full = readFileSync(writeCbr(tmp.file(`whole-rar${version}.cbr`), version, standardEntries()));
       const lastPage = full.lastIndexOf(page1);
       for (const cut of [12, 40, lastPage + 100, full.length - 3]) {
-        const path = tmp.path(`truncated-rar${version}-${cut}.cbr`);
+        const path = tmp.file(`truncated-rar${version}-${cut}.cbr`);
         writeFileSync(path, full.subarray(0, cut));
         await expectFormatError(extractComic(path), 'CORRUPT');
       }
     });
 
     it(`reports damaged page data in RAR ${version} as CORRUPT`, async () => {
-      const full = writeCbr(tmp.path(`crc-rar${version}.cbr`), version, [{ name: 'page1.jpg', data: page1 }]);
+      const full = writeCbr(tmp.file(`crc-rar${version}.cbr`), version, [{ name: 'page1.jpg', data: page1 }]);
       const bytes = readFileSync(full);
       const at = bytes.indexOf(page1.subarray(0, 16));
       bytes[at + 10] = (bytes[at + 10] ?? 0) ^ 0xff;
@@ -274,12 +262,12 @@ describe('CBR', () => {
   }
 
   it('refuses a RAR 5 entry with backslash traversal', async () => {
-    const path = writeCbr(tmp.path('backslash.cbr'), 5, [{ name: '..\\evil.jpg', data: page1 }]);
+    const path = writeCbr(tmp.file('backslash.cbr'), 5, [{ name: '..\\evil.jpg', data: page1 }]);
     await expectFormatError(extractComic(path), 'UNSAFE');
   });
 
   it('caps the bytes extracted from a RAR entry even if the header was not checked first', async () => {
-    const path = writeCbr(tmp.path('cap.cbr'), 5, [{ name: 'page1.jpg', data: page1 }]);
+    const path = writeCbr(tmp.file('cap.cbr'), 5, [{ name: 'page1.jpg', data: page1 }]);
     const backend = await openRarBackend(path);
     try {
       const [entry] = await backend.list();
@@ -292,8 +280,8 @@ describe('CBR', () => {
   });
 
   it('keeps concurrent RAR extractions apart', async () => {
-    const a = writeCbr(tmp.path('concurrent-a.cbr'), 4, [{ name: 'a.jpg', data: page1 }]);
-    const b = writeCbr(tmp.path('concurrent-b.cbr'), 5, [{ name: 'b.jpg', data: page2 }]);
+    const a = writeCbr(tmp.file('concurrent-a.cbr'), 4, [{ name: 'a.jpg', data: page1 }]);
+    const b = writeCbr(tmp.file('concurrent-b.cbr'), 5, [{ name: 'b.jpg', data: page2 }]);
     const results = await Promise.all([a, b, a, b].map((p) => extractComic(p)));
     expect(results.map((r) => r.pages?.[0])).toEqual(['a.jpg', 'b.jpg', 'a.jpg', 'b.jpg']);
     expect(results[0]?.cover?.data.equals(page1)).toBe(true);
@@ -301,7 +289,7 @@ describe('CBR', () => {
   });
 
   it('leaves the process-wide error handlers as they were after loading unrar', async () => {
-    await extractComic(writeCbr(tmp.path('handlers.cbr'), 5, [{ name: 'a.jpg', data: page1 }]));
+    await extractComic(writeCbr(tmp.file('handlers.cbr'), 5, [{ name: 'a.jpg', data: page1 }]));
     const glue = [...process.listeners('uncaughtException'), ...process.listeners('unhandledRejection')].filter((l) =>
       /ExitStatus|throw reason/.test(String(l)),
     );
@@ -309,14 +297,14 @@ describe('CBR', () => {
   });
 
   it('reads a .cbr that is really a zip', async () => {
-    const path = await writeZip(tmp.path('actually-zip.cbr'), standardEntries());
+    const path = await writeZip(tmp.file('actually-zip.cbr'), standardEntries());
     const result = await extractComic(path);
     expect(result.archiveType).toBe('ZIP');
     expect(result.pages).toEqual(['page1.jpg', 'page2.jpg', 'page10.jpg']);
   });
 
   it('reads a .cbz that is really a RAR', async () => {
-    const path = writeCbr(tmp.path('actually-rar.cbz'), 4, standardEntries());
+    const path = writeCbr(tmp.file('actually-rar.cbz'), 4, standardEntries());
     const result = await extractComic(path);
     expect(result.archiveType).toBe('RAR');
     expect(result.cover?.data.equals(page1)).toBe(true);
@@ -326,7 +314,7 @@ describe('CBR', () => {
 describe('CB7', () => {
   it('reads a solid 7z archive: pages, ComicInfo, cover', async () => {
     const path = await writeCb7(
-      tmp.path('full.cb7'),
+      tmp.file('full.cb7'),
       standardEntries([
         { name: 'ComicInfo.xml', data: comicInfoXml(FULL_INFO) },
         { name: 'extras/ümlaut 20.png', data: page10 },
@@ -344,7 +332,7 @@ describe('CB7', () => {
 
   it('reads a non-solid 7z archive and a name with wildcard characters literally', async () => {
     const path = await writeCb7(
-      tmp.path('nonsolid.cb7'),
+      tmp.file('nonsolid.cb7'),
       [
         { name: 'a*b.jpg', data: page1 },
         { name: 'axb.jpg', data: page2 },
@@ -357,14 +345,14 @@ describe('CB7', () => {
   });
 
   it('refuses a 7z entry named ../evil.jpg as UNSAFE', async () => {
-    const path = await writeCb7(tmp.path('evil.cb7'), [{ name: '../evil.jpg', data: page1 }], { fullPaths: true });
+    const path = await writeCb7(tmp.file('evil.cb7'), [{ name: '../evil.jpg', data: page1 }], { fullPaths: true });
     await expectFormatError(extractComic(path), 'UNSAFE', /\.\.\/evil\.jpg/);
   });
 
   it('reports an encrypted 7z as UNSUPPORTED, with or without encrypted headers', async () => {
-    const files = await writeCb7(tmp.path('enc-files.cb7'), [{ name: 'page1.jpg', data: page1 }], { password: 's3cret' });
+    const files = await writeCb7(tmp.file('enc-files.cb7'), [{ name: 'page1.jpg', data: page1 }], { password: 's3cret' });
     await expectFormatError(extractComic(files), 'UNSUPPORTED', /encrypted/);
-    const headers = await writeCb7(tmp.path('enc-headers.cb7'), [{ name: 'page1.jpg', data: page1 }], {
+    const headers = await writeCb7(tmp.file('enc-headers.cb7'), [{ name: 'page1.jpg', data: page1 }], {
       password: 's3cret',
       encryptHeaders: true,
     });
@@ -372,14 +360,14 @@ describe('CB7', () => {
   });
 
   it('reports a truncated 7z as CORRUPT', async () => {
-    const full = await writeCb7(tmp.path('whole.cb7'), standardEntries());
-    const path = tmp.path('truncated.cb7');
+    const full = await writeCb7(tmp.file('whole.cb7'), standardEntries());
+    const path = tmp.file('truncated.cb7');
     writeFileSync(path, readFileSync(full).subarray(0, 64));
     await expectFormatError(extractComic(path), 'CORRUPT');
   });
 
   it('kills the extraction once an entry passes the byte cap', async () => {
-    const path = await writeCb7(tmp.path('cap.cb7'), [{ name: 'page1.jpg', data: Buffer.alloc(1_000_000, 7) }]);
+    const path = await writeCb7(tmp.file('cap.cb7'), [{ name: 'page1.jpg', data: Buffer.alloc(1_000_000, 7) }]);
     const backend = await openSevenZipBackend(path);
     const [entry] = await backend.list();
     expect(entry).toMatchObject({ name: 'page1.jpg', size: 1_000_000 });
@@ -388,9 +376,9 @@ describe('CB7', () => {
   });
 
   it('reports a missing 7-Zip binary as UNSUPPORTED', async () => {
-    const path = await writeCb7(tmp.path('nobinary.cb7'), [{ name: 'page1.jpg', data: page1 }]);
+    const path = await writeCb7(tmp.file('nobinary.cb7'), [{ name: 'page1.jpg', data: page1 }]);
     const saved = process.env.BINDERY_7Z;
-    process.env.BINDERY_7Z = tmp.path('no-such-7z');
+    process.env.BINDERY_7Z = tmp.file('no-such-7z');
     try {
       await expectFormatError(extractComic(path), 'UNSUPPORTED', /7-Zip/);
     } finally {
@@ -402,24 +390,24 @@ describe('CB7', () => {
 
 describe('hostile and broken comics', () => {
   it('zero-byte file → EMPTY', async () => {
-    const path = tmp.path('zero.cbz');
+    const path = tmp.file('zero.cbz');
     writeFileSync(path, Buffer.alloc(0));
     await expectFormatError(extractComic(path), 'EMPTY');
   });
 
   it('missing file → IO', async () => {
-    await expectFormatError(extractComic(tmp.path('does-not-exist.cbz')), 'IO');
+    await expectFormatError(extractComic(tmp.file('does-not-exist.cbz')), 'IO');
   });
 
   it('truncated zip → CORRUPT', async () => {
     const whole = await zipBuffer(standardEntries());
-    const path = tmp.path('truncated.cbz');
+    const path = tmp.file('truncated.cbz');
     writeFileSync(path, whole.subarray(0, Math.floor(whole.length / 2)));
     await expectFormatError(extractComic(path), 'CORRUPT');
   });
 
   it('garbage with a .cbr extension → CORRUPT naming the problem', async () => {
-    const path = tmp.path('garbage.cbr');
+    const path = tmp.file('garbage.cbr');
     writeFileSync(path, Buffer.from('this is not an archive at all, just text'));
     await expectFormatError(extractComic(path), 'CORRUPT', /not a ZIP, RAR or 7z archive/);
   });
@@ -429,13 +417,13 @@ describe('hostile and broken comics', () => {
       { name: 'page1.jpg', data: page1 },
       { name: 'xx/evil.jpg', data: page2 },
     ]);
-    const path = tmp.path('evil.cbz');
+    const path = tmp.file('evil.cbz');
     writeFileSync(path, patchName(zip, 'xx/evil.jpg', '../evil.jpg'));
     await expectFormatError(extractComic(path), 'UNSAFE');
   });
 
   it('zip bomb → TOO_LARGE', async () => {
-    const path = await writeZip(tmp.path('bomb.cbz'), [
+    const path = await writeZip(tmp.file('bomb.cbz'), [
       { name: 'page1.jpg', data: page1 },
       { name: 'page2.jpg', data: Buffer.alloc(32 * 1024 * 1024), compress: true },
     ]);
@@ -445,13 +433,13 @@ describe('hostile and broken comics', () => {
   it('ComicInfo.xml declaring an entity → UNSAFE', async () => {
     const xml =
       '<?xml version="1.0"?>\n<!DOCTYPE ComicInfo [<!ENTITY lol "lololololol">]>\n<ComicInfo><Title>&lol;</Title></ComicInfo>';
-    const path = await writeZip(tmp.path('entity.cbz'), standardEntries([{ name: 'ComicInfo.xml', data: xml }]));
+    const path = await writeZip(tmp.file('entity.cbz'), standardEntries([{ name: 'ComicInfo.xml', data: xml }]));
     await expectFormatError(extractComic(path), 'UNSAFE', /entit/);
   });
 
   it('malformed ComicInfo.xml costs only the metadata', async () => {
     const xml = '<ComicInfo><Title>Tom & Jerry</Title><Series>Broken</ComicInfo>';
-    const path = await writeZip(tmp.path('Broken Sidecar.cbz'), standardEntries([{ name: 'ComicInfo.xml', data: xml }]));
+    const path = await writeZip(tmp.file('Broken Sidecar.cbz'), standardEntries([{ name: 'ComicInfo.xml', data: xml }]));
     const result = await extractComic(path);
     expect(result.metadata.title).toBe('Broken Sidecar');
     expect(result.metadata.seriesName).toBeUndefined();
@@ -459,7 +447,7 @@ describe('hostile and broken comics', () => {
   });
 
   it('archive without images → EMPTY', async () => {
-    const path = await writeZip(tmp.path('noimages.cbz'), [
+    const path = await writeZip(tmp.file('noimages.cbz'), [
       { name: 'ComicInfo.xml', data: comicInfoXml({ Title: 'Nothing to see' }) },
       { name: 'notes.txt', data: 'no pages here' },
       { name: '__MACOSX/._page1.jpg', data: 'fork' },
@@ -468,13 +456,13 @@ describe('hostile and broken comics', () => {
   });
 
   it('empty zip (end-of-central-directory only) → EMPTY', async () => {
-    const path = await writeZip(tmp.path('emptyzip.cbz'), []);
+    const path = await writeZip(tmp.file('emptyzip.cbz'), []);
     await expectFormatError(extractComic(path), 'EMPTY');
   });
 
   it('returns an enormous declared image as bytes without decoding it', async () => {
     const huge = await pngDeclaring(20_000, 20_000);
-    const path = await writeZip(tmp.path('hugeimage.cbz'), [
+    const path = await writeZip(tmp.file('hugeimage.cbz'), [
       { name: '000.png', data: huge },
       { name: '001.jpg', data: page1 },
     ]);
@@ -538,15 +526,15 @@ describe('shared archive rules', () => {
       ['m.7z', Buffer.from([0x37, 0x7a, 0xbc, 0xaf, 0x27, 0x1c, 0, 4]), 'SEVEN_ZIP'],
     ];
     for (const [name, bytes, type] of cases) {
-      writeFileSync(tmp.path(name), bytes);
-      expect(await detectArchiveType(tmp.path(name))).toBe(type);
+      writeFileSync(tmp.file(name), bytes);
+      expect(await detectArchiveType(tmp.file(name))).toBe(type);
     }
-    writeFileSync(tmp.path('short.cbz'), Buffer.from('PK'));
-    await expectFormatError(detectArchiveType(tmp.path('short.cbz')), 'CORRUPT');
+    writeFileSync(tmp.file('short.cbz'), Buffer.from('PK'));
+    await expectFormatError(detectArchiveType(tmp.file('short.cbz')), 'CORRUPT');
   });
 
   it('always releases the archive', async () => {
-    const path = await writeZip(tmp.path('release.cbz'), standardEntries());
+    const path = await writeZip(tmp.file('release.cbz'), standardEntries());
     await expect(
       withComicArchive(path, async () => {
         throw new FormatError('CORRUPT', 'inside work');

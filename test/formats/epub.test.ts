@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectFormatError } from '../helpers/format-assertions.ts';
 import { extractEpub, EPUB_BYTES_PER_PAGE } from '../../src/core/formats/epub.ts';
-import { FormatError } from '../../src/core/formats/errors.ts';
 import {
   containerXml, jpeg, makeTempDir, opfDocument, png, writeEpub, writeZip, writeZipBomb, writeZipWithHostileNames, xhtmlPage,
   type TempDir,
@@ -14,15 +14,6 @@ beforeAll(() => {
 });
 afterAll(() => tmp.remove());
 
-async function expectFormatError(promise: Promise<unknown>, code: string): Promise<FormatError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(FormatError);
-  expect((error as FormatError).code).toBe(code);
-  return error as FormatError;
-}
 
 const chapter = (words: number) => xhtmlPage(`<p>${'lorem ipsum '.repeat(words)}</p>`);
 

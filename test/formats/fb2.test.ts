@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FormatError } from '../../src/core/formats/errors.ts';
+import { expectFormatError } from '../helpers/format-assertions.ts';
 import { extractFb2 } from '../../src/core/formats/fb2.ts';
 import { jpeg, makeTempDir, png, writeZip, writeZipWithHostileNames, type TempDir } from '../helpers/epub-fixtures.ts';
 import { fb2Document, writeFb2, writeFb2Zip, type Fb2Spec } from '../helpers/fb2-fixtures.ts';
@@ -12,15 +12,6 @@ beforeAll(() => {
 });
 afterAll(() => tmp.remove());
 
-async function expectFormatError(promise: Promise<unknown>, code: string): Promise<FormatError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(FormatError);
-  expect((error as FormatError).code).toBe(code);
-  return error as FormatError;
-}
 
 const fullTitleInfo = `
   <genre>sf_fantasy</genre>

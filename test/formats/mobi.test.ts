@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FormatError } from '../../src/core/formats/errors.ts';
+import { expectFormatError } from '../helpers/format-assertions.ts';
 import { extractMobi } from '../../src/core/formats/mobi.ts';
 import { jpeg, makeTempDir, png, type TempDir } from '../helpers/epub-fixtures.ts';
 import { mobiBook, PALM_HEADER_BYTES, RECORD_ENTRY_BYTES, writeMobi, type MobiSpec } from '../helpers/mobi-fixtures.ts';
@@ -12,15 +12,6 @@ beforeAll(() => {
 });
 afterAll(() => tmp.remove());
 
-async function expectFormatError(promise: Promise<unknown>, code: string): Promise<FormatError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(FormatError);
-  expect((error as FormatError).code).toBe(code);
-  return error as FormatError;
-}
 
 async function dimensions(data: Buffer | undefined): Promise<[string | undefined, number | undefined, number | undefined]> {
   const info = await sharp(data).metadata();

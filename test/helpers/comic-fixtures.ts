@@ -17,20 +17,7 @@ export interface FixtureEntry {
   compress?: boolean;
 }
 
-export interface TempDir {
-  dir: string;
-  path(name: string): string;
-  cleanup(): void;
-}
-
-export function makeTempDir(): TempDir {
-  const dir = mkdtempSync(join(tmpdir(), 'bindery-'));
-  return {
-    dir,
-    path: (name) => join(dir, name),
-    cleanup: () => rmSync(dir, { recursive: true, force: true }),
-  };
-}
+export { makeTempDir, type TempDir } from './temp-dir.ts';
 
 const asBuffer = (data: Buffer | string): Buffer => (typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
 

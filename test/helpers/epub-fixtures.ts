@@ -1,26 +1,11 @@
 // Builds EPUB files (and broken look-alikes) on disk for the extractor tests; nothing binary is committed.
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import sharp from 'sharp';
 import yazl from 'yazl';
 
-export interface TempDir {
-  dir: string;
-  file(name: string): string;
-  remove(): void;
-}
-
-export function makeTempDir(): TempDir {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bindery-'));
-  return {
-    dir,
-    file: (name) => path.join(dir, name),
-    remove: () => fs.rmSync(dir, { recursive: true, force: true }),
-  };
-}
+export { makeTempDir, type TempDir } from './temp-dir.ts';
 
 export interface ZipEntrySpec {
   name: string;

@@ -55,7 +55,7 @@ export async function writeBookMetadata(trx: Transaction<DB>, bookId: number, me
     if (isLocked(existing, `${lock}_locked`)) continue;
     values[column] = pick(meta) ?? null;
   }
-  if (!isLocked(existing, 'title_locked') && !values.title) values.title = fileName;
+  if (!isLocked(existing, 'title_locked') && !values.title) values.title = titleFromFileName(fileName);
   values.identifiers_json = Object.keys(meta.identifiers).length > 0 ? JSON.stringify(meta.identifiers) : null;
   values.search_text = searchText(meta, values.title as string | null);
 
@@ -82,6 +82,14 @@ async function replaceNames(
   const rows = ids.map((id, i) => (mapping === 'book_metadata_author_mapping' ? { book_id: bookId, [column]: id, sort_order: i } : { book_id: bookId, [column]: id }));
   // The mapping table is chosen at run time, so the row shape can't be checked statically here.
   await trx.insertInto(mapping).values(rows as never).onConflict((oc) => oc.doNothing()).execute();
+}
+
+/** `Some Book.epub` → `Some Book`; a folder audiobook's name stays as it is. */
+function titleFromFileName(fileName: string): string {
+  const lower = fileName.toLowerCase();
+  if (lower.endsWith('.fb2.zip')) return fileName.slice(0, -'.fb2.zip'.length);
+  const dot = fileName.lastIndexOf('.');
+  return dot > 0 && fileName.length - dot <= 6 ? fileName.slice(0, dot) : fileName;
 }
 
 function searchText(meta: ExtractedMetadata, title: string | null): string {

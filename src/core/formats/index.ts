@@ -1,6 +1,6 @@
 // Which files are books, and which extractor reads each.
 import { extname } from 'node:path';
-import { extractAudioFile, extractAudioFolder } from './audio.ts';
+import { AUDIO_TRACK_EXTENSIONS, extractAudioFile, extractAudioFolder } from './audio.ts';
 import { extractComic } from './comic.ts';
 import { extractEpub } from './epub.ts';
 import { extractFb2 } from './fb2.ts';
@@ -35,7 +35,7 @@ const FORMATS: Record<string, BookFormat> = Object.fromEntries(
   ).map(([extension, bookType, extract]) => [extension, { extension, bookType, extract }]),
 );
 
-export const AUDIO_EXTENSIONS: ReadonlySet<string> = new Set(['m4b', 'm4a', 'mp3', 'opus']);
+export const AUDIO_EXTENSIONS: ReadonlySet<string> = AUDIO_TRACK_EXTENSIONS;
 
 /** The extension a file is known by: `fb2.zip` counts as `fb2`; anything else is its last suffix, lower case. */
 export function bookExtension(fileName: string): string {

@@ -17,8 +17,9 @@ export interface PdfLimits {
    */
   maxFileBytes: number;
   /**
-   * Largest damaged PDF (no `startxref` near its end) read whole into memory so pdf.js can rebuild its index, and
-   * largest single range pdf.js may ask for. pdf.js holds about four copies while repairing, so this stays modest.
+   * Largest damaged PDF (its trailer does not lead to a cross-reference table) read whole into memory so pdf.js can
+   * rebuild its index, and largest single read pdf.js may ask for. pdf.js holds about four copies while repairing, so
+   * this stays modest.
    */
   maxInMemoryBytes: number;
   /** Opening plus reading metadata; a stalled parse becomes CORRUPT. */
@@ -110,9 +111,10 @@ function pdfError(error: unknown): FormatError {
       return new FormatError('UNSUPPORTED', 'the PDF is password protected', { cause: error });
     case 'InvalidPDFException':
       return new FormatError('CORRUPT', `not a readable PDF: ${message}`, { cause: error });
-    case 'RangeError':
-      return new FormatError('TOO_LARGE', `the PDF needs more memory than is available: ${message}`, { cause: error });
     default:
+      if (name === 'RangeError' && /alloc|memory|buffer/i.test(message)) {
+        return new FormatError('TOO_LARGE', `the PDF needs more memory than is available: ${message}`, { cause: error });
+      }
       return asFormatError(error, 'CORRUPT');
   }
 }
