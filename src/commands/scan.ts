@@ -39,6 +39,7 @@ function summaryLines(s: ScanSummary): string[] {
   ];
   for (const r of s.skippedRoots) lines.push(`  skipped ${r.path}: ${r.reason}`);
   for (const f of s.failed) lines.push(`  failed ${f.path}: [${f.code}] ${f.reason}`);
+  for (const w of s.warnings) lines.push(`  warning ${w.path}: ${w.reason}`);
   return lines;
 }
 

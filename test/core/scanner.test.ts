@@ -10,7 +10,7 @@ import { openStore, type Store } from '../../src/core/store/store.ts';
 import { makeTempLibrary, writeSimpleEpub, type TempLibrary } from '../helpers/library-fixtures.ts';
 import { buildPdf } from '../helpers/pdf-fixtures.ts';
 import { coverJpeg, writeAudio } from '../helpers/audio-fixtures.ts';
-import { writeZip } from '../helpers/epub-fixtures.ts';
+import { opfDocument, writeEpub, writeZip } from '../helpers/epub-fixtures.ts';
 import { writeFb2 } from '../helpers/fb2-fixtures.ts';
 
 let lib: TempLibrary;
@@ -248,7 +248,7 @@ describe('audiobooks and other formats', () => {
     expect(tale.duration_seconds).toBeGreaterThanOrEqual(5);
     const book = await bookJson(store.db, tale.book_id);
     expect(book?.metadata).toMatchObject({ title: 'The Tale', authors: ['Ann Author'], audiobookMetadata: { chapterCount: 3 } });
-    const chapters = ((book?.metadata as Record<string, { chapters: { title: string }[] }>).audiobookMetadata).chapters.map((c) => c.title);
+    const chapters = (book?.metadata as { audiobookMetadata: { chapters: { title: string }[] } }).audiobookMetadata.chapters.map((c) => c.title);
     expect(chapters).toEqual(['Opening', 'Middle', 'End']);
     const square = await sharp(coverFile(join(lib.dataDir, 'covers'), tale.book_id, 'audiobook', 'cover')).metadata();
     expect(square.width).toBe(square.height);
@@ -282,3 +282,22 @@ async function libraryById(): Promise<Library> {
   const { findLibrary } = await import('../../src/core/libraries/libraries.ts');
   return findLibrary(store.db, row.id);
 }
+
+describe('partial problems', () => {
+  it('adds a comic whose ComicInfo.xml is malformed, with a warning, and a book whose cover is broken', async () => {
+    await writeZip(lib.path('odd.cbz'), [
+      { name: 'ComicInfo.xml', data: '<?xml version="1.0"?><ComicInfo><Title>Tom & Jerry</Title></ComicInfo>' },
+      { name: 'p1.jpg', data: await coverJpeg(100, 150, '#333333') },
+    ]);
+    await writeEpub(lib.path('badcover.epub'), {
+      opf: opfDocument({ metadata: '<dc:title>Broken Cover</dc:title><meta name="cover" content="c"/>', manifest: '<item id="c" href="c.jpg" media-type="image/jpeg"/><item id="t" href="t.xhtml" media-type="application/xhtml+xml"/>', spine: '<itemref idref="t"/>' }),
+      files: { 'OEBPS/c.jpg': Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.alloc(64, 7)]), 'OEBPS/t.xhtml': '<html xmlns="http://www.w3.org/1999/xhtml"><body><p>x</p></body></html>' },
+    });
+    const summary = await scan(await library('BOOK_PER_FILE'));
+    expect(summary.added).toBe(2);
+    expect(summary.failed).toEqual([]);
+    expect(summary.warnings.map((w) => w.path.split('/').pop())).toContain('odd.cbz');
+    expect(summary.warnings.find((w) => w.path.endsWith('odd.cbz'))?.reason).toMatch(/ComicInfo/);
+    expect(summary.warnings.find((w) => w.path.endsWith('badcover.epub'))?.reason).toMatch(/no cover/);
+  });
+});

@@ -16,14 +16,17 @@ import { clean } from './values.ts';
  * book, as hostile input should; one that is merely malformed (CORRUPT, e.g. an unescaped `&` in a summary) costs
  * only the metadata, since the pages are still a readable comic.
  */
-async function readComicInfo(archive: ComicArchive, entries: ArchiveEntry[]): Promise<ComicInfo | undefined> {
+async function readComicInfo(archive: ComicArchive, entries: ArchiveEntry[], warnings: string[]): Promise<ComicInfo | undefined> {
   const name = findComicInfo(entries.map((e) => e.name));
   if (!name) return undefined;
   const xml = decodeXml(await archive.read(name, LIMITS.maxXmlBytes));
   try {
     return parseComicInfo(xml);
   } catch (error) {
-    if (error instanceof FormatError && error.code === 'CORRUPT') return undefined;
+    if (error instanceof FormatError && error.code === 'CORRUPT') {
+      warnings.push(`${name} ignored: ${error.message}`);
+      return undefined;
+    }
     throw error;
   }
 }
@@ -40,7 +43,8 @@ export const extractComic: Extractor = async (path, options = {}) => {
       if (entries.length === 0) throw new FormatError('EMPTY', 'the archive has no entries');
       if (pages.length === 0) throw new FormatError('EMPTY', 'the archive contains no page images');
 
-      const info = await readComicInfo(archive, entries);
+      const warnings: string[] = [];
+      const info = await readComicInfo(archive, entries, warnings);
       const metadata = info?.metadata ?? emptyMetadata();
       metadata.title ??= titleFromFileName(path);
       metadata.pageCount = pages.length;
@@ -51,6 +55,7 @@ export const extractComic: Extractor = async (path, options = {}) => {
         metadata,
         comic: info?.comic ?? emptyComic(),
         pages,
+        ...(warnings.length > 0 ? { warnings } : {}),
       };
       if (!options.skipCover) {
         const coverPage = pages[info?.frontCoverIndex ?? 0] ?? pages[0];

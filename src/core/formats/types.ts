@@ -99,6 +99,8 @@ export interface Extraction {
   cover?: ExtractedCover;
   /** Comic page entry names in reading order (natural sort of image entries). */
   pages?: string[];
+  /** Problems that cost part of the metadata but not the book (e.g. a malformed ComicInfo.xml). */
+  warnings?: string[];
 }
 
 export interface ExtractOptions {

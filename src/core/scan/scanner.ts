@@ -30,6 +30,8 @@ export interface ScanSummary {
   restored: number;
   unchanged: number;
   failed: ScanFailure[];
+  /** Books added or updated with part of their metadata or cover left out, and why. */
+  warnings: { path: string; reason: string }[];
   skippedRoots: { path: string; reason: string }[];
   durationMs: number;
 }
@@ -73,7 +75,7 @@ export async function scanLibrary(store: Store, library: Library, options: ScanO
   const started = performance.now();
   const summary: ScanSummary = {
     libraryId: library.id, libraryName: library.name, added: 0, updated: 0, moved: 0, missing: 0, restored: 0, unchanged: 0,
-    failed: [], skippedRoots: [], durationMs: 0,
+    failed: [], warnings: [], skippedRoots: [], durationMs: 0,
   };
   for (const root of library.paths) await scanRoot(store, library, root, options, summary);
   await store.db.updateTable('library').set({ last_scanned_at: nowIso() }).where('id', '=', library.id).execute();
@@ -245,7 +247,8 @@ async function applyResult(
 
   const record = recordOf(unit, root, result, result.extraction as Extraction);
   const cover: CoverImages | undefined = result.cover;
-  if (result.coverError) summary.failed.push({ path: unit.absolutePath, code: 'COVER', reason: `book added without a cover: ${result.coverError}` });
+  if (result.coverError) summary.warnings.push({ path: unit.absolutePath, reason: `no cover: ${result.coverError}` });
+  for (const warning of result.extraction.warnings ?? []) summary.warnings.push({ path: unit.absolutePath, reason: warning });
 
   if (work.kind === 'changed') {
     await updateFile(trx, ctx, work.existing.id, work.existing.book_id, record, cover);
