@@ -12,4 +12,4 @@ const started = performance.now();
 const summary = await scanLibrary(store, library, { coversRoot: paths.covers, workers: Number(workersArg) });
 const seconds = (performance.now() - started) / 1000;
 await store.close();
-process.stdout.write(`${JSON.stringify({ seconds, added: summary.added, unchanged: summary.unchanged, failed: summary.failed.length, peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024) })}\n`);
+process.stdout.write(`${JSON.stringify({ seconds, added: summary.added, unchanged: summary.unchanged, failed: summary.failed.length, peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024), memory: Object.fromEntries(Object.entries(process.memoryUsage()).map(([k, v]) => [k, Math.round(v / 1048576)])) })}\n`);

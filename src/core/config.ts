@@ -130,7 +130,8 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     trustProxy: false,
     allowedOrigins: '*',
     webRoot: null,
-    scanWorkers: Math.max(1, Math.min(8, availableParallelism())),
+    // One core stays with the main thread (catalog writes); each worker overlaps several files.
+    scanWorkers: Math.max(1, Math.min(8, availableParallelism() - 1)),
     logLevel: 'info',
     ...merged,
   };

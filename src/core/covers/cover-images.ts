@@ -1,24 +1,15 @@
 // Turns whatever image a book carries into a bounded JPEG cover and a thumbnail.
-import sharp, { type Metadata } from 'sharp';
+import sharp, { type Metadata, type Sharp } from 'sharp';
 import { FormatError } from '../formats/errors.ts';
 import { LIMITS } from '../formats/limits.ts';
+import { DEFAULT_COVER_CROPPING, type CoverCropping } from './cover-cropping.ts';
+
+export { DEFAULT_COVER_CROPPING, type CoverCropping };
+
+// Covers are made once each: libvips' operation cache would only hold memory.
+sharp.cache(false);
 
 export type CoverKind = 'book' | 'audiobook';
-
-/** The cover_cropping_settings application setting (behaviors §7); every option is off by default. */
-export interface CoverCropping {
-  verticalCroppingEnabled: boolean;
-  horizontalCroppingEnabled: boolean;
-  aspectRatioThreshold: number;
-  smartCroppingEnabled: boolean;
-}
-
-export const DEFAULT_COVER_CROPPING: CoverCropping = {
-  verticalCroppingEnabled: false,
-  horizontalCroppingEnabled: false,
-  aspectRatioThreshold: 2.5,
-  smartCroppingEnabled: false,
-};
 
 export interface CoverImages {
   cover: Buffer;
@@ -54,6 +45,19 @@ export function cropFor(width: number, height: number, settings: CoverCropping):
   return undefined;
 }
 
+/** A JPEG that already fits the cover box, needs no rotation, crop or colour conversion is stored as it is. */
+function canKeepAsCover(meta: Metadata, kind: CoverKind, crop: CropBox | undefined, cropping: CoverCropping): boolean {
+  const [cw, ch] = SIZES[kind].cover;
+  return (
+    meta.format === 'jpeg' &&
+    !crop &&
+    !cropping.smartCroppingEnabled &&
+    (meta.orientation === undefined || meta.orientation === 1) &&
+    (meta.space === 'srgb' || meta.space === 'b-w') &&
+    (kind === 'book' ? (meta.width ?? 0) <= cw && (meta.height ?? 0) <= ch : meta.width === meta.height && (meta.width ?? 0) <= cw)
+  );
+}
+
 export async function makeCoverImages(input: Buffer, kind: CoverKind, cropping: CoverCropping = DEFAULT_COVER_CROPPING): Promise<CoverImages> {
   const options = { limitInputPixels: LIMITS.maxImagePixels, failOn: 'error' as const, animated: false };
   let meta: Metadata;
@@ -67,18 +71,28 @@ export async function makeCoverImages(input: Buffer, kind: CoverKind, cropping: 
     throw new FormatError('TOO_LARGE', `cover image is ${meta.width}x${meta.height} (limit ${LIMITS.maxImagePixels} pixels)`);
   }
   try {
-    let base = sharp(input, options).rotate();
-    if (cropping.smartCroppingEnabled) base = sharp(await base.trim({ threshold: 20 }).toBuffer(), options);
-    const trimmed = cropping.smartCroppingEnabled ? await base.metadata() : meta;
-    const crop = cropFor(trimmed.width ?? meta.width, trimmed.height ?? meta.height, cropping);
-    if (crop) base = base.extract(crop);
-    const normalized = await base.flatten({ background: '#ffffff' }).toColourspace('srgb').toBuffer();
+    let source = input;
+    let width = meta.width;
+    let height = meta.height;
+    if (cropping.smartCroppingEnabled) {
+      const trimmed = await sharp(input, options).rotate().trim({ threshold: 20 }).toBuffer({ resolveWithObject: true });
+      source = trimmed.data;
+      width = trimmed.info.width;
+      height = trimmed.info.height;
+    }
+    const crop = cropFor(width, height, cropping);
+    // Every output decodes the source on its own: JPEG shrink-on-load makes the small ones cheap.
+    const pipeline = (): Sharp => {
+      let p = sharp(source, options).rotate();
+      if (crop) p = p.extract(crop);
+      return p.flatten({ background: '#ffffff' }).toColourspace('srgb');
+    };
+    const fit = kind === 'audiobook' ? 'cover' : 'inside';
     const [cw, ch] = SIZES[kind].cover;
     const [tw, th] = SIZES[kind].thumbnail;
-    const fit = kind === 'audiobook' ? 'cover' : 'inside';
-    const coverSharp = sharp(normalized).resize(cw, ch, { fit, withoutEnlargement: true }).jpeg({ quality: 85, mozjpeg: false });
-    const { data: cover, info } = await coverSharp.toBuffer({ resolveWithObject: true });
-    const thumbnail = await sharp(normalized).resize(tw, th, { fit, withoutEnlargement: true }).jpeg({ quality: 80 }).toBuffer();
+    const thumbnail = await pipeline().resize(tw, th, { fit, withoutEnlargement: true }).jpeg({ quality: 80 }).toBuffer();
+    if (canKeepAsCover(meta, kind, crop, cropping)) return { cover: input, thumbnail, width: meta.width, height: meta.height };
+    const { data: cover, info } = await pipeline().resize(cw, ch, { fit, withoutEnlargement: true }).jpeg({ quality: 85 }).toBuffer({ resolveWithObject: true });
     return { cover, thumbnail, width: info.width, height: info.height };
   } catch (error) {
     throw new FormatError('CORRUPT', `cover image cannot be converted: ${(error as Error).message}`);

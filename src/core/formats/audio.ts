@@ -3,6 +3,7 @@ import type { Dirent } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { basename, extname, join, parse } from 'node:path';
 import type { IAudioMetadata } from 'music-metadata';
+import { AUDIO_TRACK_EXTENSIONS } from './audio-extensions.ts';
 import { embeddedCover, folderImage } from './audio-cover.ts';
 import { parseAudioFile } from './audio-parse.ts';
 import { audioChapters, audioStream, chapter } from './audio-stream.ts';
@@ -11,7 +12,7 @@ import { FormatError, asFormatError } from './errors.ts';
 import type { AudioChapter, ExtractOptions, Extraction } from './types.ts';
 import { clean, naturalCompare } from './values.ts';
 
-export const AUDIO_TRACK_EXTENSIONS: ReadonlySet<string> = new Set(['m4b', 'm4a', 'mp3', 'opus']);
+export { AUDIO_TRACK_EXTENSIONS };
 
 export async function extractAudioFile(path: string, options: ExtractOptions = {}): Promise<Extraction> {
   try {

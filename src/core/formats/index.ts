@@ -1,12 +1,24 @@
 // Which files are books, and which extractor reads each.
 import { extname } from 'node:path';
-import { AUDIO_TRACK_EXTENSIONS, extractAudioFile, extractAudioFolder } from './audio.ts';
-import { extractComic } from './comic.ts';
-import { extractEpub } from './epub.ts';
-import { extractFb2 } from './fb2.ts';
-import { extractMobi } from './mobi.ts';
-import { extractPdf } from './pdf.ts';
+import { AUDIO_TRACK_EXTENSIONS } from './audio-extensions.ts';
 import type { BookFileType, Extractor } from './types.ts';
+
+/**
+ * Extractor modules load on first use: a library of EPUBs never pays for pdf.js, music-metadata or unrar, in the
+ * main process or in any scan worker.
+ */
+function lazy(load: () => Promise<Extractor>): Extractor {
+  let extractor: Promise<Extractor> | undefined;
+  return async (path, options) => (await (extractor ??= load()))(path, options);
+}
+
+const extractEpub = lazy(async () => (await import('./epub.ts')).extractEpub);
+const extractPdf = lazy(async () => (await import('./pdf.ts')).extractPdf);
+const extractComic = lazy(async () => (await import('./comic.ts')).extractComic);
+const extractMobi = lazy(async () => (await import('./mobi.ts')).extractMobi);
+const extractFb2 = lazy(async () => (await import('./fb2.ts')).extractFb2);
+const extractAudioFile = lazy(async () => (await import('./audio.ts')).extractAudioFile);
+const extractAudioFolder = lazy(async () => (await import('./audio.ts')).extractAudioFolder);
 
 export interface BookFormat {
   /** File extension as the interface records it (`epub`, `cbz`, `fb2`, `m4b`…). */

@@ -1,7 +1,7 @@
 // Scanning a library: find what changed on disk since the catalog last looked, and bring the catalog up to date.
 import type { Transaction } from 'kysely';
 import type { CoverImages } from '../covers/cover-images.ts';
-import { DEFAULT_COVER_CROPPING, type CoverCropping } from '../covers/cover-images.ts';
+import { DEFAULT_COVER_CROPPING, type CoverCropping } from '../covers/cover-cropping.ts';
 import type { FileRecord } from '../books/file-record.ts';
 import type { Extraction } from '../formats/types.ts';
 import type { Library, LibraryPath } from '../libraries/libraries.ts';
@@ -172,7 +172,7 @@ async function scanRoot(store: Store, library: Library, root: LibraryPath, optio
   const runner = createTaskRunner(options.workers, work.length);
   try {
     options.onProgress?.({ phase: 'parsing', root: root.path, total: work.length, done: 0 });
-    await forEachLimited(work, Math.max(2, options.workers * 2), (w) => runner.run(w.task), async (w, result) => {
+    await forEachLimited(work, Math.max(2, options.workers * 6), (w) => runner.run(w.task), async (w, result) => {
       pending.push({ work: w, result });
       done++;
       options.onProgress?.({ phase: 'parsing', root: root.path, total: work.length, done });

@@ -1,6 +1,6 @@
 // Runs parse tasks on a worker pool (or inline for tiny jobs), keeping a bounded number in flight.
 import { Piscina } from 'piscina';
-import { parseTask, type ParseResult, type ParseTask } from './parse-task.ts';
+import type { ParseResult, ParseTask } from './parse-task.ts';
 
 export interface TaskRunner {
   run(task: ParseTask): Promise<ParseResult>;
@@ -11,14 +11,22 @@ export interface TaskRunner {
 const INLINE_BELOW = 8;
 
 export function createTaskRunner(workers: number, expectedTasks: number): TaskRunner {
-  if (workers <= 0 || expectedTasks < INLINE_BELOW) return { run: parseTask, close: async () => {} };
+  if (workers <= 0 || expectedTasks < INLINE_BELOW) {
+    // Loaded only here: with a worker pool, the main thread never needs the extractors or sharp.
+    const inline = import('./parse-task.ts');
+    return { run: async (task) => (await inline).parseTask(task), close: async () => {} };
+  }
   const pool = new Piscina({
     filename: new URL('./worker.ts', import.meta.url).href,
     minThreads: 1,
     maxThreads: workers,
     idleTimeout: 1000,
     // Bounded: the scanner never has more than a few tasks per worker outstanding.
-    maxQueue: workers * 8,
+    // Much of a task is I/O and libvips work off the worker's thread, so each worker keeps several tasks going.
+    concurrentTasksPerWorker: 4,
+    maxQueue: workers * 16,
+    // Parsing needs little JavaScript heap; a small young generation keeps each worker's resident memory down.
+    resourceLimits: { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 256 },
   });
   return {
     run: (task) => pool.run(task) as Promise<ParseResult>,
