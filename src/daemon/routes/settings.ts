@@ -1,0 +1,56 @@
+// Application settings: the full set for signed-in users (credentials only for admins), the login page's public
+// subset, and admin changes by AppSettingKey constant name.
+import Type from 'typebox';
+import { isAdmin } from '../../core/auth/principal.ts';
+import { loadAppSettings, loadPublicSettings } from '../../core/settings/app-settings.ts';
+import { settingsEnvironment } from '../../core/settings/environment.ts';
+import { withoutSecrets } from '../../core/settings/secrets.ts';
+import { SettingsError, updateSettings, type SettingChange } from '../../core/settings/update-settings.ts';
+import { principalOf } from '../authenticate.ts';
+import { ApiError, badRequest, forbidden } from '../http-errors.ts';
+import { ADMIN, type RouteSpec } from '../route-spec.ts';
+
+const SettingRequests = Type.Array(Type.Object({ name: Type.String(), value: Type.Optional(Type.Unknown()) }));
+
+export const settingsRoutes: RouteSpec[] = [
+  {
+    method: 'GET',
+    url: '/api/v1/settings',
+    auth: 'jwt',
+    handler: async (request, _reply, ctx) => {
+      const settings = await loadAppSettings(ctx.store.db, settingsEnvironment());
+      return isAdmin(principalOf(request)) ? settings : withoutSecrets(settings);
+    },
+  },
+  {
+    method: 'PUT',
+    url: '/api/v1/settings',
+    auth: 'jwt',
+    rule: ADMIN,
+    schema: { body: SettingRequests },
+    handler: async (request, reply, ctx) => {
+      try {
+        await updateSettings(ctx.store.db, principalOf(request), request.body as SettingChange[], settingsEnvironment());
+      } catch (error) {
+        if (!(error instanceof SettingsError)) throw error;
+        throw error.code === 'FORBIDDEN' ? forbidden(error.message) : badRequest(error.message, error.details);
+      }
+      return reply.status(200).send();
+    },
+  },
+  {
+    method: 'POST',
+    url: '/api/v1/settings/oidc/test',
+    auth: 'jwt',
+    rule: ADMIN,
+    handler: () => {
+      throw new ApiError(501, 'Operation not supported.');
+    },
+  },
+  {
+    method: 'GET',
+    url: '/api/v1/public-settings',
+    auth: 'public',
+    handler: async (_request, _reply, ctx) => loadPublicSettings(ctx.store.db, settingsEnvironment()),
+  },
+];
