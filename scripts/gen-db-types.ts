@@ -1,5 +1,5 @@
 // Regenerates src/core/store/db-types.ts from the migrated schema: `node scripts/gen-db-types.ts`.
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { writeFileSync } from 'node:fs';
 import { openStore } from '../src/core/store/store.ts';
 

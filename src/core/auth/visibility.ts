@@ -26,17 +26,19 @@ function restrictionFilter(eb: BookEb, type: ContentRestriction['type'], mode: C
     return mode === 'EXCLUDE' ? eb.not(match) : match;
   }
   if (type === 'AGE_RATING') {
-    // An age limit: EXCLUDE n hides books rated n or older; ALLOW_ONLY n shows books rated at most n (unrated books stay visible).
-    const limit = Math.min(...values.map(Number).filter(Number.isFinite));
+    // Grimmory only honours EXCLUDE here: the lowest value is an age limit hiding books rated that or older; unrated books stay visible.
+    if (mode !== 'EXCLUDE') return sql<SqlBool>`1 = 1`;
+    const limit = Math.min(...values.map((v) => (/^-?\d+$/.test(v.trim()) ? Number(v) : Number.NaN)).filter(Number.isFinite));
     if (!Number.isFinite(limit)) return sql<SqlBool>`1 = 1`;
     const rating = sql<number | null>`(select age_rating from book_metadata where book_id = book.id)`;
-    return mode === 'EXCLUDE' ? sql<SqlBool>`coalesce(${rating}, -1) < ${limit}` : sql<SqlBool>`coalesce(${rating}, -1) <= ${limit}`;
+    return sql<SqlBool>`coalesce(${rating} < ${limit}, 1)`;
   }
-  const rating = sql<string | null>`(select upper(content_rating) from book_metadata where book_id = book.id)`;
-  const upper = values.map((v) => v.toUpperCase());
+  // CONTENT_RATING, compared case-insensitively; an unrated book passes EXCLUDE but fails ALLOW_ONLY.
+  const rating = sql<string | null>`(select lower(content_rating) from book_metadata where book_id = book.id)`;
+  const lowered = values.map((v) => v.toLowerCase());
   return mode === 'EXCLUDE'
-    ? sql<SqlBool>`coalesce(${rating}, '') not in (${sql.join(upper)})`
-    : sql<SqlBool>`(${rating} is null or ${rating} in (${sql.join(upper)}))`;
+    ? sql<SqlBool>`coalesce(${rating} not in (${sql.join(lowered)}), 1)`
+    : sql<SqlBool>`coalesce(${rating} in (${sql.join(lowered)}), 0)`;
 }
 
 /** A where-clause for `selectFrom('book')` queries limiting rows to what the principal may see. */

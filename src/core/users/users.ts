@@ -1,6 +1,6 @@
 // Accounts: creation with hashed passwords, permissions and assigned libraries.
 import bcrypt from 'bcryptjs';
-import { allPermissions, rowFromPermissions, type Permissions } from '../auth/permissions.ts';
+import { allPermissions, PERMISSION_NAMES, rowFromPermissions, type Permissions } from '../auth/permissions.ts';
 import type { Db } from '../store/store.ts';
 
 export class UserError extends Error {
@@ -35,6 +35,10 @@ export interface NewUser {
   provisioningMethod?: 'LOCAL' | 'OIDC' | 'REMOTE';
 }
 
+function noPermissions(): Permissions {
+  return Object.fromEntries(PERMISSION_NAMES.map((p) => [p, false])) as Permissions;
+}
+
 export async function countUsers(db: Db): Promise<number> {
   const row = await db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   return Number(row.n);
@@ -67,7 +71,8 @@ export async function createUser(db: Db, input: NewUser): Promise<number> {
       })
       .returning('id')
       .executeTakeFirstOrThrow();
-    await trx.insertInto('user_permissions').values({ user_id: user.id, ...rowFromPermissions(input.permissions ?? {}) }).execute();
+    // Every column written, as Grimmory's entity does: a flag not granted is false (the email column defaults to 1).
+    await trx.insertInto('user_permissions').values({ user_id: user.id, ...rowFromPermissions({ ...noPermissions(), ...input.permissions }) }).execute();
     if (input.libraryIds && input.libraryIds.length > 0) {
       await trx.insertInto('user_library_mapping').values(input.libraryIds.map((library_id) => ({ user_id: user.id, library_id }))).execute();
     }
@@ -80,4 +85,27 @@ export async function createUser(db: Db, input: NewUser): Promise<number> {
 export async function createFirstAdmin(db: Db, input: Omit<NewUser, 'permissions' | 'provisioningMethod'>): Promise<number> {
   if ((await countUsers(db)) > 0) throw new UserError('CONFLICT', 'setup is already complete: users exist');
   return createUser(db, { ...input, permissions: allPermissions(), provisioningMethod: 'LOCAL' });
+}
+
+export interface UserRow {
+  id: number;
+  username: string;
+  password_hash: string;
+  is_default_password: number;
+}
+
+/**
+ * The user a login name refers to: the exact username, else the only case-insensitive match
+ * (Grimmory's MariaDB compares usernames without case).
+ */
+export async function findUserByName(db: Db, username: string): Promise<UserRow | undefined> {
+  const columns = ['id', 'username', 'password_hash', 'is_default_password'] as const;
+  const exact = await db.selectFrom('users').select(columns).where('username', '=', username).executeTakeFirst();
+  if (exact) return exact;
+  const folded = await db.selectFrom('users').select(columns).where((eb) => eb(eb.fn('lower', ['username']), '=', username.toLowerCase())).limit(2).execute();
+  return folded.length === 1 ? folded[0] : undefined;
+}
+
+export async function findUserByEmail(db: Db, email: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').select(['id', 'username', 'password_hash', 'is_default_password']).where('email', '=', email).executeTakeFirst();
 }

@@ -1,0 +1,88 @@
+// Sessions: an access token plus a refresh token that is stored, used once (rotation) and revocable.
+import type { Db } from '../store/store.ts';
+import { accountError } from './account-error.ts';
+import type { FailureLimit } from './login-rate-limit.ts';
+import { ACCESS_TOKEN_SECONDS, REFRESH_TOKEN_SECONDS, signToken, verifyToken, type TokenClaims } from './tokens.ts';
+
+export interface IssuedTokens {
+  accessToken: string;
+  refreshToken: string;
+  /** Lifetime of the access token in seconds. */
+  expires: number;
+}
+
+/** The claims a new token for this user carries, read fresh from the catalog. */
+export async function sessionClaims(db: Db, userId: number): Promise<TokenClaims | undefined> {
+  const user = await db.selectFrom('users').select(['id', 'username', 'is_default_password']).where('id', '=', userId).executeTakeFirst();
+  return user ? { userId: user.id, username: user.username, isDefaultPassword: user.is_default_password === 1 } : undefined;
+}
+
+function refreshExpiry(): string {
+  return new Date(Date.now() + REFRESH_TOKEN_SECONDS * 1000).toISOString();
+}
+
+/** Drops the user's revoked and expired refresh tokens so the table does not grow with every sign-in. */
+async function pruneRefreshTokens(db: Db, userId: number): Promise<void> {
+  const now = new Date().toISOString();
+  await db
+    .deleteFrom('refresh_token')
+    .where('user_id', '=', userId)
+    .where((eb) => eb.or([eb('revoked', '=', 1), eb('expiry_date', '<', now)]))
+    .execute();
+}
+
+/** Signs a new access/refresh pair for the user and stores the refresh token. */
+export async function issueTokens(db: Db, secret: Uint8Array, claims: TokenClaims): Promise<IssuedTokens> {
+  const accessToken = await signToken(secret, claims, ACCESS_TOKEN_SECONDS);
+  const refreshToken = await signToken(secret, claims, REFRESH_TOKEN_SECONDS);
+  await pruneRefreshTokens(db, claims.userId);
+  await db.insertInto('refresh_token').values({ user_id: claims.userId, token: refreshToken, expiry_date: refreshExpiry(), revoked: 0 }).execute();
+  return { accessToken, refreshToken, expires: ACCESS_TOKEN_SECONDS };
+}
+
+/**
+ * Trades a stored, unrevoked, unexpired refresh token for a new pair; the old token is revoked (rotation).
+ * Failures count against the caller's IP; five inside the window block further refreshes from it.
+ */
+export async function refreshSession(db: Db, secret: Uint8Array, limit: FailureLimit, ip: string, token: string): Promise<IssuedTokens> {
+  const ipKey = `ip:${ip}`;
+  if (limit.isBlocked(ipKey)) throw accountError('RATE_LIMITED');
+  const fail = (): never => {
+    limit.recordFailure(ipKey);
+    throw accountError('INVALID_CREDENTIALS');
+  };
+  const stored = await db.selectFrom('refresh_token').select(['id', 'user_id', 'revoked', 'expiry_date']).where('token', '=', token).executeTakeFirst();
+  if (!stored) return fail();
+  const valid = await verifyToken(secret, token);
+  if (stored.revoked === 1 || Date.parse(stored.expiry_date) <= Date.now() || !valid || valid.userId !== stored.user_id) return fail();
+  const claims = await sessionClaims(db, stored.user_id);
+  if (!claims) return fail();
+
+  const refreshToken = await signToken(secret, claims, REFRESH_TOKEN_SECONDS);
+  const rotated = await db.transaction().execute(async (trx) => {
+    // Only one of two concurrent refreshes with the same token may win.
+    const revoked = await trx
+      .updateTable('refresh_token')
+      .set({ revoked: 1, revocation_date: new Date().toISOString() })
+      .where('id', '=', stored.id)
+      .where('revoked', '=', 0)
+      .executeTakeFirst();
+    if (Number(revoked.numUpdatedRows) !== 1) return false;
+    await trx.insertInto('refresh_token').values({ user_id: claims.userId, token: refreshToken, expiry_date: refreshExpiry(), revoked: 0 }).execute();
+    return true;
+  });
+  if (!rotated) return fail();
+  limit.reset(ipKey);
+  return { accessToken: await signToken(secret, claims, ACCESS_TOKEN_SECONDS), refreshToken, expires: ACCESS_TOKEN_SECONDS };
+}
+
+/** Revokes every live refresh token of the user (logout, password reset). Returns how many were revoked. */
+export async function revokeRefreshTokens(db: Db, userId: number): Promise<number> {
+  const result = await db
+    .updateTable('refresh_token')
+    .set({ revoked: 1, revocation_date: new Date().toISOString() })
+    .where('user_id', '=', userId)
+    .where('revoked', '=', 0)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}

@@ -1,0 +1,146 @@
+// Sign-in, token refresh, logout, admin registration and forward-auth (Grimmory's AuthenticationController and LogoutController).
+import Type from 'typebox';
+import { AccountError, type AccountErrorCode } from '../../core/auth/account-error.ts';
+import { loginWithPassword } from '../../core/auth/login.ts';
+import { createAuthLimits, type AuthLimits } from '../../core/auth/login-rate-limit.ts';
+import { PERMISSIONS, type Permission } from '../../core/auth/permissions.ts';
+import { refreshSession, revokeRefreshTokens } from '../../core/auth/refresh-tokens.ts';
+import { loginRemote, remoteAuthSettings } from '../../core/auth/remote-auth.ts';
+import { registerUser } from '../../core/users/user-admin.ts';
+import { principalOf } from '../authenticate.ts';
+import type { DaemonContext } from '../context.ts';
+import { ApiError } from '../http-errors.ts';
+import { ADMIN, type RouteSpec } from '../route-spec.ts';
+
+const ACCOUNT_ERROR_STATUS: Record<AccountErrorCode, number> = {
+  INVALID_CREDENTIALS: 400,
+  RATE_LIMITED: 429,
+  OIDC_ONLY_MODE: 403,
+  REMOTE_AUTH_DISABLED: 203,
+  REMOTE_USER_MISSING: 400,
+  REMOTE_USER_NOT_PROVISIONED: 500,
+  USER_NOT_FOUND: 400,
+  USERNAME_ALREADY_TAKEN: 400,
+  DATA_CONFLICT: 400,
+  SELF_DELETION_NOT_ALLOWED: 403,
+  PASSWORD_INCORRECT: 400,
+  PASSWORD_TOO_SHORT: 400,
+  PASSWORD_TOO_LONG: 400,
+  PASSWORD_SAME_AS_CURRENT: 400,
+  DEMO_USER_PASSWORD_CHANGE_NOT_ALLOWED: 403,
+  INVALID_INPUT: 400,
+};
+
+/** Runs an account operation, answering its refusals with Grimmory's status and message. */
+export async function accountCall<T>(operation: () => Promise<T>): Promise<T> {
+  try {
+    return await operation();
+  } catch (error) {
+    if (error instanceof AccountError) throw new ApiError(ACCOUNT_ERROR_STATUS[error.code], error.message);
+    throw error;
+  }
+}
+
+const limitsByApp = new WeakMap<DaemonContext, AuthLimits>();
+
+/** The failed-attempt counters of this daemon (in memory: one process serves the API). */
+function authLimits(ctx: DaemonContext): AuthLimits {
+  let limits = limitsByApp.get(ctx);
+  if (!limits) {
+    limits = createAuthLimits();
+    limitsByApp.set(ctx, limits);
+  }
+  return limits;
+}
+
+const NonBlank = Type.String({ minLength: 1, pattern: '\\S' });
+const OptionalFlag = Type.Optional(Type.Union([Type.Boolean(), Type.Null()]));
+
+const UserLoginRequest = Type.Object({ username: NonBlank, password: NonBlank });
+const RefreshTokenRequest = Type.Object({ refreshToken: NonBlank });
+
+/** Entity-style flag names (`permissionUpload`...) as UserCreateRequest has them; demoUser cannot be granted here. */
+const REGISTERABLE = PERMISSIONS.filter(([json]) => json !== 'demoUser');
+
+const UserCreateRequest = Type.Object({
+  username: NonBlank,
+  password: Type.String({ minLength: 8, maxLength: 72 }),
+  name: NonBlank,
+  email: Type.String({ minLength: 1, format: 'email' }),
+  ...Object.fromEntries(REGISTERABLE.map(([, entity]) => [entity, OptionalFlag])),
+  selectedLibraries: Type.Optional(Type.Union([Type.Array(Type.Integer()), Type.Null()])),
+});
+
+function firstHeader(value: string | string[] | undefined): string | undefined {
+  const first = Array.isArray(value) ? value[0] : value;
+  return first === undefined || first === '' ? undefined : first;
+}
+
+export const authRoutes: RouteSpec[] = [
+  {
+    method: 'POST',
+    url: '/api/v1/auth/login',
+    auth: 'public',
+    schema: { body: UserLoginRequest },
+    handler: async (request, _reply, ctx) => {
+      const { username, password } = request.body as { username: string; password: string };
+      const result = await accountCall(() => loginWithPassword(ctx.store.db, ctx.jwtSecret, authLimits(ctx).login, { username, password, ip: request.ip }));
+      return { accessToken: result.accessToken, refreshToken: result.refreshToken, expires: result.expires, isDefaultPassword: result.isDefaultPassword };
+    },
+  },
+  {
+    method: 'POST',
+    url: '/api/v1/auth/refresh',
+    auth: 'public',
+    schema: { body: RefreshTokenRequest },
+    handler: async (request, _reply, ctx) => {
+      const { refreshToken } = request.body as { refreshToken: string };
+      const result = await accountCall(() => refreshSession(ctx.store.db, ctx.jwtSecret, authLimits(ctx).refresh, request.ip, refreshToken));
+      return { accessToken: result.accessToken, refreshToken: result.refreshToken, expires: result.expires };
+    },
+  },
+  {
+    method: 'POST',
+    url: '/api/v1/auth/logout',
+    auth: 'jwt',
+    rule: 'any',
+    handler: async (request, _reply, ctx) => {
+      await revokeRefreshTokens(ctx.store.db, principalOf(request).userId);
+      // An end-session URL exists only for OIDC users while OIDC is on; Bindery has no OIDC sign-in.
+      return { logoutUrl: null };
+    },
+  },
+  {
+    method: 'POST',
+    url: '/api/v1/auth/register',
+    auth: 'jwt',
+    rule: ADMIN,
+    schema: { body: UserCreateRequest },
+    handler: async (request, reply, ctx) => {
+      const body = request.body as Record<string, unknown> & { username: string; password: string; name: string; email: string; selectedLibraries?: number[] | null };
+      const permissions: Partial<Record<Permission, boolean>> = {};
+      for (const [json, entity] of REGISTERABLE) permissions[json] = body[entity] === true;
+      await accountCall(() =>
+        registerUser(ctx.store.db, {
+          username: body.username,
+          password: body.password,
+          name: body.name,
+          email: body.email,
+          permissions,
+          libraryIds: body.selectedLibraries ?? [],
+        }),
+      );
+      return reply.status(204).send();
+    },
+  },
+  {
+    method: 'GET',
+    url: '/api/v1/auth/remote',
+    auth: 'public',
+    handler: async (request, _reply, ctx) => {
+      const header = (name: string): string | undefined => firstHeader(request.headers[name.toLowerCase()]);
+      const result = await accountCall(() => loginRemote(ctx.store.db, ctx.jwtSecret, remoteAuthSettings(), header));
+      return { accessToken: result.accessToken, refreshToken: result.refreshToken, expires: result.expires, isDefaultPassword: result.isDefaultPassword };
+    },
+  },
+];

@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { AUTH_FAILURE_WINDOW_MS, createAuthLimits, FailureLimit, loginUserKey } from '../../src/core/auth/login-rate-limit.ts';
+
+function fakeClock(start = 1_000_000): { now: () => number; advance: (ms: number) => void } {
+  let t = start;
+  return { now: () => t, advance: (ms) => void (t += ms) };
+}
+
+describe('failed-attempt limit', () => {
+  it('blocks after five failures and opens again 15 minutes after the first one, not the last', () => {
+    const clock = fakeClock();
+    const { login } = createAuthLimits(clock.now);
+    for (let i = 0; i < 4; i++) {
+      login.recordFailure('ip:1.2.3.4');
+      clock.advance(60_000);
+    }
+    expect(login.isBlocked('ip:1.2.3.4')).toBe(false);
+    login.recordFailure('ip:1.2.3.4');
+    expect(login.isBlocked('ip:1.2.3.4')).toBe(true);
+
+    // Four minutes passed since the first failure; later failures do not push the end of the window.
+    clock.advance(AUTH_FAILURE_WINDOW_MS - 4 * 60_000 - 1);
+    login.recordFailure('ip:1.2.3.4');
+    expect(login.isBlocked('ip:1.2.3.4')).toBe(true);
+    clock.advance(1);
+    expect(login.isBlocked('ip:1.2.3.4')).toBe(false);
+
+    // A new window starts with the next failure and needs five again.
+    login.recordFailure('ip:1.2.3.4');
+    expect(login.isBlocked('ip:1.2.3.4')).toBe(false);
+  });
+
+  it('forgets the failures of a key on success and keeps keys apart', () => {
+    const clock = fakeClock();
+    const limit = new FailureLimit({ maxFailures: 5, windowMs: 1000, maxKeys: 100, now: clock.now });
+    for (let i = 0; i < 5; i++) limit.recordFailure('a');
+    limit.recordFailure('b');
+    expect(limit.isBlocked('a')).toBe(true);
+    expect(limit.isBlocked('b')).toBe(false);
+    limit.reset('a');
+    expect(limit.isBlocked('a')).toBe(false);
+    for (let i = 0; i < 4; i++) limit.recordFailure('a');
+    expect(limit.isBlocked('a')).toBe(false);
+  });
+
+  it('holds a bounded number of keys, dropping the oldest window first', () => {
+    const clock = fakeClock();
+    const limit = new FailureLimit({ maxFailures: 2, windowMs: 60_000, maxKeys: 3, now: clock.now });
+    for (const key of ['k1', 'k2', 'k3']) {
+      limit.recordFailure(key);
+      limit.recordFailure(key);
+      clock.advance(10);
+    }
+    limit.recordFailure('k4');
+    expect(limit.size).toBe(3);
+    expect(limit.isBlocked('k1')).toBe(false);
+    expect(limit.isBlocked('k2')).toBe(true);
+    expect(limit.isBlocked('k3')).toBe(true);
+  });
+
+  it('treats usernames without case or surrounding blanks', () => {
+    expect(loginUserKey('  Alice ')).toBe(loginUserKey('alice'));
+  });
+});
