@@ -192,9 +192,32 @@ export interface BookShelfMappingTable {
   shelf_id: number;
 }
 
+export interface BookdropFileTable {
+  id: Generated<number>;
+  file_path: string;
+  file_name: string;
+  file_size: number | null;
+  status: Generated<string>;
+  original_metadata: string | null;
+  fetched_metadata: string | null;
+  created_at: Generated<string | null>;
+  updated_at: Generated<string | null>;
+}
+
 export interface CategoryTable {
   id: Generated<number>;
   name: string;
+}
+
+export interface CbxViewerPreferenceTable {
+  id: Generated<number>;
+  user_id: number;
+  book_id: number;
+  spread: string | null;
+  view_mode: string | null;
+  fit_mode: string | null;
+  scroll_mode: string | null;
+  background_color: string | null;
 }
 
 export interface ComicCharacterTable {
@@ -281,10 +304,65 @@ export interface ComicTeamTable {
   name: string;
 }
 
+export interface EbookViewerPreferenceTable {
+  id: Generated<number>;
+  user_id: number;
+  book_id: number;
+  font_family: string | null;
+  font_size: number | null;
+  gap: number | null;
+  hyphenate: number | null;
+  is_dark: number | null;
+  justify: number | null;
+  line_height: number | null;
+  max_block_size: number | null;
+  max_column_count: number | null;
+  max_inline_size: number | null;
+  theme: string | null;
+  flow: string | null;
+}
+
+export interface EpubViewerPreferenceTable {
+  id: Generated<number>;
+  user_id: number;
+  book_id: number;
+  theme: string | null;
+  font: string | null;
+  font_size: number | null;
+  flow: string | null;
+  letter_spacing: number | null;
+  line_height: number | null;
+  custom_font_id: number | null;
+  spread: Generated<string | null>;
+}
+
 export interface JwtSecretTable {
   id: Generated<number>;
   secret: string;
   created_at: Generated<string>;
+}
+
+export interface KoreaderDocumentProgressTable {
+  id: Generated<number>;
+  user_id: number;
+  document: string;
+  progress: string;
+  percentage: number;
+  device: string;
+  device_id: string | null;
+  synced_at: string;
+}
+
+export interface KoreaderUserTable {
+  id: Generated<number>;
+  username: string;
+  password: string;
+  password_md5: string;
+  sync_enabled: Generated<number>;
+  sync_with_booklore_reader: Generated<number>;
+  booklore_user_id: number | null;
+  created_at: Generated<string>;
+  updated_at: Generated<string>;
 }
 
 export interface LibraryTable {
@@ -309,9 +387,72 @@ export interface LibraryPathTable {
   path: string;
 }
 
+export interface MagicShelfTable {
+  id: Generated<number>;
+  user_id: number;
+  name: string;
+  icon: string | null;
+  icon_type: string | null;
+  filter_json: string;
+  is_public: Generated<number>;
+  created_at: Generated<string | null>;
+  updated_at: Generated<string | null>;
+}
+
 export interface MoodTable {
   id: Generated<number>;
   name: string;
+}
+
+export interface MoveJournalTable {
+  id: Generated<number>;
+  batch_id: string;
+  owner: string;
+  seq: number;
+  book_id: number;
+  book_file_id: number | null;
+  kind: string;
+  from_path: string;
+  to_path: string;
+  temp_path: string;
+  from_root: string;
+  to_root: string;
+  to_library_id: number;
+  to_book_library_path_id: number;
+  to_library_path_id: number;
+  to_sub_path: string;
+  to_file_name: string;
+  src_dev: string | null;
+  src_ino: string | null;
+  temp_dev: string | null;
+  temp_ino: string | null;
+  size_bytes: number | null;
+  method: string | null;
+  state: Generated<string>;
+  error: string | null;
+  created_at: Generated<string>;
+  updated_at: Generated<string>;
+  closed_at: string | null;
+}
+
+export interface NewPdfViewerPreferenceTable {
+  id: Generated<number>;
+  user_id: number;
+  book_id: number;
+  spread: string | null;
+  view_mode: string | null;
+  fit_mode: string | null;
+  scroll_mode: string | null;
+  background_color: string | null;
+}
+
+export interface PdfViewerPreferenceTable {
+  id: Generated<number>;
+  user_id: number;
+  book_id: number;
+  zoom: string | null;
+  spread: string | null;
+  is_dark_theme: Generated<number | null>;
 }
 
 export interface RefreshTokenTable {
@@ -479,7 +620,9 @@ export interface DB {
   book_metadata_mood_mapping: BookMetadataMoodMappingTable;
   book_metadata_tag_mapping: BookMetadataTagMappingTable;
   book_shelf_mapping: BookShelfMappingTable;
+  bookdrop_file: BookdropFileTable;
   category: CategoryTable;
+  cbx_viewer_preference: CbxViewerPreferenceTable;
   comic_character: ComicCharacterTable;
   comic_creator: ComicCreatorTable;
   comic_location: ComicLocationTable;
@@ -489,10 +632,18 @@ export interface DB {
   comic_metadata_location_mapping: ComicMetadataLocationMappingTable;
   comic_metadata_team_mapping: ComicMetadataTeamMappingTable;
   comic_team: ComicTeamTable;
+  ebook_viewer_preference: EbookViewerPreferenceTable;
+  epub_viewer_preference: EpubViewerPreferenceTable;
   jwt_secret: JwtSecretTable;
+  koreader_document_progress: KoreaderDocumentProgressTable;
+  koreader_user: KoreaderUserTable;
   library: LibraryTable;
   library_path: LibraryPathTable;
+  magic_shelf: MagicShelfTable;
   mood: MoodTable;
+  move_journal: MoveJournalTable;
+  new_pdf_viewer_preference: NewPdfViewerPreferenceTable;
+  pdf_viewer_preference: PdfViewerPreferenceTable;
   refresh_token: RefreshTokenTable;
   scan_failure: ScanFailureTable;
   shelf: ShelfTable;

@@ -2,10 +2,16 @@
 import type { Migration, MigrationProvider } from 'kysely/migration';
 import * as initial from './001-initial.ts';
 import * as auth from './002-auth.ts';
+import * as readerState from './005-reader-state.ts';
+import * as moveJournal from './006-move-journal.ts';
+import * as koreader from './007-koreader.ts';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001-initial': initial,
   '002-auth': auth,
+  '005-reader-state': readerState,
+  '006-move-journal': moveJournal,
+  '007-koreader': koreader,
 };
 
 export const migrationProvider: MigrationProvider = {

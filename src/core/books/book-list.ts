@@ -1,0 +1,64 @@
+// Books as the caller sees them: which ids are visible, and their Book JSON with the caller's own parts, in batches.
+import type { Principal } from '../auth/principal.ts';
+import { visibleBookFilter } from '../auth/visibility.ts';
+import type { Store } from '../store/store.ts';
+import { libraryRoots, loadBundles } from './book-bundles.ts';
+import { assembleBook, type BookJsonOptions, type Json } from './book-json.ts';
+import { UserBookStates, type UserStateOptions } from './book-user-state.ts';
+
+export interface BookViewOptions extends BookJsonOptions {
+  userId: number;
+  user: UserStateOptions;
+}
+
+/** Books per step: small steps leave little garbage behind each; 250 ran as fast as 1000 with about half the peak heap. */
+const BATCH = 250;
+
+/**
+ * Ids of the books the principal may see (optionally of one library), ascending; one small query. Soft-deleted books
+ * are left out, as in Grimmory's lists.
+ */
+export function visibleBookIds(store: Store, principal: Principal, filter: { libraryId?: number } = {}): number[] {
+  let query = store.db.selectFrom('book').select('book.id').where(visibleBookFilter(principal)).where('book.deleted', '=', 0).orderBy('book.id');
+  if (filter.libraryId !== undefined) query = query.where('book.library_id', '=', filter.libraryId);
+  const { sql, parameters } = query.compile();
+  return store.sqlite.prepare(sql).pluck().all(...(parameters as unknown[])) as number[];
+}
+
+/** Book JSON for the given ids that exist, in the order given. */
+export function booksJson(store: Store, ids: readonly number[], options: BookViewOptions): Json[] {
+  const roots = libraryRoots(store.sqlite);
+  const states = new UserBookStates(store.sqlite, options.userId);
+  const byId = new Map<number, Json>();
+  for (let i = 0; i < ids.length; i += BATCH) {
+    const batch = ids.slice(i, i + BATCH);
+    const user = states.forBooks(batch);
+    for (const bundle of loadBundles(store.sqlite, batch, options)) {
+      byId.set(bundle.book.id, states.apply(assembleBook(bundle, roots, options), user.get(bundle.book.id), options.user));
+    }
+  }
+  return ids.map((id) => byId.get(id)).filter((b): b is Json => b !== undefined);
+}
+
+/**
+ * The JSON array text of the given books, produced a batch at a time as the consumer reads: memory stays at one batch
+ * however large the library. Pass it to `Readable.from` to stream it.
+ */
+export function* bookArrayChunks(store: Store, ids: readonly number[], options: BookViewOptions): Generator<string> {
+  const roots = libraryRoots(store.sqlite);
+  const states = new UserBookStates(store.sqlite, options.userId);
+  let first = true;
+  yield '[';
+  for (let i = 0; i < ids.length; i += BATCH) {
+    const batch = ids.slice(i, i + BATCH);
+    const user = states.forBooks(batch);
+    const parts: string[] = [];
+    for (const bundle of loadBundles(store.sqlite, batch, options)) {
+      parts.push(JSON.stringify(states.apply(assembleBook(bundle, roots, options), user.get(bundle.book.id), options.user)));
+    }
+    if (parts.length === 0) continue;
+    yield (first ? '' : ',') + parts.join(',');
+    first = false;
+  }
+  yield ']';
+}

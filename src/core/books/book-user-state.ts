@@ -1,0 +1,214 @@
+// The per-user parts of a Book: read status, progress, personal rating, finish date and the shelves the user can see.
+import type Database from 'better-sqlite3';
+import type { Json } from './book-json.ts';
+
+const IDS = '(SELECT value FROM json_each(?))';
+
+type ProgressRow = {
+  book_id: number;
+  last_read_time: string | null;
+  pdf_progress: number | null;
+  pdf_progress_percent: number | null;
+  epub_progress: string | null;
+  epub_progress_href: string | null;
+  epub_progress_percent: number | null;
+  cbx_progress: number | null;
+  cbx_progress_percent: number | null;
+  read_status: string | null;
+  date_finished: string | null;
+  koreader_progress_percent: number | null;
+  kobo_progress_percent: number | null;
+  personal_rating: number | null;
+};
+
+type FileProgressRow = {
+  book_id: number;
+  book_type: string | null;
+  position_data: string | null;
+  position_href: string | null;
+  progress_percent: number | null;
+  last_read_time: string | null;
+  tts_position_cfi: string | null;
+  content_source_progress_percent: number | null;
+};
+
+type ShelfRow = { book_id: number; id: number; name: string; icon: string | null; icon_type: string | null; sort: string | null; user_id: number; is_public: number };
+
+export interface UserBookState {
+  progress: ProgressRow | undefined;
+  /** The user's most recently read file of the book. */
+  fileProgress: FileProgressRow | undefined;
+  shelves: ShelfRow[];
+}
+
+export interface UserStateOptions {
+  /** Reading status, progress, rating; off where Grimmory returns the bare book (library book lists). */
+  reading: boolean;
+  /** Single-book reads report `UNSET` even without a progress row. */
+  unsetWithoutProgress: boolean;
+  /** An empty shelf list is sent as `[]` or left out. */
+  emptyShelves: 'empty' | 'omit';
+}
+
+interface Statements {
+  progress: Database.Statement;
+  fileProgress: Database.Statement;
+  shelves: Database.Statement;
+  shelfCounts: Database.Statement;
+}
+
+const prepared = new WeakMap<Database.Database, Statements>();
+
+function statementsFor(sqlite: Database.Database): Statements {
+  let s = prepared.get(sqlite);
+  if (!s) {
+    s = {
+      progress: sqlite.prepare(`SELECT * FROM user_book_progress WHERE user_id = ? AND book_id IN ${IDS}`),
+      fileProgress: sqlite.prepare(
+        `SELECT f.book_id AS book_id, f.book_type AS book_type, p.position_data, p.position_href, p.progress_percent, p.last_read_time, p.tts_position_cfi, p.content_source_progress_percent
+         FROM book_file f JOIN user_book_file_progress p ON p.book_file_id = f.id AND p.user_id = ? WHERE f.book_id IN ${IDS}`,
+      ),
+      shelves: sqlite.prepare(
+        `SELECT m.book_id AS book_id, s.id, s.name, s.icon, s.icon_type, s.sort, s.user_id, s.is_public
+         FROM book_shelf_mapping m JOIN shelf s ON s.id = m.shelf_id WHERE m.book_id IN ${IDS} AND (s.user_id = ? OR s.is_public = 1) ORDER BY m.book_id, s.id`,
+      ),
+      shelfCounts: sqlite.prepare(
+        'SELECT m.shelf_id AS shelf_id, COUNT(*) AS n FROM book_shelf_mapping m JOIN shelf s ON s.id = m.shelf_id WHERE s.user_id = ? OR s.is_public = 1 GROUP BY m.shelf_id',
+      ),
+    };
+    prepared.set(sqlite, s);
+  }
+  return s;
+}
+
+/** Grimmory keeps the file progress read last; a row without a time loses to one with a time. */
+function newer(a: FileProgressRow, b: FileProgressRow): FileProgressRow {
+  if (a.last_read_time === null) return b;
+  if (b.last_read_time === null) return a;
+  return b.last_read_time > a.last_read_time ? b : a;
+}
+
+function round1(value: number | null): number | null {
+  return value === null ? null : Math.round(value * 10) / 10;
+}
+
+function intOrNull(value: string | null): number | null {
+  if (value === null || !/^-?\d+$/.test(value.trim())) return null;
+  return Number(value.trim());
+}
+
+/** Shelf/library sort as stored (`field,DIRECTION`, or JSON) → `{field, direction}`. */
+export function parseSort(stored: string | null): Json | undefined {
+  if (!stored) return undefined;
+  if (stored.startsWith('{')) {
+    try {
+      return JSON.parse(stored) as Json;
+    } catch {
+      return undefined;
+    }
+  }
+  const [field, direction] = stored.split(',');
+  return { field, ...(direction ? { direction } : {}) };
+}
+
+/** Reads the per-user parts for batches of books; one instance serves one request. */
+export class UserBookStates {
+  private readonly statements: Statements;
+  private readonly userId: number;
+  private shelfCounts: Map<number, number> | undefined;
+
+  constructor(sqlite: Database.Database, userId: number) {
+    this.userId = userId;
+    this.statements = statementsFor(sqlite);
+  }
+
+  forBooks(ids: readonly number[]): Map<number, UserBookState> {
+    const out = new Map<number, UserBookState>();
+    if (ids.length === 0) return out;
+    const idsJson = JSON.stringify(ids);
+    const state = (id: number): UserBookState => {
+      let s = out.get(id);
+      if (!s) out.set(id, (s = { progress: undefined, fileProgress: undefined, shelves: [] }));
+      return s;
+    };
+    for (const row of this.statements.progress.all(this.userId, idsJson) as ProgressRow[]) state(row.book_id).progress = row;
+    for (const row of this.statements.fileProgress.all(this.userId, idsJson) as FileProgressRow[]) {
+      const s = state(row.book_id);
+      s.fileProgress = s.fileProgress ? newer(s.fileProgress, row) : row;
+    }
+    for (const row of this.statements.shelves.all(idsJson, this.userId) as ShelfRow[]) state(row.book_id).shelves.push(row);
+    return out;
+  }
+
+  private shelfJson(row: ShelfRow): Json {
+    if (!this.shelfCounts) {
+      const counts = this.statements.shelfCounts.all(this.userId) as { shelf_id: number; n: number }[];
+      this.shelfCounts = new Map(counts.map((c) => [c.shelf_id, c.n]));
+    }
+    const out: Json = { id: row.id, name: row.name };
+    if (row.icon !== null) out.icon = row.icon;
+    if (row.icon_type !== null) out.iconType = row.icon_type;
+    const sort = parseSort(row.sort);
+    if (sort) out.sort = sort;
+    out.userId = row.user_id;
+    out.publicShelf = row.is_public === 1;
+    out.bookCount = this.shelfCounts.get(row.id) ?? 0;
+    return out;
+  }
+
+  /** Adds the user's parts to a Book JSON in place. */
+  apply(book: Json, state: UserBookState | undefined, options: UserStateOptions): Json {
+    const shelves = (state?.shelves ?? []).map((s) => this.shelfJson(s));
+    if (shelves.length > 0 || options.emptyShelves === 'empty') book.shelves = shelves;
+    if (!options.reading) return book;
+    const progress = state?.progress;
+    const fileProgress = state?.fileProgress;
+    if (progress) applyProgressRow(book, progress);
+    else if (options.unsetWithoutProgress) book.readStatus = 'UNSET';
+    if (fileProgress) {
+      applyFileProgress(book, fileProgress);
+      const bookTime = progress?.last_read_time ?? null;
+      if (!progress || (fileProgress.last_read_time !== null && (bookTime === null || fileProgress.last_read_time > bookTime))) {
+        if (fileProgress.last_read_time !== null) book.lastReadTime = fileProgress.last_read_time;
+      }
+    }
+    return book;
+  }
+}
+
+function applyProgressRow(book: Json, p: ProgressRow): void {
+  book.readStatus = p.read_status ?? 'UNSET';
+  if (p.date_finished !== null) book.dateFinished = p.date_finished;
+  if (p.personal_rating !== null) book.personalRating = p.personal_rating;
+  if (p.kobo_progress_percent !== null) book.koboProgress = { percentage: round1(p.kobo_progress_percent) };
+  if (p.koreader_progress_percent !== null) book.koreaderProgress = { percentage: round1(p.koreader_progress_percent * 100) };
+  if (p.epub_progress !== null || p.epub_progress_percent !== null) {
+    book.epubProgress = { cfi: p.epub_progress, href: p.epub_progress_href, percentage: round1(p.epub_progress_percent), contentSourceProgressPercent: null, ttsPositionCfi: null };
+  }
+  if (p.pdf_progress !== null || p.pdf_progress_percent !== null) book.pdfProgress = { page: p.pdf_progress, percentage: round1(p.pdf_progress_percent) };
+  if (p.cbx_progress !== null || p.cbx_progress_percent !== null) book.cbxProgress = { page: p.cbx_progress, percentage: round1(p.cbx_progress_percent) };
+  if (p.last_read_time !== null) book.lastReadTime = p.last_read_time;
+}
+
+function applyFileProgress(book: Json, f: FileProgressRow): void {
+  const percentage = round1(f.progress_percent);
+  switch (f.book_type) {
+    case 'EPUB':
+    case 'FB2':
+    case 'MOBI':
+    case 'AZW3':
+      book.epubProgress = { cfi: f.position_data, href: f.position_href, percentage, contentSourceProgressPercent: round1(f.content_source_progress_percent), ttsPositionCfi: f.tts_position_cfi };
+      break;
+    case 'PDF':
+      book.pdfProgress = { page: intOrNull(f.position_data), percentage };
+      break;
+    case 'CBX':
+      book.cbxProgress = { page: intOrNull(f.position_data), percentage };
+      break;
+    case 'AUDIOBOOK':
+      book.audiobookProgress = { positionMs: intOrNull(f.position_data), trackIndex: intOrNull(f.position_href), trackPositionMs: null, percentage };
+      break;
+    default:
+      break;
+  }
+}
