@@ -7,7 +7,7 @@ import { assembleBook, type BookJsonOptions, type Json } from './book-json.ts';
 import { UserBookStates, type UserStateOptions } from './book-user-state.ts';
 
 export interface BookViewOptions extends BookJsonOptions {
-  userId: number;
+  principal: Principal;
   user: UserStateOptions;
 }
 
@@ -25,10 +25,31 @@ export function visibleBookIds(store: Store, principal: Principal, filter: { lib
   return store.sqlite.prepare(sql).pluck().all(...(parameters as unknown[])) as number[];
 }
 
+/** Per shelf the principal can see (own or public), how many of its books they may see: hidden books are not counted. */
+function visibleShelfCounts(store: Store, principal: Principal): () => Map<number, number> {
+  return () => {
+    const { sql, parameters } = store.db
+      .selectFrom('book_shelf_mapping as m')
+      .innerJoin('shelf', 'shelf.id', 'm.shelf_id')
+      .innerJoin('book', 'book.id', 'm.book_id')
+      .select(['m.shelf_id', (eb) => eb.fn.countAll<number>().as('n')])
+      .where((eb) => eb.or([eb('shelf.user_id', '=', principal.userId), eb('shelf.is_public', '=', 1)]))
+      .where(visibleBookFilter(principal))
+      .groupBy('m.shelf_id')
+      .compile();
+    const rows = store.sqlite.prepare(sql).all(...(parameters as unknown[])) as { shelf_id: number; n: number }[];
+    return new Map(rows.map((r) => [r.shelf_id, r.n]));
+  };
+}
+
+function userStates(store: Store, options: BookViewOptions): UserBookStates {
+  return new UserBookStates(store.sqlite, options.principal.userId, visibleShelfCounts(store, options.principal));
+}
+
 /** Book JSON for the given ids that exist, in the order given. */
 export function booksJson(store: Store, ids: readonly number[], options: BookViewOptions): Json[] {
   const roots = libraryRoots(store.sqlite);
-  const states = new UserBookStates(store.sqlite, options.userId);
+  const states = userStates(store, options);
   const byId = new Map<number, Json>();
   for (let i = 0; i < ids.length; i += BATCH) {
     const batch = ids.slice(i, i + BATCH);
@@ -46,7 +67,7 @@ export function booksJson(store: Store, ids: readonly number[], options: BookVie
  */
 export function* bookArrayChunks(store: Store, ids: readonly number[], options: BookViewOptions): Generator<string> {
   const roots = libraryRoots(store.sqlite);
-  const states = new UserBookStates(store.sqlite, options.userId);
+  const states = userStates(store, options);
   let first = true;
   yield '[';
   for (let i = 0; i < ids.length; i += BATCH) {

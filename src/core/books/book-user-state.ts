@@ -1,5 +1,8 @@
 // The per-user parts of a Book: read status, progress, personal rating, finish date and the shelves the user can see.
 import type Database from 'better-sqlite3';
+import { readerKind } from '../reading/book-files.ts';
+import { reportedStatus, roundPercent } from '../reading/read-status.ts';
+import { shelfJson } from '../shelves/shelves.ts';
 import type { Json } from './book-json.ts';
 
 const IDS = '(SELECT value FROM json_each(?))';
@@ -54,7 +57,6 @@ interface Statements {
   progress: Database.Statement;
   fileProgress: Database.Statement;
   shelves: Database.Statement;
-  shelfCounts: Database.Statement;
 }
 
 const prepared = new WeakMap<Database.Database, Statements>();
@@ -72,9 +74,6 @@ function statementsFor(sqlite: Database.Database): Statements {
         `SELECT m.book_id AS book_id, s.id, s.name, s.icon, s.icon_type, s.sort, s.user_id, s.is_public
          FROM book_shelf_mapping m JOIN shelf s ON s.id = m.shelf_id WHERE m.book_id IN ${IDS} AND (s.user_id = ? OR s.is_public = 1) ORDER BY m.book_id, s.id`,
       ),
-      shelfCounts: sqlite.prepare(
-        'SELECT m.shelf_id AS shelf_id, COUNT(*) AS n FROM book_shelf_mapping m JOIN shelf s ON s.id = m.shelf_id WHERE s.user_id = ? OR s.is_public = 1 GROUP BY m.shelf_id',
-      ),
     };
     prepared.set(sqlite, s);
   }
@@ -89,7 +88,7 @@ function newer(a: FileProgressRow, b: FileProgressRow): FileProgressRow {
 }
 
 function round1(value: number | null): number | null {
-  return value === null ? null : Math.round(value * 10) / 10;
+  return value === null ? null : roundPercent(value);
 }
 
 function intOrNull(value: string | null): number | null {
@@ -97,29 +96,18 @@ function intOrNull(value: string | null): number | null {
   return Number(value.trim());
 }
 
-/** Shelf/library sort as stored (`field,DIRECTION`, or JSON) → `{field, direction}`. */
-export function parseSort(stored: string | null): Json | undefined {
-  if (!stored) return undefined;
-  if (stored.startsWith('{')) {
-    try {
-      return JSON.parse(stored) as Json;
-    } catch {
-      return undefined;
-    }
-  }
-  const [field, direction] = stored.split(',');
-  return { field, ...(direction ? { direction } : {}) };
-}
-
 /** Reads the per-user parts for batches of books; one instance serves one request. */
 export class UserBookStates {
   private readonly statements: Statements;
   private readonly userId: number;
-  private shelfCounts: Map<number, number> | undefined;
+  private readonly shelfCounts: () => ReadonlyMap<number, number>;
 
-  constructor(sqlite: Database.Database, userId: number) {
+  /** `shelfCounts` gives, per shelf, how many of its books the user may see; it is asked at most once per request. */
+  constructor(sqlite: Database.Database, userId: number, shelfCounts: () => ReadonlyMap<number, number>) {
     this.userId = userId;
     this.statements = statementsFor(sqlite);
+    let counts: ReadonlyMap<number, number> | undefined;
+    this.shelfCounts = () => (counts ??= shelfCounts());
   }
 
   forBooks(ids: readonly number[]): Map<number, UserBookState> {
@@ -140,25 +128,9 @@ export class UserBookStates {
     return out;
   }
 
-  private shelfJson(row: ShelfRow): Json {
-    if (!this.shelfCounts) {
-      const counts = this.statements.shelfCounts.all(this.userId) as { shelf_id: number; n: number }[];
-      this.shelfCounts = new Map(counts.map((c) => [c.shelf_id, c.n]));
-    }
-    const out: Json = { id: row.id, name: row.name };
-    if (row.icon !== null) out.icon = row.icon;
-    if (row.icon_type !== null) out.iconType = row.icon_type;
-    const sort = parseSort(row.sort);
-    if (sort) out.sort = sort;
-    out.userId = row.user_id;
-    out.publicShelf = row.is_public === 1;
-    out.bookCount = this.shelfCounts.get(row.id) ?? 0;
-    return out;
-  }
-
   /** Adds the user's parts to a Book JSON in place. */
   apply(book: Json, state: UserBookState | undefined, options: UserStateOptions): Json {
-    const shelves = (state?.shelves ?? []).map((s) => this.shelfJson(s));
+    const shelves = (state?.shelves ?? []).map((s) => shelfJson(s, this.shelfCounts().get(s.id) ?? 0));
     if (shelves.length > 0 || options.emptyShelves === 'empty') book.shelves = shelves;
     if (!options.reading) return book;
     const progress = state?.progress;
@@ -177,7 +149,7 @@ export class UserBookStates {
 }
 
 function applyProgressRow(book: Json, p: ProgressRow): void {
-  book.readStatus = p.read_status ?? 'UNSET';
+  book.readStatus = reportedStatus(p.read_status);
   if (p.date_finished !== null) book.dateFinished = p.date_finished;
   if (p.personal_rating !== null) book.personalRating = p.personal_rating;
   if (p.kobo_progress_percent !== null) book.koboProgress = { percentage: round1(p.kobo_progress_percent) };
@@ -192,20 +164,17 @@ function applyProgressRow(book: Json, p: ProgressRow): void {
 
 function applyFileProgress(book: Json, f: FileProgressRow): void {
   const percentage = round1(f.progress_percent);
-  switch (f.book_type) {
-    case 'EPUB':
-    case 'FB2':
-    case 'MOBI':
-    case 'AZW3':
+  switch (readerKind(f.book_type)) {
+    case 'ebook':
       book.epubProgress = { cfi: f.position_data, href: f.position_href, percentage, contentSourceProgressPercent: round1(f.content_source_progress_percent), ttsPositionCfi: f.tts_position_cfi };
       break;
-    case 'PDF':
+    case 'pdf':
       book.pdfProgress = { page: intOrNull(f.position_data), percentage };
       break;
-    case 'CBX':
+    case 'cbx':
       book.cbxProgress = { page: intOrNull(f.position_data), percentage };
       break;
-    case 'AUDIOBOOK':
+    case 'audiobook':
       book.audiobookProgress = { positionMs: intOrNull(f.position_data), trackIndex: intOrNull(f.position_href), trackPositionMs: null, percentage };
       break;
     default:

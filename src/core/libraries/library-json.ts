@@ -1,10 +1,10 @@
 // Grimmory's `Library` JSON (nulls omitted; paths carry their id and folder).
-import { parseSort } from '../books/book-user-state.ts';
+import { storedSortJson } from '../stored-sort.ts';
 import type { Library } from './libraries.ts';
 
 export function libraryJson(library: Library): Record<string, unknown> {
   const out: Record<string, unknown> = { id: library.id, name: library.name };
-  const sort = parseSort(library.sort);
+  const sort = storedSortJson(library.sort);
   if (sort) out.sort = sort;
   if (library.icon !== null) out.icon = library.icon;
   if (library.iconType !== null) out.iconType = library.iconType;

@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import { isAdmin, type Principal } from '../auth/principal.ts';
 import { visibleBookFilter } from '../auth/visibility.ts';
 import type { Db } from '../store/store.ts';
+import { storedSortJson } from '../stored-sort.ts';
 
 export interface ShelfRow {
   id: number;
@@ -32,14 +33,6 @@ export interface ShelfInput {
   publicShelf?: boolean;
 }
 
-/** `field,DIRECTION` as stored → Grimmory's `Sort`; anything unreadable is left out. */
-function sortJson(sort: string | null): { field: string; direction: string } | undefined {
-  if (!sort) return undefined;
-  const [field, direction] = sort.split(',');
-  if (!field || (direction !== 'ASCENDING' && direction !== 'DESCENDING')) return undefined;
-  return { field, direction };
-}
-
 /** Grimmory's `Shelf` JSON (nulls left out). */
 export function shelfJson(row: ShelfRow, bookCount: number): Record<string, unknown> {
   const out: Record<string, unknown> = {
@@ -47,7 +40,7 @@ export function shelfJson(row: ShelfRow, bookCount: number): Record<string, unkn
     name: row.name,
     icon: row.icon,
     iconType: row.icon_type,
-    sort: sortJson(row.sort),
+    sort: storedSortJson(row.sort),
     userId: row.user_id,
     publicShelf: row.is_public === 1,
     bookCount,

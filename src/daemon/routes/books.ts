@@ -42,7 +42,7 @@ function pageParam(raw: string | undefined, fallback: number, max: number): numb
 }
 
 function bookView(principal: Principal, overrides: Partial<BookViewOptions> & Pick<BookViewOptions, 'listView' | 'withDescription' | 'user'>): BookViewOptions {
-  return { userId: principal.userId, ...overrides };
+  return { principal, ...overrides };
 }
 
 /** A single book in full, as Grimmory's BookMapper returns it. */

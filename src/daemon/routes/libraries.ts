@@ -202,7 +202,7 @@ export const libraryRoutes: RouteSpec[] = [
       const [book] = booksJson(ctx.store, [bookId], {
         listView: false,
         withDescription: true,
-        userId: principal.userId,
+        principal,
         user: { reading: false, unsetWithoutProgress: false, emptyShelves: 'empty' },
       });
       if (!book) throw bookNotFound(bookId);
@@ -222,7 +222,7 @@ export const libraryRoutes: RouteSpec[] = [
       const chunks = bookArrayChunks(ctx.store, ids, {
         listView: false,
         withDescription: true,
-        userId: principal.userId,
+        principal,
         user: { reading: false, unsetWithoutProgress: false, emptyShelves: 'empty' },
       });
       return reply.type('application/json').send(Readable.from(chunks, { objectMode: false }));

@@ -99,7 +99,7 @@ export const shelfRoutes: RouteSpec[] = [
       const principal = principalOf(request);
       const shelf = await findShelf(ctx.store.db, (request.params as { shelfId: number }).shelfId);
       if (!canReadShelf(principal, shelf)) throw forbidden();
-      return booksOnShelf(ctx.store.db, principal, shelf.id);
+      return booksOnShelf(ctx.store, principal, shelf.id);
     },
   },
   {
@@ -114,7 +114,7 @@ export const shelfRoutes: RouteSpec[] = [
       await mapped(() => requireOwnShelves(ctx.store.db, principal, assign, unassign));
       await requireBooksAccess(ctx, principal, bookIds);
       await mapped(() => assignShelves(ctx.store.db, principal, bookIds, assign, unassign));
-      return personalBooks(ctx.store.db, principal, bookIds);
+      return personalBooks(ctx.store, principal, bookIds);
     },
   },
 ];
