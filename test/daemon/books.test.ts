@@ -1,4 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { TRASH_FOLDER } from '../../src/core/books/book-delete.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { coverDir } from '../../src/core/covers/cover-store.ts';
 import { comicInfoXml, jpeg, writeZip } from '../helpers/comic-fixtures.ts';
@@ -244,8 +245,9 @@ describe('physical books and deletion', () => {
     await d.inject({ method: 'DELETE', url: `/api/v1/books?ids=${book.id}`, headers: auth(admin.token) });
   });
 
-  it('deletes books from the catalog with their covers while the files stay on disk', async () => {
+  it('deletes books: files move to the library trash (nothing erased), rows and covers leave the catalog', async () => {
     const victim = ids.Dune as number;
+    const original = readFileSync(lib.path('main', 'Herbert', 'Dune.epub'));
     expect(existsSync(coverDir(d.ctx.paths.covers, victim))).toBe(true);
     const reader = await d.createUser('no-delete', {}, [libraryId]);
     expect((await d.inject({ method: 'DELETE', url: `/api/v1/books?ids=${victim}`, headers: auth(reader.token) })).statusCode).toBe(403);
@@ -256,7 +258,9 @@ describe('physical books and deletion', () => {
     expect((await get(`/api/v1/books/${victim}`)).statusCode).toBe(404);
     expect((await get(`/api/v1/books/${ids['Secret Diary']}`)).statusCode).toBe(200);
     expect(existsSync(coverDir(d.ctx.paths.covers, victim))).toBe(false);
-    expect(readFileSync(lib.path('main', 'Herbert', 'Dune.epub')).length).toBeGreaterThan(0);
+    expect(existsSync(lib.path('main', 'Herbert', 'Dune.epub'))).toBe(false);
+    const [stamp] = readdirSync(lib.path('main', TRASH_FOLDER));
+    expect(readFileSync(lib.path('main', TRASH_FOLDER, stamp as string, 'Herbert', 'Dune.epub')).equals(original)).toBe(true);
   });
 });
 

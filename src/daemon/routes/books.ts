@@ -167,8 +167,7 @@ export const bookRoutes: RouteSpec[] = [
       const principal = principalOf(request);
       const ids = idList((request.query as { ids: string[] }).ids);
       const visible = await visibleAmong(ctx.store.db, principal, ids);
-      const deleted = await deleteBooks(ctx.store.db, ctx.paths.covers, ids.filter((id) => visible.has(id)));
-      return { deleted, failedFileDeletions: [] };
+      return deleteBooks(ctx.store.db, ctx.paths.covers, ids.filter((id) => visible.has(id)));
     },
   },
   {
