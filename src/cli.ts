@@ -30,7 +30,11 @@ const registrations = await Promise.all([
   import('./commands/library.ts').then((m) => m.registerLibrary),
   import('./commands/scan.ts').then((m) => m.registerScan),
   import('./commands/books.ts').then((m) => m.registerBooks),
+  import('./commands/duplicates.ts').then((m) => m.registerDuplicates),
   import('./commands/serve.ts').then((m) => m.registerServe),
+  import('./commands/setup.ts').then((m) => m.registerSetup),
+  import('./commands/users.ts').then((m) => m.registerUsers),
+  import('./commands/move.ts').then((m) => m.registerMove),
 ]);
 for (const register of registrations) register(program, run);
 

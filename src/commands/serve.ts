@@ -1,8 +1,11 @@
 // bindery serve: the HTTP daemon, in the foreground (systemd-friendly).
 import type { Command } from 'commander';
+import type { FastifyInstance } from 'fastify';
+import type { Store } from '../core/store/store.ts';
 import type { CommandContext } from './context.ts';
 import { CliError, EXIT } from './exit-codes.ts';
 import type { RunCommand } from './run.ts';
+import { VERSION } from '../version.ts';
 
 interface ServeFlags {
   port?: string;
@@ -23,6 +26,58 @@ function loggerOptions(ctx: CommandContext): object | false {
   return base;
 }
 
+/** The first administrator from BINDERY_ADMIN_USERNAME / _PASSWORD / _PASSWORD_FILE / _EMAIL, when the catalog has no user. */
+async function seedAdmin(store: Store): Promise<{ username: string } | undefined> {
+  const { seedAdminFromEnv } = await import('../core/users/seed-admin.ts');
+  const { UserError } = await import('../core/users/users.ts');
+  try {
+    return await seedAdminFromEnv(store.db, process.env);
+  } catch (error) {
+    if (!(error instanceof UserError)) throw error;
+    throw new CliError('INVALID_ADMIN_SEED', `cannot create the administrator from the environment: ${(error as Error).message}`, EXIT.USAGE);
+  }
+}
+
+/** How long requests in flight (a large download, a stream) may take to finish once a stop was asked for. */
+const DRAIN_MS = 25_000;
+const EXIT_GRACE_MS = 2_000;
+
+/**
+ * Resolves after SIGTERM or SIGINT once the server has stopped: no new connections, requests in flight finish (for at
+ * most DRAIN_MS, then their connections are cut), background jobs are awaited (onClose). A second signal exits at once.
+ */
+function untilStopped(app: FastifyInstance): Promise<void> {
+  return new Promise<void>((resolve) => {
+    let stopping = false;
+    const stop = (signal: NodeJS.Signals): void => {
+      if (stopping) {
+        app.log.warn({ signal }, 'second stop signal: exiting without waiting');
+        process.exit(EXIT.FAILURE);
+      }
+      stopping = true;
+      app.log.info({ signal }, 'shutting down: finishing requests in flight');
+      const cut = setTimeout(() => {
+        app.log.warn({ afterMs: DRAIN_MS }, 'requests still running: closing their connections');
+        app.server.closeAllConnections();
+      }, DRAIN_MS);
+      cut.unref();
+      // A keep-alive connection whose last response ends during the drain would otherwise idle until its timeout.
+      const idle = setInterval(() => app.server.closeIdleConnections(), 200);
+      const done = (): void => {
+        clearTimeout(cut);
+        clearInterval(idle);
+        resolve();
+      };
+      app.close().then(done, (error: unknown) => {
+        app.log.error({ err: error }, 'error while shutting down');
+        done();
+      });
+    };
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+  });
+}
+
 export function registerServe(program: Command, run: RunCommand): void {
   program
     .command('serve')
@@ -34,9 +89,11 @@ export function registerServe(program: Command, run: RunCommand): void {
     .action((flags: ServeFlags) =>
       run(async (baseCtx) => {
         const ctx = baseCtx.withFlags({ port: flags.port, host: flags.host, basePath: flags.basePath, webRoot: flags.webRoot });
-        const { buildApp } = await import('../daemon/app.ts');
-        const store = await ctx.store();
+        // The catalog opens (and migrates) while the HTTP modules load.
+        const [{ buildApp }, store] = await Promise.all([import('../daemon/app.ts'), ctx.store()]);
+        const seeded = await seedAdmin(store);
         const { app } = await buildApp({ config: ctx.config, store, logger: loggerOptions(ctx) });
+        if (seeded) app.log.info({ username: seeded.username }, 'created the first administrator from BINDERY_ADMIN_* environment variables');
         try {
           await app.listen({ port: ctx.config.port, host: ctx.config.host });
         } catch (error) {
@@ -46,14 +103,16 @@ export function registerServe(program: Command, run: RunCommand): void {
           if (code === 'EACCES') throw new CliError('PORT_DENIED', `not allowed to listen on port ${ctx.config.port}`, EXIT.FAILURE);
           throw error;
         }
-        await new Promise<void>((resolve) => {
-          const stop = (signal: string): void => {
-            app.log.info({ signal }, 'shutting down: finishing requests in flight');
-            app.close().then(resolve, resolve);
-          };
-          process.once('SIGTERM', () => stop('SIGTERM'));
-          process.once('SIGINT', () => stop('SIGINT'));
-        });
+        app.log.info(
+          { version: VERSION, dataDir: ctx.config.dataDir, runtime: '__binderyBundle' in globalThis ? 'bundle' : 'source', startupMs: Math.round(performance.now()) },
+          'bindery is ready',
+        );
+        await untilStopped(app);
+        app.log.info('stopped');
+      }).then(() => {
+        // Everything is closed; whatever still holds the event loop (a stuck socket, a log transport) must not keep a
+        // stopped service alive.
+        setTimeout(() => process.exit(), EXIT_GRACE_MS).unref();
       }),
     );
 }

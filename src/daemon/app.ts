@@ -1,19 +1,27 @@
 // Builds the HTTP application. Tests call this directly; only `bindery serve` listens.
+// Start-up cost matters (a Raspberry Pi restarts it under systemd): what most requests never need — the API docs,
+// schema compilers, the static file server — is set up on first use rather than at start.
 import cors from '@fastify/cors';
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import AjvCompiler from '@fastify/ajv-compiler';
+import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+} from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { dataPaths, type Config } from '../core/config.ts';
 import { signingSecret } from '../core/auth/tokens.ts';
 import type { Store } from '../core/store/store.ts';
 import { VERSION } from '../version.ts';
-import { authenticate } from './authenticate.ts';
+import { authenticate, ruleAdmits } from './authenticate.ts';
 import type { DaemonContext } from './context.ts';
 import { ApiError, errorBody } from './http-errors.ts';
 import type { RouteRequest, RouteSpec } from './route-spec.ts';
 import { allRoutes } from './routes/index.ts';
-import { registerWebRoot } from './web-root.ts';
+import { ISOLATION_HEADERS, registerWebRoot } from './web-root.ts';
 
 export interface BuildAppOptions {
   config: Config;
@@ -22,6 +30,11 @@ export interface BuildAppOptions {
   logger?: FastifyServerOptions['logger'];
   /** Extra routes (tests); production uses the route table. */
   routes?: RouteSpec[];
+  /**
+   * Compile each route's validators and serializers on its first request instead of at start (the default).
+   * `false` compiles them all in `ready()`, which is how a test proves every schema in the table compiles.
+   */
+  lazySchemas?: boolean;
 }
 
 export interface BuiltApp {
@@ -36,6 +49,91 @@ export function fastifyPath(url: string): string {
 }
 
 const REDACTED_HEADERS = ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-auth-key"]', 'req.query.token'];
+const AJV_OPTIONS = { customOptions: { coerceTypes: 'array' as const, removeAdditional: false, useDefaults: true, allErrors: true } };
+
+type ValidatorFactory = NonNullable<NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildValidator']>;
+type SerializerFactory = NonNullable<NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildSerializer']>;
+
+/**
+ * Fastify's own compilers (Ajv and fast-json-stringify), deferred: the Ajv instance is created, and a route's schema
+ * compiled, when a request first needs it. With hundreds of routes this keeps start-up time and memory flat.
+ * Ajv's `schemaEnv` (fastify passes the parent object when it is present, so Ajv can coerce the root) and `errors`
+ * are read through to the compiled function.
+ */
+function lazySchemaController(): NonNullable<FastifyServerOptions['schemaController']> {
+  const validators = AjvCompiler();
+  const serializers = SerializerSelector();
+  type Validate = ((data: unknown, dataCxt?: unknown) => unknown) & { errors?: unknown; schemaEnv?: unknown };
+  type RouteSchema = Parameters<ReturnType<ValidatorFactory>>[0];
+  const buildValidator = ((externalSchemas: Parameters<ValidatorFactory>[0], ajvOptions: Parameters<ValidatorFactory>[1]) => {
+    let compiler: ReturnType<ValidatorFactory> | undefined;
+    return (route: RouteSchema): Validate => {
+      let compiled: Validate | undefined;
+      const get = (): Validate => (compiled ??= (compiler ??= validators(externalSchemas, ajvOptions))(route) as unknown as Validate);
+      const validate = ((data: unknown, dataCxt?: unknown) => get()(data, dataCxt)) as Validate;
+      Object.defineProperty(validate, 'errors', { get: () => get().errors, set: (v: unknown) => (get().errors = v), configurable: true });
+      Object.defineProperty(validate, 'schemaEnv', { get: () => get().schemaEnv, configurable: true });
+      return validate;
+    };
+  }) as unknown as ValidatorFactory;
+  const buildSerializer: SerializerFactory = (externalSchemas, serializerOptions) => {
+    let compiler: ReturnType<SerializerFactory> | undefined;
+    return (route) => {
+      let compiled: ((doc: unknown) => string) | undefined;
+      return (doc: unknown) => (compiled ??= (compiler ??= serializers(externalSchemas, serializerOptions))(route))(doc);
+    };
+  };
+  return { compilersFactory: { buildValidator, buildSerializer } };
+}
+
+/**
+ * The OpenAPI document and Swagger UI live in a second fastify instance built on the first docs request (they load
+ * @fastify/swagger, its YAML writer, Swagger UI's assets and @fastify/static); the main app forwards to it.
+ */
+function apiDocs(routes: RouteSpec[], prefix: string): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
+  let docs: Promise<FastifyInstance> | undefined;
+  const build = async (): Promise<FastifyInstance> => {
+    const [{ default: swagger }, { default: swaggerUi }] = await Promise.all([import('@fastify/swagger'), import('@fastify/swagger-ui')]);
+    const instance = Fastify({ logger: false, routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 }, schemaController: lazySchemaController() });
+    await instance.register(swagger, {
+      openapi: {
+        openapi: '3.1.0',
+        info: { title: 'Bindery API', version: VERSION, description: 'Grimmory-compatible book library API' },
+        components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+      },
+    });
+    await instance.register(swaggerUi, { routePrefix: `${prefix}/api/docs`, uiConfig: { url: `${prefix}/api/openapi.json` } });
+    await instance.register(
+      async (scope) => {
+        for (const spec of routes) {
+          scope.route({ method: spec.method, url: fastifyPath(spec.url), ...(spec.schema ? { schema: spec.schema } : {}), handler: () => undefined });
+        }
+        scope.get('/api/openapi.json', { schema: { hide: true } }, () => instance.swagger());
+      },
+      { prefix },
+    );
+    await instance.ready();
+    return instance;
+  };
+  return async (request, reply) => {
+    const instance = await (docs ??= build().catch((error: unknown) => {
+      docs = undefined;
+      throw error;
+    }));
+    const res = await instance.inject({ method: request.method as 'GET', url: request.url, headers: request.headers });
+    for (const [name, value] of Object.entries(res.headers)) {
+      if (value !== undefined && !['connection', 'transfer-encoding', 'keep-alive', 'date'].includes(name.toLowerCase())) reply.header(name, value);
+    }
+    return reply.status(res.statusCode).send(res.rawPayload.length > 0 ? res.rawPayload : undefined);
+  };
+}
+
+/** The route's rule, for a caller the gate has already identified (403 in the error shape). */
+async function admitByRule(spec: RouteSpec, request: RouteRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+  if (spec.auth === 'custom' || spec.auth === 'public' || !request.principal) return undefined;
+  if (ruleAdmits(spec.rule, request.principal, request)) return undefined;
+  return reply.status(403).send(errorBody(403, 'Access denied.'));
+}
 
 export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   const { config, store } = options;
@@ -46,7 +144,8 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
     genReqId: (req) => (req.headers['x-request-id'] as string | undefined)?.slice(0, 64) ?? randomUUID(),
     bodyLimit: 16 * 1024 * 1024,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
-    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, useDefaults: true, allErrors: true } },
+    ajv: AJV_OPTIONS,
+    ...(options.lazySchemas === false ? {} : { schemaController: lazySchemaController() }),
   });
   if (options.logger) app.log.debug({ redact: REDACTED_HEADERS }, 'logger ready');
 
@@ -66,14 +165,11 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
     exposedHeaders: ['Content-Disposition', 'Accept-Ranges', 'Content-Range', 'Content-Length', 'ETag', 'Date', 'Last-Modified'],
   });
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: { title: 'Bindery API', version: VERSION, description: 'Grimmory-compatible book library API' },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
-    },
+  // Grimmory sends these on every response (the PDF reader's threaded WASM needs a cross-origin-isolated page).
+  app.addHook('onRequest', (_request, reply, done) => {
+    reply.headers(ISOLATION_HEADERS);
+    done();
   });
-  await app.register(swaggerUi, { routePrefix: `${prefix}/api/docs`, uiConfig: { url: `${prefix}/api/openapi.json` } });
 
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof ApiError) return reply.status(error.status).send(errorBody(error.status, error.message, error.details));
@@ -91,26 +187,36 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   });
 
   const routes = options.routes ?? allRoutes();
+  const docs = apiDocs(routes, prefix);
   await app.register(
     async (scope) => {
       for (const spec of routes) {
+        // Grimmory's order: its security filters answer 401 before the body is read or validated; `@PreAuthorize`
+        // answers 403 after Spring has bound and validated the arguments. So: who is calling on request, the rule
+        // once the request has passed validation.
+        const whoIsCalling: RouteSpec = { ...spec, rule: 'any' };
         scope.route({
           method: spec.method,
           url: fastifyPath(spec.url),
           ...(spec.schema ? { schema: spec.schema } : {}),
           ...(spec.bodyLimit ? { bodyLimit: spec.bodyLimit } : {}),
-          preHandler: (request, reply) => authenticate(spec, request as RouteRequest, reply, ctx),
+          onRequest: (request, reply) => authenticate(whoIsCalling, request as RouteRequest, reply, ctx),
+          preHandler: (request, reply) => admitByRule(spec, request as RouteRequest, reply),
           handler: (request, reply) => spec.handler(request as RouteRequest, reply, ctx),
         });
       }
-      scope.get('/api/openapi.json', { schema: { hide: true } }, () => app.swagger());
+      scope.get('/api/openapi.json', { schema: { hide: true } }, docs);
+      scope.get('/api/docs', { schema: { hide: true } }, docs);
+      scope.get('/api/docs/*', { schema: { hide: true } }, docs);
     },
     { prefix },
   );
 
   app.setNotFoundHandler((request, reply) => {
+    const inside = prefix === '' || request.url === prefix || /^[/?]/.test(request.url.slice(prefix.length)) && request.url.startsWith(prefix);
     const path = request.url.slice(prefix.length);
-    if (path.startsWith('/api') || path.startsWith('/komga') || path.startsWith('/ws')) {
+    // The single-page app gets every other GET; the API, Komga and the websocket keep their own 404.
+    if (!inside || /^\/(api|komga|ws)(\/|\?|$)/.test(path)) {
       return reply.status(404).send(errorBody(404, 'Resource not found.'));
     }
     return registerWebRoot.fallback(config, request, reply);

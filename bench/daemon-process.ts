@@ -1,0 +1,156 @@
+// Runs the real `bindery serve` as a child process (for the daemon benchmark and the tests that need a real process):
+// from the sources, from a bundle scripts/build.ts made, or however bin/bindery decides.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+
+export const ROOT = resolve(import.meta.dirname, '..');
+export const BIN = join(ROOT, 'bin', 'bindery');
+
+/** How to start the command line. */
+export interface Launcher {
+  name: string;
+  command: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+}
+
+/** bin/bindery forced onto src/cli.ts. */
+export const fromSource: Launcher = { name: 'source', command: BIN, args: [], env: { BINDERY_FROM_SOURCE: '1' } };
+/** bin/bindery as installed: the bundle when it is up to date, else the sources. */
+export const asInstalled: Launcher = { name: 'bin/bindery', command: BIN, args: [], env: {} };
+/** A bundle built into `dir` (see scripts/build.ts), run directly. */
+export function fromBundle(dir: string): Launcher {
+  return { name: 'bundle', command: process.execPath, args: [join(dir, 'cli.mjs')], env: {} };
+}
+
+/** Keeps the machine's own config files out of the way. */
+const ISOLATED_ENV = { BINDERY_CONFIG: '', XDG_CONFIG_HOME: '/nonexistent-bindery-config', BINDERY_ADMIN_USERNAME: '', BINDERY_ADMIN_PASSWORD: '' };
+
+export function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => done(port));
+    });
+  });
+}
+
+/** Resident memory of a process in MB, from /proc (Linux). */
+export function rssMb(pid: number): number {
+  const match = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) / 1024 : Number.NaN;
+}
+
+/** Peak resident memory (VmHWM) of a process in MB. */
+export function peakRssMb(pid: number): number {
+  const match = /VmHWM:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) / 1024 : Number.NaN;
+}
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface DaemonProcess {
+  child: ChildProcess;
+  pid: number;
+  port: number;
+  /** `http://127.0.0.1:<port><basePath>` */
+  url: string;
+  /** From spawn to the first successful healthcheck. */
+  startupMs: number;
+  stdout(): string;
+  stderr(): string;
+  exited: Promise<Exit>;
+  /** Sends the signal and waits for the exit. */
+  stop(signal?: NodeJS.Signals): Promise<Exit>;
+}
+
+export interface StartOptions {
+  dataDir: string;
+  /** Extra `serve` flags (`--base-path`, `--web-root`). */
+  args?: string[];
+  env?: NodeJS.ProcessEnv;
+  port?: number;
+  basePath?: string;
+  timeoutMs?: number;
+}
+
+function collect(child: ChildProcess): { stdout: () => string; stderr: () => string } {
+  let out = '';
+  let err = '';
+  child.stdout?.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr?.setEncoding('utf8').on('data', (d: string) => (err += d));
+  return { stdout: () => out, stderr: () => err };
+}
+
+function exitOf(child: ChildProcess): Promise<Exit> {
+  return new Promise((done) => {
+    if (child.exitCode !== null || child.signalCode !== null) done({ code: child.exitCode, signal: child.signalCode });
+    else child.once('exit', (code, signal) => done({ code, signal }));
+  });
+}
+
+/** Starts `bindery serve` on 127.0.0.1 and resolves once its healthcheck answers 200. */
+export async function startDaemon(launcher: Launcher, options: StartOptions): Promise<DaemonProcess> {
+  const port = options.port ?? (await freePort());
+  const basePath = options.basePath ?? '';
+  const started = performance.now();
+  const child = spawn(launcher.command, [...launcher.args, '--data-dir', options.dataDir, 'serve', '--host', '127.0.0.1', '--port', String(port), ...(options.args ?? [])], {
+    env: { ...process.env, ...ISOLATED_ENV, ...launcher.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output = collect(child);
+  const exited = exitOf(child);
+  let gone: Exit | undefined;
+  void exited.then((e) => (gone = e));
+  const url = `http://127.0.0.1:${port}${basePath}`;
+  const deadline = started + (options.timeoutMs ?? 60_000);
+  for (;;) {
+    if (gone) throw new Error(`bindery serve exited (${gone.code ?? gone.signal}) before answering: ${output.stderr() || output.stdout()}`);
+    if (performance.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`bindery serve did not answer within ${options.timeoutMs ?? 60_000} ms: ${output.stderr()}`);
+    }
+    try {
+      const res = await fetch(`${url}/api/v1/healthcheck`, { signal: AbortSignal.timeout(2000) });
+      if (res.ok) break;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  const startupMs = performance.now() - started;
+  return {
+    child,
+    pid: child.pid as number,
+    port,
+    url,
+    startupMs,
+    ...output,
+    exited,
+    stop: async (signal = 'SIGTERM') => {
+      if (!gone) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs one `bindery` command to completion. */
+export async function runCli(launcher: Launcher, args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  const child = spawn(launcher.command, [...launcher.args, ...args], { env: { ...process.env, ...ISOLATED_ENV, ...launcher.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const output = collect(child);
+  const { code } = await exitOf(child);
+  return { code, stdout: output.stdout(), stderr: output.stderr() };
+}
