@@ -5,9 +5,6 @@ import { asFormatError, FormatError } from './errors.ts';
 import { LIMITS } from './limits.ts';
 import type { ArchiveType } from './types.ts';
 import { checkBomb } from './zip.ts';
-import { openRarBackend } from './comic-rar.ts';
-import { openSevenZipBackend } from './comic-7z.ts';
-import { openZipBackend } from './comic-zip.ts';
 
 export type ComicArchiveType = Exclude<ArchiveType, 'UNKNOWN'>;
 
@@ -137,8 +134,13 @@ export class ComicArchive {
 /** Opens a comic archive of whichever kind the magic bytes say. */
 export async function openComicArchive(path: string): Promise<ComicArchive> {
   const type = await detectArchiveType(path);
+  // Backends load on first use: unrar's WebAssembly and the 7-Zip binary lookup cost memory a ZIP-only library never needs.
   const backend =
-    type === 'ZIP' ? await openZipBackend(path) : type === 'RAR' ? await openRarBackend(path) : await openSevenZipBackend(path);
+    type === 'ZIP'
+      ? await (await import('./comic-zip.ts')).openZipBackend(path)
+      : type === 'RAR'
+        ? await (await import('./comic-rar.ts')).openRarBackend(path)
+        : await (await import('./comic-7z.ts')).openSevenZipBackend(path);
   return new ComicArchive(type, backend);
 }
 

@@ -88,7 +88,12 @@ export function parseNumber(value: unknown): number | undefined {
 }
 
 /** Natural order: "page2" before "page10", case-insensitive. */
-export const naturalCompare = new Intl.Collator('en', { numeric: true, sensitivity: 'base' }).compare;
+let collator: Intl.Collator | undefined;
+export function naturalCompare(a: string, b: string): number {
+  // Built on first use: a collator pulls ICU collation data into memory, which the daemon rarely needs.
+  collator ??= new Intl.Collator('en', { numeric: true, sensitivity: 'base' });
+  return collator.compare(a, b);
+}
 
 /** Splits an author field that packs several names ("A & B", "A; B", "A and B"). Commas are kept: "Last, First" is one name. */
 export function splitPeople(value: string | undefined): string[] {

@@ -4,6 +4,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AUDIO_EXTENSIONS, bookExtension, formatOf } from '../formats/index.ts';
 import type { BookFileType } from '../formats/types.ts';
+import { naturalCompare } from '../formats/values.ts';
 
 export interface ScanUnit {
   /** Folder below the root, `/`-separated, '' at the root. */
@@ -25,7 +26,6 @@ export interface WalkResult {
   unreadable: { path: string; reason: string }[];
 }
 
-const naturalCompare = new Intl.Collator('en', { numeric: true, sensitivity: 'base' }).compare;
 
 /**
  * A folder with two or more audio tracks is one audiobook (its tracks are chapters), unless every track is an
