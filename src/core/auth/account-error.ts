@@ -1,5 +1,6 @@
 // Refusals of the account and sign-in operations, named after Grimmory's ApiError codes and carrying its message text.
 // Callers map the code to a transport status (HTTP in the daemon, exit codes in the CLI).
+import { CodedError } from '../coded-error.ts';
 
 export type AccountErrorCode =
   | 'INVALID_CREDENTIALS'
@@ -19,14 +20,7 @@ export type AccountErrorCode =
   | 'DEMO_USER_PASSWORD_CHANGE_NOT_ALLOWED'
   | 'INVALID_INPUT';
 
-export class AccountError extends Error {
-  override name = 'AccountError';
-  readonly code: AccountErrorCode;
-  constructor(code: AccountErrorCode, message: string) {
-    super(message);
-    this.code = code;
-  }
-}
+export class AccountError extends CodedError<AccountErrorCode> {}
 
 /** Grimmory's fixed message texts (the too-short text says 6 although 8 characters are required, as Grimmory's does). */
 export const ACCOUNT_MESSAGES = {

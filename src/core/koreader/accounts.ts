@@ -1,5 +1,6 @@
 // The KOReader sync account a user links to their own account: one per user, with its own username and password
 // (KOReader never sees the user's real password) and the two switches of Grimmory's settings page.
+import { CodedError } from '../coded-error.ts';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { hasAny, loadPrincipal, type Principal } from '../auth/principal.ts';
 import type { Db } from '../store/store.ts';
@@ -7,14 +8,7 @@ import { nowIso } from '../time.ts';
 
 export type KoreaderErrorCode = 'NOT_FOUND' | 'INVALID' | 'CONFLICT';
 
-export class KoreaderError extends Error {
-  override name = 'KoreaderError';
-  readonly code: KoreaderErrorCode;
-  constructor(code: KoreaderErrorCode, message: string) {
-    super(message);
-    this.code = code;
-  }
-}
+export class KoreaderError extends CodedError<KoreaderErrorCode> {}
 
 /** Grimmory's `KoreaderUser` DTO. */
 export interface KoreaderAccount {

@@ -1,4 +1,5 @@
 // Libraries and their root folders.
+import { CodedError } from '../coded-error.ts';
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { removeCovers } from '../covers/cover-store.ts';
@@ -31,14 +32,7 @@ export interface Library {
   paths: LibraryPath[];
 }
 
-export class LibraryError extends Error {
-  override name = 'LibraryError';
-  readonly code: 'NOT_FOUND' | 'CONFLICT' | 'INVALID';
-  constructor(code: 'NOT_FOUND' | 'CONFLICT' | 'INVALID', message: string) {
-    super(message);
-    this.code = code;
-  }
-}
+export class LibraryError extends CodedError<'NOT_FOUND' | 'CONFLICT' | 'INVALID'> {}
 
 /** EPUB > PDF > AZW3 > MOBI > FB2 > CBX > AUDIOBOOK unless the library says otherwise. */
 export const DEFAULT_FORMAT_PRIORITY: readonly BookFileType[] = ['EPUB', 'PDF', 'AZW3', 'MOBI', 'FB2', 'CBX', 'AUDIOBOOK'];

@@ -1,4 +1,5 @@
 // Shelves: named, per-user collections of books; an admin may make one public so every user sees it.
+import { CodedError } from '../coded-error.ts';
 import { sql } from 'kysely';
 import { isAdmin, type Principal } from '../auth/principal.ts';
 import { visibleBookFilter } from '../auth/visibility.ts';
@@ -17,14 +18,7 @@ export interface ShelfRow {
 
 export type ShelfErrorCode = 'NOT_FOUND' | 'CONFLICT' | 'FORBIDDEN' | 'DATA_CONFLICT' | 'UNAUTHORIZED';
 
-export class ShelfError extends Error {
-  override name = 'ShelfError';
-  readonly code: ShelfErrorCode;
-  constructor(code: ShelfErrorCode, message: string) {
-    super(message);
-    this.code = code;
-  }
-}
+export class ShelfError extends CodedError<ShelfErrorCode> {}
 
 export interface ShelfInput {
   name: string;

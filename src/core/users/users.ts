@@ -1,16 +1,10 @@
 // Accounts: creation with hashed passwords, permissions and assigned libraries.
+import { CodedError } from '../coded-error.ts';
 import bcrypt from 'bcryptjs';
 import { allPermissions, PERMISSION_NAMES, rowFromPermissions, type Permissions } from '../auth/permissions.ts';
 import type { Db } from '../store/store.ts';
 
-export class UserError extends Error {
-  override name = 'UserError';
-  readonly code: 'CONFLICT' | 'INVALID' | 'NOT_FOUND';
-  constructor(code: 'CONFLICT' | 'INVALID' | 'NOT_FOUND', message: string) {
-    super(message);
-    this.code = code;
-  }
-}
+export class UserError extends CodedError<'CONFLICT' | 'INVALID' | 'NOT_FOUND'> {}
 
 /** bcrypt, so hashes carry over from Grimmory's `users.password_hash` unchanged. */
 export function hashPassword(password: string): Promise<string> {
