@@ -1,34 +1,12 @@
-import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { cliFor, runCli, type CliResult } from '../helpers/cli.ts';
 import { makeTempLibrary, writeSimpleEpub, type TempLibrary } from '../helpers/library-fixtures.ts';
 
-const exec = promisify(execFile);
-const BIN = join(import.meta.dirname, '..', '..', 'bin', 'bindery');
-
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 let lib: TempLibrary;
-
-async function runBin(args: string[], env: NodeJS.ProcessEnv): Promise<Result> {
-  try {
-    const { stdout, stderr } = await exec(BIN, args, { env: { ...process.env, BINDERY_CONFIG: '', ...env } });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
-
-function bindery(...args: string[]): Promise<Result> {
-  return runBin(['--data-dir', lib.dataDir, ...args], {});
-}
+const bindery = cliFor(() => lib.dataDir);
+const runBin = (args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> => runCli(args, { env });
 
 beforeEach(() => {
   lib = makeTempLibrary();

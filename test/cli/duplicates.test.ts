@@ -1,31 +1,15 @@
 import Database from 'better-sqlite3';
-import { execFile } from 'node:child_process';
 import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { cliFor } from '../helpers/cli.ts';
 import { makeTempLibrary, writeSimpleEpub, type TempLibrary } from '../helpers/library-fixtures.ts';
 
-const exec = promisify(execFile);
-const BIN = join(import.meta.dirname, '..', '..', 'bin', 'bindery');
 
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 let lib: TempLibrary;
 
-async function bindery(...args: string[]): Promise<Result> {
-  try {
-    const { stdout, stderr } = await exec(BIN, ['--data-dir', lib.dataDir, ...args], { env: { ...process.env, BINDERY_CONFIG: '' } });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const bindery = cliFor(() => lib.dataDir);
 
 interface JsonOut {
   strategies: string[];

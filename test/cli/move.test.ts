@@ -1,35 +1,20 @@
-import { execFile, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { applyMoves } from '../../src/core/moves/apply.ts';
 import { MoveInterrupted } from '../../src/core/moves/engine.ts';
 import { currentOwner } from '../../src/core/moves/journal.ts';
 import { inPlaceRequests, planMoves } from '../../src/core/moves/plan.ts';
 import { openStore } from '../../src/core/store/store.ts';
+import { cliFor } from '../helpers/cli.ts';
 import { makeTempLibrary, writeSimpleEpub, type TempLibrary } from '../helpers/library-fixtures.ts';
 
-const exec = promisify(execFile);
-const BIN = join(import.meta.dirname, '..', '..', 'bin', 'bindery');
 
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 let lib: TempLibrary;
 
-async function bindery(...args: string[]): Promise<Result> {
-  try {
-    const { stdout, stderr } = await exec(BIN, ['--data-dir', lib.dataDir, ...args], { env: { ...process.env, BINDERY_CONFIG: '' } });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const bindery = cliFor(() => lib.dataDir);
 
 async function setUp(): Promise<void> {
   await writeSimpleEpub(lib.path('in', 'dune.epub'), { title: 'Dune', authors: ['Frank Herbert'] });

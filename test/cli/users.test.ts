@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -6,15 +5,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/core/config.ts';
 import { openStore } from '../../src/core/store/store.ts';
 import { buildApp } from '../../src/daemon/app.ts';
+import { spawn } from 'node:child_process';
+import { BIN, runCli, type CliOptions, type CliResult } from '../helpers/cli.ts';
 import { makeTempLibrary, type TempLibrary } from '../helpers/library-fixtures.ts';
 
-const BIN = join(import.meta.dirname, '..', '..', 'bin', 'bindery');
 
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 let lib: TempLibrary;
 beforeEach(() => {
@@ -22,17 +17,8 @@ beforeEach(() => {
 });
 afterEach(() => lib.cleanup());
 
-function bindery(args: string[], options: { input?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(BIN, ['--data-dir', lib.dataDir, ...args], { env: { ...process.env, BINDERY_CONFIG: '', ...options.env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end(options.input ?? '');
-  });
+function bindery(args: string[], options: CliOptions = {}): Promise<CliResult> {
+  return runCli(['--data-dir', lib.dataDir, ...args], options);
 }
 
 /** Signs in through the real login route of a daemon on the same catalog; returns the HTTP status and body. */
