@@ -94,6 +94,9 @@ export function registerServe(program: Command, run: RunCommand): void {
         const seeded = await seedAdmin(store);
         const { app } = await buildApp({ config: ctx.config, store, logger: loggerOptions(ctx) });
         if (seeded) app.log.info({ username: seeded.username }, 'created the first administrator from BINDERY_ADMIN_* environment variables');
+        // A file move cut short by a crash is finished or rolled back before anything else touches the catalog.
+        const { recoverMoves } = await import('../core/moves/recover.ts');
+        await recoverMoves(store, { log: (message) => app.log.warn(message) });
         try {
           await app.listen({ port: ctx.config.port, host: ctx.config.host });
         } catch (error) {
