@@ -63,7 +63,7 @@ export function registerLibrary(program: Command, run: RunCommand): void {
         if (!opts.yes) {
           throw new CliError('CONFIRMATION_REQUIRED', 'removing a library forgets the reading progress of its books; add --yes to confirm (files on disk stay)', EXIT.USAGE);
         }
-        const { library: removed, books } = await removeLibrary((await ctx.store()).db, id);
+        const { library: removed, books } = await removeLibrary((await ctx.store()).db, id, ctx.paths.covers);
         if (ctx.json) ctx.printJson({ removed: removed.id, name: removed.name, books });
         else ctx.print(`removed library ${removed.id} "${removed.name}" and ${books} book${books === 1 ? '' : 's'} from the catalog; no file was deleted`);
       }),

@@ -224,6 +224,9 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   if (config.webRoot) await registerWebRoot(app, config);
 
   app.addHook('onClose', async () => {
+    // A library scan can take minutes: stop it (it resumes on the next scan) rather than hold up shutdown.
+    const { existingScanJobs } = await import('../core/libraries/library-scan-jobs.ts');
+    await existingScanJobs(store)?.cancelAll();
     await Promise.allSettled([...ctx.background]);
   });
   return { app, ctx, routes };
