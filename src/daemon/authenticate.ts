@@ -1,6 +1,6 @@
 // The single gate every route passes: who is calling (bearer or ?token=), then whether the route's rule admits them.
 import type { FastifyReply } from 'fastify';
-import { hasAny, loadPrincipal, type Principal } from '../core/auth/principal.ts';
+import { hasAny, principalFor, type Principal } from '../core/auth/principal.ts';
 import { verifyToken } from '../core/auth/tokens.ts';
 import type { DaemonContext } from './context.ts';
 import { errorBody } from './http-errors.ts';
@@ -20,7 +20,7 @@ function queryToken(request: RouteRequest): string | undefined {
 export async function principalFromToken(ctx: DaemonContext, token: string | undefined): Promise<Principal | undefined> {
   if (!token) return undefined;
   const claims = await verifyToken(ctx.jwtSecret, token);
-  return claims ? loadPrincipal(ctx.store.db, claims.userId) : undefined;
+  return claims ? principalFor(ctx.store, claims.userId) : undefined;
 }
 
 export function ruleAdmits(rule: Rule | undefined, principal: Principal, request: RouteRequest): boolean {

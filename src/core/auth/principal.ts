@@ -1,5 +1,6 @@
-// Who is asking: a user with live permissions, assigned libraries and content restrictions, loaded per request.
-import type { Db } from '../store/store.ts';
+// Who is asking: a user with live permissions, assigned libraries and content restrictions.
+import { CatalogMemo } from '../store/snapshot.ts';
+import type { Db, Store } from '../store/store.ts';
 import { permissionsFromRow, type Permission, type Permissions } from './permissions.ts';
 
 export interface ContentRestriction {
@@ -41,4 +42,25 @@ export async function loadPrincipal(db: Db, userId: number): Promise<Principal |
     libraryIds: libraries.map((l) => l.library_id),
     restrictions: restrictions.map((r) => ({ type: r.restriction_type as ContentRestriction['type'], mode: r.mode as ContentRestriction['mode'], value: r.value })),
   };
+}
+
+const principals = new WeakMap<Store, CatalogMemo<number, Principal | undefined>>();
+
+/**
+ * The principal as loadPrincipal reads it, reused until anything in the catalog changes: a write by this process or a
+ * commit by another one (the CLI) is seen on the next request, as Grimmory reloads the user on every request. Cached
+ * principals are frozen: many requests share one.
+ */
+export async function principalFor(store: Store, userId: number): Promise<Principal | undefined> {
+  let memo = principals.get(store);
+  if (!memo) principals.set(store, (memo = new CatalogMemo(1000)));
+  return memo.getAsync(store.sqlite, userId, async () => {
+    const principal = await loadPrincipal(store.db, userId);
+    if (!principal) return undefined;
+    Object.freeze(principal.permissions);
+    Object.freeze(principal.libraryIds);
+    principal.restrictions.forEach((r) => Object.freeze(r));
+    Object.freeze(principal.restrictions);
+    return Object.freeze(principal);
+  });
 }

@@ -35,12 +35,35 @@ export async function signToken(secret: Uint8Array, claims: TokenClaims, lifetim
     .sign(secret);
 }
 
+interface Verified {
+  claims: { userId: number; username: string };
+  /** Seconds since the epoch, as in the token. */
+  exp: number;
+}
+
+/** Tokens verified recently, per secret: checking the signature is most of the cost of a small request. */
+const verified = new WeakMap<Uint8Array, Map<string, Verified>>();
+const VERIFIED_LIMIT = 1000;
+
 /** The user id a valid token speaks for, or undefined for anything invalid, expired or malformed. */
 export async function verifyToken(secret: Uint8Array, token: string): Promise<{ userId: number; username: string } | undefined> {
+  let cache = verified.get(secret);
+  if (!cache) verified.set(secret, (cache = new Map()));
+  const hit = cache.get(token);
+  if (hit) {
+    cache.delete(token);
+    // jose's rule: a token is expired once the current second reaches `exp`.
+    if (Math.floor(Date.now() / 1000) >= hit.exp) return undefined;
+    cache.set(token, hit);
+    return hit.claims;
+  }
   try {
     const { payload } = await jwtVerify(token, secret, { issuer: ISSUER, algorithms: ['HS256'], requiredClaims: ['exp', 'iat', 'sub'] });
     if (typeof payload.userId !== 'number' || !Number.isInteger(payload.userId) || typeof payload.sub !== 'string') return undefined;
-    return { userId: payload.userId, username: payload.sub };
+    const claims = Object.freeze({ userId: payload.userId, username: payload.sub });
+    cache.set(token, { claims, exp: payload.exp as number });
+    if (cache.size > VERIFIED_LIMIT) cache.delete(cache.keys().next().value as string);
+    return claims;
   } catch {
     return undefined;
   }

@@ -1,9 +1,11 @@
 // Which books a user may see: admins every book; others the books of their assigned libraries that pass their
 // content restrictions. Every route that returns, streams or changes a book goes through here.
+import type Database from 'better-sqlite3';
 import type { ExpressionBuilder, Expression, SqlBool } from 'kysely';
 import { sql } from 'kysely';
 import type { DB } from '../store/db-types.ts';
-import type { Db } from '../store/store.ts';
+import { cachedStatement } from '../store/snapshot.ts';
+import type { Db, Store } from '../store/store.ts';
 import { isAdmin, type ContentRestriction, type Principal } from './principal.ts';
 
 type BookEb = ExpressionBuilder<DB, 'book'>;
@@ -41,11 +43,21 @@ function restrictionFilter(eb: BookEb, type: ContentRestriction['type'], mode: C
     : sql<SqlBool>`coalesce(${rating} in (${sql.join(lowered)}), 0)`;
 }
 
+export interface VisibilityOptions {
+  /**
+   * Let SQLite look books up by library (the default). `false` keeps it from using book_library_idx, so that a query
+   * ordered by another index walks that index and filters instead of sorting every visible book.
+   */
+  libraryIndex?: boolean;
+}
+
 /** A where-clause for `selectFrom('book')` queries limiting rows to what the principal may see. */
-export function visibleBookFilter(principal: Principal): (eb: BookEb) => Expression<SqlBool> {
+export function visibleBookFilter(principal: Principal, options: VisibilityOptions = {}): (eb: BookEb) => Expression<SqlBool> {
   return (eb) => {
     if (isAdmin(principal)) return sql<SqlBool>`1 = 1`;
-    const parts: Expression<SqlBool>[] = [principal.libraryIds.length > 0 ? eb('book.library_id', 'in', principal.libraryIds) : sql<SqlBool>`1 = 0`];
+    const ids = principal.libraryIds;
+    const inLibraries = options.libraryIndex === false ? sql<SqlBool>`+book.library_id in (${sql.join(ids)})` : eb('book.library_id', 'in', ids);
+    const parts: Expression<SqlBool>[] = [ids.length > 0 ? inLibraries : sql<SqlBool>`1 = 0`];
     const groups = new Map<string, string[]>();
     for (const r of principal.restrictions) {
       const key = `${r.type}:${r.mode}`;
@@ -68,6 +80,36 @@ export async function bookAccess(db: Db, principal: Principal, bookId: number): 
   if (isAdmin(principal)) return 'ok';
   const visible = await db.selectFrom('book').select('id').where('id', '=', bookId).where(visibleBookFilter(principal)).executeTakeFirst();
   return visible ? 'ok' : 'hidden';
+}
+
+interface AccessQuery {
+  statement: Database.Statement;
+  parameters: unknown[];
+}
+
+/** Per principal (cached principals are shared by many requests): its access query, compiled once. */
+const accessQueries = new WeakMap<Principal, AccessQuery>();
+
+function accessQuery(store: Store, principal: Principal): AccessQuery {
+  const cached = accessQueries.get(principal);
+  if (cached) return cached;
+  // `@bookId` is bound by name next to the filter's positional parameters.
+  const { sql: text, parameters } = store.db
+    .selectFrom('book')
+    .select((eb) => eb.case().when(visibleBookFilter(principal)(eb)).then(1).else(0).end().as('visible'))
+    .where('book.id', '=', sql<number>`@bookId`)
+    .compile();
+  const query = { statement: cachedStatement(store.sqlite, text), parameters: [...parameters] };
+  accessQueries.set(principal, query);
+  return query;
+}
+
+/** bookAccess in one synchronous query, for request paths. */
+export function bookAccessNow(store: Store, principal: Principal, bookId: number): BookAccess {
+  const { statement, parameters } = accessQuery(store, principal);
+  const row = statement.get(...parameters, { bookId }) as { visible: number } | undefined;
+  if (!row) return 'missing';
+  return row.visible === 1 ? 'ok' : 'hidden';
 }
 
 /** Book ids among `ids` the principal may see. */

@@ -1,6 +1,7 @@
 // Books as the caller sees them: which ids are visible, and their Book JSON with the caller's own parts, in batches.
 import type { Principal } from '../auth/principal.ts';
 import { visibleBookFilter } from '../auth/visibility.ts';
+import { CatalogMemo, readSnapshot } from '../store/snapshot.ts';
 import type { Store } from '../store/store.ts';
 import { libraryRoots, loadBundles } from './book-bundles.ts';
 import { assembleBook, type BookJsonOptions, type Json } from './book-json.ts';
@@ -25,9 +26,15 @@ export function visibleBookIds(store: Store, principal: Principal, filter: { lib
   return store.sqlite.prepare(sql).pluck().all(...(parameters as unknown[])) as number[];
 }
 
+/**
+ * Kept per principal object: a cached principal is reloaded (a new object) once the catalog changes, and the memo
+ * checks the catalog too. Counting a shelf of thousands of books costs more than the rest of a single-book request.
+ */
+const shelfCountMemos = new WeakMap<Store, CatalogMemo<Principal, Map<number, number>>>();
+
 /** Per shelf the principal can see (own or public), how many of its books they may see: hidden books are not counted. */
 function visibleShelfCounts(store: Store, principal: Principal): () => Map<number, number> {
-  return () => {
+  const count = (): Map<number, number> => {
     const { sql, parameters } = store.db
       .selectFrom('book_shelf_mapping as m')
       .innerJoin('shelf', 'shelf.id', 'm.shelf_id')
@@ -40,6 +47,11 @@ function visibleShelfCounts(store: Store, principal: Principal): () => Map<numbe
     const rows = store.sqlite.prepare(sql).all(...(parameters as unknown[])) as { shelf_id: number; n: number }[];
     return new Map(rows.map((r) => [r.shelf_id, r.n]));
   };
+  return () => {
+    let memo = shelfCountMemos.get(store);
+    if (!memo) shelfCountMemos.set(store, (memo = new CatalogMemo(100)));
+    return memo.get(store.sqlite, principal, count);
+  };
 }
 
 function userStates(store: Store, options: BookViewOptions): UserBookStates {
@@ -48,22 +60,25 @@ function userStates(store: Store, options: BookViewOptions): UserBookStates {
 
 /** Book JSON for the given ids that exist, in the order given. */
 export function booksJson(store: Store, ids: readonly number[], options: BookViewOptions): Json[] {
-  const roots = libraryRoots(store.sqlite);
-  const states = userStates(store, options);
-  const byId = new Map<number, Json>();
-  for (let i = 0; i < ids.length; i += BATCH) {
-    const batch = ids.slice(i, i + BATCH);
-    const user = states.forBooks(batch);
-    for (const bundle of loadBundles(store.sqlite, batch, options)) {
-      byId.set(bundle.book.id, states.apply(assembleBook(bundle, roots, options), user.get(bundle.book.id), options.user));
+  return readSnapshot(store.sqlite, () => {
+    const roots = libraryRoots(store.sqlite);
+    const states = userStates(store, options);
+    const byId = new Map<number, Json>();
+    for (let i = 0; i < ids.length; i += BATCH) {
+      const batch = ids.slice(i, i + BATCH);
+      const user = states.forBooks(batch);
+      for (const bundle of loadBundles(store.sqlite, batch, options)) {
+        byId.set(bundle.book.id, states.apply(assembleBook(bundle, roots, options), user.get(bundle.book.id), options.user));
+      }
     }
-  }
-  return ids.map((id) => byId.get(id)).filter((b): b is Json => b !== undefined);
+    return ids.map((id) => byId.get(id)).filter((b): b is Json => b !== undefined);
+  });
 }
 
 /**
  * The JSON array text of the given books, produced a batch at a time as the consumer reads: memory stays at one batch
- * however large the library. Pass it to `Readable.from` to stream it.
+ * however large the library. Pass it to `Readable.from` to stream it. Each batch is read in one snapshot (a snapshot
+ * cannot stay open while other requests run).
  */
 export function* bookArrayChunks(store: Store, ids: readonly number[], options: BookViewOptions): Generator<string> {
   const roots = libraryRoots(store.sqlite);
@@ -72,11 +87,12 @@ export function* bookArrayChunks(store: Store, ids: readonly number[], options: 
   yield '[';
   for (let i = 0; i < ids.length; i += BATCH) {
     const batch = ids.slice(i, i + BATCH);
-    const user = states.forBooks(batch);
-    const parts: string[] = [];
-    for (const bundle of loadBundles(store.sqlite, batch, options)) {
-      parts.push(JSON.stringify(states.apply(assembleBook(bundle, roots, options), user.get(bundle.book.id), options.user)));
-    }
+    const parts = readSnapshot(store.sqlite, () => {
+      const user = states.forBooks(batch);
+      return loadBundles(store.sqlite, batch, options).map((bundle) =>
+        JSON.stringify(states.apply(assembleBook(bundle, roots, options), user.get(bundle.book.id), options.user)),
+      );
+    });
     if (parts.length === 0) continue;
     yield (first ? '' : ',') + parts.join(',');
     first = false;

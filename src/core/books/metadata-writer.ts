@@ -3,6 +3,7 @@ import type { Transaction } from 'kysely';
 import type { ExtractedComic, ExtractedMetadata } from '../formats/types.ts';
 import type { DB } from '../store/db-types.ts';
 import { nameIds, type NameTable } from './names.ts';
+import { isSqlExec, kyselyExec, type SqlExec } from './sql-exec.ts';
 
 type Scalar = string | number | null;
 
@@ -46,10 +47,12 @@ function isLocked(row: Row | undefined, lock: string): boolean {
 
 /**
  * Writes extracted metadata for a book. On a first write every field the file has is stored; on a rescan a field
- * whose lock is set (or all fields, with all_fields_locked) keeps its value.
+ * whose lock is set (or all fields, with all_fields_locked) keeps its value. `extra` columns (a cover timestamp) go
+ * into the same insert or update.
  */
-export async function writeBookMetadata(trx: Transaction<DB>, bookId: number, meta: ExtractedMetadata, fileName: string): Promise<void> {
-  const existing = (await trx.selectFrom('book_metadata').selectAll().where('book_id', '=', bookId).executeTakeFirst()) as Row | undefined;
+export async function writeBookMetadata(db: Transaction<DB> | SqlExec, bookId: number, meta: ExtractedMetadata, fileName: string, extra: Record<string, Scalar> = {}): Promise<void> {
+  const exec = isSqlExec(db) ? db : kyselyExec(db);
+  const existing = (await exec.get('select * from book_metadata where book_id = ?', [bookId])) as Row | undefined;
   const values: Record<string, Scalar> = {};
   for (const [column, lock, pick] of SCALAR_FIELDS) {
     if (isLocked(existing, `${lock}_locked`)) continue;
@@ -58,30 +61,41 @@ export async function writeBookMetadata(trx: Transaction<DB>, bookId: number, me
   if (!isLocked(existing, 'title_locked') && !values.title) values.title = titleFromFileName(fileName);
   values.identifiers_json = Object.keys(meta.identifiers).length > 0 ? JSON.stringify(meta.identifiers) : null;
   values.search_text = searchText(meta, values.title as string | null);
-
-  if (existing) await trx.updateTable('book_metadata').set(values).where('book_id', '=', bookId).execute();
-  else await trx.insertInto('book_metadata').values({ book_id: bookId, ...values }).execute();
+  Object.assign(values, extra);
+  await upsertRow(exec, 'book_metadata', bookId, existing !== undefined, values);
 
   for (const [table, mapping, column, lock, pick] of LIST_FIELDS) {
     if (isLocked(existing, lock)) continue;
-    await replaceNames(trx, bookId, table, mapping, column, pick(meta));
+    await replaceNames(exec, bookId, table, mapping, column, pick(meta));
+  }
+}
+
+/** Updates the book's row of `table`, or inserts it. Column names come from the tables above, never from input. */
+async function upsertRow(exec: SqlExec, table: 'book_metadata' | 'comic_metadata', bookId: number, exists: boolean, values: Record<string, Scalar>): Promise<void> {
+  const columns = Object.keys(values);
+  const params = Object.values(values);
+  if (exists) {
+    if (columns.length > 0) await exec.run(`update ${table} set ${columns.map((c) => `${c} = ?`).join(', ')} where book_id = ?`, [...params, bookId]);
+  } else {
+    await exec.run(`insert into ${table} (book_id${columns.map((c) => `, ${c}`).join('')}) values (?${', ?'.repeat(columns.length)})`, [bookId, ...params]);
   }
 }
 
 async function replaceNames(
-  trx: Transaction<DB>,
+  exec: SqlExec,
   bookId: number,
   table: NameTable,
   mapping: 'book_metadata_author_mapping' | 'book_metadata_category_mapping' | 'book_metadata_tag_mapping' | 'comic_metadata_character_mapping' | 'comic_metadata_team_mapping' | 'comic_metadata_location_mapping',
   column: string,
   names: string[],
 ): Promise<void> {
-  await trx.deleteFrom(mapping).where('book_id', '=', bookId).execute();
-  const ids = await nameIds(trx, table, names);
-  if (ids.length === 0) return;
-  const rows = ids.map((id, i) => (mapping === 'book_metadata_author_mapping' ? { book_id: bookId, [column]: id, sort_order: i } : { book_id: bookId, [column]: id }));
-  // The mapping table is chosen at run time, so the row shape can't be checked statically here.
-  await trx.insertInto(mapping).values(rows as never).onConflict((oc) => oc.doNothing()).execute();
+  await exec.run(`delete from ${mapping} where book_id = ?`, [bookId]);
+  const ids = await nameIds(exec, table, names);
+  const sortOrder = mapping === 'book_metadata_author_mapping';
+  const insert = sortOrder
+    ? `insert into ${mapping} (book_id, ${column}, sort_order) values (?, ?, ?) on conflict do nothing`
+    : `insert into ${mapping} (book_id, ${column}) values (?, ?) on conflict do nothing`;
+  for (const [i, id] of ids.entries()) await exec.run(insert, sortOrder ? [bookId, id, i] : [bookId, id]);
 }
 
 /** `Some Book.epub` → `Some Book`; a folder audiobook's name stays as it is. */
@@ -122,29 +136,28 @@ const COMIC_ROLES: [role: string, lock: string, pick: (c: ExtractedComic) => str
   ['EDITOR', 'editors_locked', (c) => c.editors],
 ];
 
-export async function writeComicMetadata(trx: Transaction<DB>, bookId: number, comic: ExtractedComic, bookLocks: Row | undefined): Promise<void> {
-  const existing = (await trx.selectFrom('comic_metadata').selectAll().where('book_id', '=', bookId).executeTakeFirst()) as Row | undefined;
+export async function writeComicMetadata(db: Transaction<DB> | SqlExec, bookId: number, comic: ExtractedComic, bookLocks: Row | undefined): Promise<void> {
+  const exec = isSqlExec(db) ? db : kyselyExec(db);
+  const existing = (await exec.get('select * from comic_metadata where book_id = ?', [bookId])) as Row | undefined;
   const allLocked = bookLocks?.all_fields_locked === 1;
   const locked = (lock: string): boolean => allLocked || existing?.[lock] === 1;
   const values: Record<string, Scalar> = {};
   for (const [column, lock, pick] of COMIC_SCALARS) if (!locked(`${lock}_locked`)) values[column] = pick(comic) ?? null;
-  if (existing) await trx.updateTable('comic_metadata').set(values).where('book_id', '=', bookId).execute();
-  else await trx.insertInto('comic_metadata').values({ book_id: bookId, ...values }).execute();
+  await upsertRow(exec, 'comic_metadata', bookId, existing !== undefined, values);
 
   for (const [table, mapping, column, lock, pick] of [
     ['comic_character', 'comic_metadata_character_mapping', 'character_id', 'characters_locked', (c: ExtractedComic) => c.characters],
     ['comic_team', 'comic_metadata_team_mapping', 'team_id', 'teams_locked', (c: ExtractedComic) => c.teams],
     ['comic_location', 'comic_metadata_location_mapping', 'location_id', 'locations_locked', (c: ExtractedComic) => c.locations],
   ] as const) {
-    if (!locked(lock)) await replaceNames(trx, bookId, table, mapping, column, pick(comic));
+    if (!locked(lock)) await replaceNames(exec, bookId, table, mapping, column, pick(comic));
   }
   if (locked('creators_locked')) return;
   for (const [role, lock, pick] of COMIC_ROLES) {
     if (locked(lock)) continue;
-    await trx.deleteFrom('comic_metadata_creator_mapping').where('book_id', '=', bookId).where('role', '=', role).execute();
-    const ids = await nameIds(trx, 'comic_creator', pick(comic));
-    if (ids.length > 0) {
-      await trx.insertInto('comic_metadata_creator_mapping').values(ids.map((creator_id) => ({ book_id: bookId, creator_id, role }))).onConflict((oc) => oc.doNothing()).execute();
+    await exec.run('delete from comic_metadata_creator_mapping where book_id = ? and role = ?', [bookId, role]);
+    for (const creatorId of await nameIds(exec, 'comic_creator', pick(comic))) {
+      await exec.run('insert into comic_metadata_creator_mapping (book_id, creator_id, role) values (?, ?, ?) on conflict do nothing', [bookId, creatorId, role]);
     }
   }
 }

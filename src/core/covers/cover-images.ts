@@ -58,14 +58,46 @@ function canKeepAsCover(meta: Metadata, kind: CoverKind, crop: CropBox | undefin
   );
 }
 
+/** The description an ICC profile gives itself ('desc' tag, ICC v2 text or v4 multi-localised), if readable. */
+function iccDescription(icc: Buffer): string | undefined {
+  if (icc.length < 132) return undefined;
+  const tags = icc.readUInt32BE(128);
+  for (let i = 0; i < tags && 144 + i * 12 <= icc.length; i++) {
+    const entry = 132 + i * 12;
+    if (icc.toString('latin1', entry, entry + 4) !== 'desc') continue;
+    const at = icc.readUInt32BE(entry + 4);
+    const end = Math.min(icc.length, at + icc.readUInt32BE(entry + 8));
+    const type = icc.toString('latin1', at, at + 4);
+    if (type === 'desc' && at + 12 <= end) return icc.toString('latin1', at + 12, Math.min(end, at + 12 + icc.readUInt32BE(at + 8))).replace(/\0+$/, '');
+    if (type === 'mluc' && at + 28 <= end) {
+      const from = at + icc.readUInt32BE(at + 24);
+      const bytes = Buffer.from(icc.subarray(from, Math.min(end, from + icc.readUInt32BE(at + 20))));
+      return bytes.subarray(0, bytes.length & ~1).swap16().toString('utf16le');
+    }
+    return undefined;
+  }
+  return undefined;
+}
+
+/**
+ * An RGB image tagged with an sRGB profile is already what the outputs are: converting it through the profile
+ * changes nothing visible and was two thirds of the work for a rendered PDF page (whose JPEG always carries one).
+ */
+function isSrgbProfile(meta: Metadata): boolean {
+  if (!meta.icc || meta.space !== 'srgb') return false;
+  if (meta.icc.length < 20 || meta.icc.toString('latin1', 16, 20) !== 'RGB ') return false;
+  return /\bsRGB\b/.test(iccDescription(meta.icc) ?? '');
+}
+
 export async function makeCoverImages(input: Buffer, kind: CoverKind, cropping: CoverCropping = DEFAULT_COVER_CROPPING): Promise<CoverImages> {
-  const options = { limitInputPixels: LIMITS.maxImagePixels, failOn: 'error' as const, animated: false };
+  const options = { limitInputPixels: LIMITS.maxImagePixels, failOn: 'error' as const, animated: false, ignoreIcc: false };
   let meta: Metadata;
   try {
     meta = await sharp(input, options).metadata();
   } catch (error) {
     throw new FormatError('CORRUPT', `cover image cannot be decoded: ${(error as Error).message}`);
   }
+  options.ignoreIcc = isSrgbProfile(meta);
   if (!meta.width || !meta.height) throw new FormatError('CORRUPT', 'cover image has no dimensions');
   if (meta.width * meta.height > LIMITS.maxImagePixels) {
     throw new FormatError('TOO_LARGE', `cover image is ${meta.width}x${meta.height} (limit ${LIMITS.maxImagePixels} pixels)`);

@@ -20,9 +20,10 @@ async function writeAtomically(path: string, data: Buffer): Promise<void> {
 }
 
 export async function saveCoverImages(coversRoot: string, bookId: number, kind: CoverKind, images: CoverImages): Promise<void> {
-  await mkdir(coverDir(coversRoot, bookId), { recursive: true });
-  await writeAtomically(coverFile(coversRoot, bookId, kind, 'cover'), images.cover);
-  await writeAtomically(coverFile(coversRoot, bookId, kind, 'thumbnail'), images.thumbnail);
+  // A folder made just now has no files anyone could be reading: write them in place, without a rename each.
+  const created = await mkdir(coverDir(coversRoot, bookId), { recursive: true });
+  const write = created === undefined ? writeAtomically : writeFile;
+  await Promise.all([write(coverFile(coversRoot, bookId, kind, 'cover'), images.cover), write(coverFile(coversRoot, bookId, kind, 'thumbnail'), images.thumbnail)]);
 }
 
 export async function removeCovers(coversRoot: string, bookId: number): Promise<void> {

@@ -1,9 +1,9 @@
 // File fingerprints: KOReader's partial MD5 (device sync) and a full content hash (duplicates, move detection).
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createHash, type Hash } from 'node:crypto';
 import { open } from 'node:fs/promises';
 
 const SAMPLE_SIZE = 1024;
+const CHUNK_SIZE = 1024 * 1024;
 
 /** Offsets KOReader samples: 0, then 1024 << 2i for i = 0..10 (1 KiB … 1 GiB). */
 export const PARTIAL_MD5_OFFSETS: readonly number[] = [0, ...Array.from({ length: 11 }, (_, i) => 1024 * 4 ** i)];
@@ -31,11 +31,52 @@ export function folderPartialMd5(firstTrackHash: string, trackCount: number): st
   return createHash('md5').update(firstTrackHash + String(trackCount)).digest('hex');
 }
 
-/** SHA-256 of the whole file, streamed. */
+/**
+ * Reads the file once, front to back, into a SHA-256 and, when `md5` is given, KOReader's samples. One buffer per
+ * file, no larger than the file: a fresh 1 MiB buffer per read (what a read stream does) is external memory V8
+ * answers with a full garbage collection every few files.
+ */
+async function hashFile(path: string, sha: Hash, md5?: Hash): Promise<void> {
+  const handle = await open(path, 'r');
+  try {
+    const { size } = await handle.stat();
+    const buffer = Buffer.allocUnsafe(Math.min(Math.max(size, SAMPLE_SIZE), CHUNK_SIZE));
+    let position = 0;
+    let sample = md5 ? 0 : PARTIAL_MD5_OFFSETS.length;
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
+      if (bytesRead === 0) break;
+      const end = position + bytesRead;
+      sha.update(buffer.subarray(0, bytesRead));
+      // A sample can straddle two reads: take its part in this one and come back for the rest.
+      while (sample < PARTIAL_MD5_OFFSETS.length) {
+        const start = PARTIAL_MD5_OFFSETS[sample] as number;
+        if (start >= end) break;
+        const sampleEnd = start + SAMPLE_SIZE;
+        md5?.update(buffer.subarray(Math.max(start, position) - position, Math.min(sampleEnd, end) - position));
+        if (sampleEnd > end) break;
+        sample++;
+      }
+      position = end;
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+/** SHA-256 of the whole file. */
 export async function contentHash(path: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path, { highWaterMark: 1024 * 1024 })) hash.update(chunk as Buffer);
-  return hash.digest('hex');
+  const sha = createHash('sha256');
+  await hashFile(path, sha);
+  return sha.digest('hex');
+}
+
+/** `partialMd5` and `contentHash` of one file, reading it once. */
+export async function fileFingerprints(path: string): Promise<{ partialMd5: string; contentHash: string }> {
+  const sha = createHash('sha256');
+  const md5 = createHash('md5');
+  await hashFile(path, sha, md5);
+  return { partialMd5: md5.digest('hex'), contentHash: sha.digest('hex') };
 }
 
 /** Content hash of a folder of tracks: SHA-256 over each track's name, size and own content hash, in order. */

@@ -5,6 +5,7 @@ import type { CoverImages } from '../covers/cover-images.ts';
 import { fileRowValues, type FileRecord } from '../books/file-record.ts';
 import { writeBookMetadata, writeComicMetadata } from '../books/metadata-writer.ts';
 import { pickPrimary } from '../books/primary-file.ts';
+import { isSqlExec, kyselyExec, type SqlExec, type SqlValue } from '../books/sql-exec.ts';
 import type { BookFileType } from '../formats/types.ts';
 import type { DB } from '../store/db-types.ts';
 import { nowIso } from '../time.ts';
@@ -16,67 +17,71 @@ export interface BookContext {
 }
 
 /** Stores metadata and cover of the file that now speaks for the book. */
-async function applyPrimary(trx: Transaction<DB>, ctx: BookContext, bookId: number, record: FileRecord, cover: CoverImages | undefined): Promise<void> {
-  await writeBookMetadata(trx, bookId, record.extraction.metadata, record.fileName);
+async function applyPrimary(exec: SqlExec, ctx: BookContext, bookId: number, record: FileRecord, cover: CoverImages | undefined): Promise<void> {
+  await writeBookMetadata(exec, bookId, record.extraction.metadata, record.fileName);
   if (record.extraction.comic) {
-    const locks = await trx.selectFrom('book_metadata').select('all_fields_locked').where('book_id', '=', bookId).executeTakeFirst();
-    await writeComicMetadata(trx, bookId, record.extraction.comic, locks);
+    const locks = exec.get('select all_fields_locked from book_metadata where book_id = ?', [bookId]);
+    await writeComicMetadata(exec, bookId, record.extraction.comic, await locks);
   }
-  if (cover) await storeCover(trx, ctx, bookId, record.extraction.bookType === 'AUDIOBOOK' ? 'audiobook' : 'book', cover);
-  await trx.updateTable('book').set({ metadata_updated_at: nowIso(), scanned_on: nowIso() }).where('id', '=', bookId).execute();
+  if (cover) await storeCover(exec, ctx, bookId, record.extraction.bookType === 'AUDIOBOOK' ? 'audiobook' : 'book', cover);
+  const now = nowIso();
+  await exec.run('update book set metadata_updated_at = ?, scanned_on = ? where id = ?', [now, now, bookId]);
 }
 
 /** Saves cover files and bumps the cover token, unless the cover is locked. An audiobook-only book also shows its square cover as the book cover. */
-export async function storeCover(trx: Transaction<DB>, ctx: BookContext, bookId: number, kind: 'book' | 'audiobook', cover: CoverImages): Promise<void> {
-  const meta = await trx.selectFrom('book_metadata').select(['cover_locked', 'audiobook_cover_locked', 'all_fields_locked', 'cover_updated_on']).where('book_id', '=', bookId).executeTakeFirst();
+export async function storeCover(db: Transaction<DB> | SqlExec, ctx: BookContext, bookId: number, kind: 'book' | 'audiobook', cover: CoverImages): Promise<void> {
+  const exec = isSqlExec(db) ? db : kyselyExec(db);
+  const meta = await exec.get('select cover_locked, audiobook_cover_locked, all_fields_locked, cover_updated_on from book_metadata where book_id = ?', [bookId]);
   if (meta?.all_fields_locked === 1) return;
   const now = nowIso();
   if (kind === 'audiobook' && meta?.audiobook_cover_locked !== 1) {
     await saveCoverImages(ctx.coversRoot, bookId, 'audiobook', cover);
-    await trx.updateTable('book').set({ audiobook_cover_hash: newCoverHash() }).where('id', '=', bookId).execute();
-    await trx.updateTable('book_metadata').set({ audiobook_cover_updated_on: now }).where('book_id', '=', bookId).execute();
+    await exec.run('update book set audiobook_cover_hash = ? where id = ?', [newCoverHash(), bookId]);
+    await exec.run('update book_metadata set audiobook_cover_updated_on = ? where book_id = ?', [now, bookId]);
   }
   const bookCoverFree = meta?.cover_locked !== 1 && (kind === 'book' || !meta?.cover_updated_on);
   if (bookCoverFree) {
     await saveCoverImages(ctx.coversRoot, bookId, 'book', cover);
-    await trx.updateTable('book').set({ book_cover_hash: newCoverHash() }).where('id', '=', bookId).execute();
-    await trx.updateTable('book_metadata').set({ cover_updated_on: now }).where('book_id', '=', bookId).execute();
+    await exec.run('update book set book_cover_hash = ? where id = ?', [newCoverHash(), bookId]);
+    await exec.run('update book_metadata set cover_updated_on = ? where book_id = ?', [now, bookId]);
   }
 }
 
-export async function createBook(trx: Transaction<DB>, ctx: BookContext, record: FileRecord, cover: CoverImages | undefined): Promise<number> {
+/** Inserts a book_file row for the record; returns its id. */
+async function insertFile(exec: SqlExec, bookId: number, record: FileRecord): Promise<number> {
+  const values: Record<string, SqlValue> = { book_id: bookId, ...(fileRowValues(record) as Record<string, SqlValue>), initial_hash: record.partialMd5, added_on: nowIso() };
+  const columns = Object.keys(values);
+  const row = await exec.get(`insert into book_file (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')}) returning id`, Object.values(values));
+  return row?.id as number;
+}
+
+export async function createBook(exec: SqlExec, ctx: BookContext, record: FileRecord, cover: CoverImages | undefined): Promise<number> {
   const now = nowIso();
-  const book = await trx
-    .insertInto('book')
-    .values({ library_id: ctx.libraryId, library_path_id: record.libraryPathId, added_on: now, scanned_on: now })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  await trx.insertInto('book_file').values({ book_id: book.id, ...fileRowValues(record), initial_hash: record.partialMd5, added_on: now }).execute();
-  await applyPrimary(trx, ctx, book.id, record, cover);
-  return book.id;
+  const book = await exec.get('insert into book (library_id, library_path_id, added_on, scanned_on) values (?, ?, ?, ?) returning id', [ctx.libraryId, record.libraryPathId, now, now]);
+  const bookId = book?.id as number;
+  await insertFile(exec, bookId, record);
+  await applyPrimary(exec, ctx, bookId, record, cover);
+  return bookId;
 }
 
 /** Adds another format to an existing book; it takes over the metadata when it outranks the current primary. */
-export async function attachFile(trx: Transaction<DB>, ctx: BookContext, bookId: number, record: FileRecord, cover: CoverImages | undefined): Promise<void> {
-  const inserted = await trx
-    .insertInto('book_file')
-    .values({ book_id: bookId, ...fileRowValues(record), initial_hash: record.partialMd5, added_on: nowIso() })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  await refreshIfPrimary(trx, ctx, bookId, inserted.id, record, cover);
+export async function attachFile(exec: SqlExec, ctx: BookContext, bookId: number, record: FileRecord, cover: CoverImages | undefined): Promise<void> {
+  const fileId = await insertFile(exec, bookId, record);
+  await refreshIfPrimary(exec, ctx, bookId, fileId, record, cover);
 }
 
 /** Re-reads a changed file into its row, and into the book when it is the primary file. */
-export async function updateFile(trx: Transaction<DB>, ctx: BookContext, fileId: number, bookId: number, record: FileRecord, cover: CoverImages | undefined): Promise<void> {
-  await trx.updateTable('book_file').set(fileRowValues(record)).where('id', '=', fileId).execute();
-  await trx.updateTable('book').set({ missing_at: null }).where('id', '=', bookId).execute();
-  await refreshIfPrimary(trx, ctx, bookId, fileId, record, cover);
+export async function updateFile(exec: SqlExec, ctx: BookContext, fileId: number, bookId: number, record: FileRecord, cover: CoverImages | undefined): Promise<void> {
+  const values = fileRowValues(record) as Record<string, SqlValue>;
+  await exec.run(`update book_file set ${Object.keys(values).map((c) => `${c} = ?`).join(', ')} where id = ?`, [...Object.values(values), fileId]);
+  await exec.run('update book set missing_at = null where id = ?', [bookId]);
+  await refreshIfPrimary(exec, ctx, bookId, fileId, record, cover);
 }
 
-async function refreshIfPrimary(trx: Transaction<DB>, ctx: BookContext, bookId: number, fileId: number, record: FileRecord, cover: CoverImages | undefined): Promise<void> {
-  const files = await trx.selectFrom('book_file').select(['id', 'book_type', 'missing_at']).where('book_id', '=', bookId).where('is_book', '=', 1).execute();
-  if (pickPrimary(files, ctx.formatPriority)?.id === fileId) await applyPrimary(trx, ctx, bookId, record, cover);
-  else if (cover && record.extraction.bookType === 'AUDIOBOOK') await storeCover(trx, ctx, bookId, 'audiobook', cover);
+async function refreshIfPrimary(exec: SqlExec, ctx: BookContext, bookId: number, fileId: number, record: FileRecord, cover: CoverImages | undefined): Promise<void> {
+  const files = (await exec.all('select id, book_type, missing_at from book_file where book_id = ? and is_book = 1', [bookId])) as { id: number; book_type: BookFileType | null; missing_at: string | null }[];
+  if (pickPrimary(files, ctx.formatPriority)?.id === fileId) await applyPrimary(exec, ctx, bookId, record, cover);
+  else if (cover && record.extraction.bookType === 'AUDIOBOOK') await storeCover(exec, ctx, bookId, 'audiobook', cover);
 }
 
 /** A file found elsewhere with the same content: same row, same book, same reading data — new place. */

@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { makeCoverImages, type CoverCropping, type CoverImages } from '../covers/cover-images.ts';
 import { asFormatError } from '../formats/errors.ts';
-import { contentHash, combinedContentHash, folderPartialMd5, partialMd5 } from '../formats/hash.ts';
+import { contentHash, combinedContentHash, fileFingerprints, folderPartialMd5 } from '../formats/hash.ts';
 import { folderAudiobookFormat, formatOf } from '../formats/index.ts';
 import type { Extraction } from '../formats/types.ts';
 
@@ -24,14 +24,16 @@ export type ParseResult =
   | { kind: 'failed'; code: string; reason: string };
 
 async function fingerprint(task: ParseTask): Promise<{ partialMd5: string; contentHash: string }> {
-  if (!task.tracks) return { partialMd5: await partialMd5(task.absolutePath), contentHash: await contentHash(task.absolutePath) };
+  if (!task.tracks) return fileFingerprints(task.absolutePath);
   const parts: { name: string; hash: string }[] = [];
-  for (const track of task.tracks) {
+  let firstPartial = '';
+  for (const [i, track] of task.tracks.entries()) {
     const info = await stat(track);
-    parts.push({ name: `${basename(track)}:${info.size}`, hash: await contentHash(track) });
+    let hash: string;
+    if (i === 0) ({ partialMd5: firstPartial, contentHash: hash } = await fileFingerprints(track));
+    else hash = await contentHash(track);
+    parts.push({ name: `${basename(track)}:${info.size}`, hash });
   }
-  const first = task.tracks[0];
-  const firstPartial = first ? await partialMd5(first) : '';
   return { partialMd5: folderPartialMd5(firstPartial, task.tracks.length), contentHash: combinedContentHash(parts) };
 }
 

@@ -3,6 +3,7 @@ import type { Transaction } from 'kysely';
 import type { CoverImages } from '../covers/cover-images.ts';
 import { DEFAULT_COVER_CROPPING, type CoverCropping } from '../covers/cover-cropping.ts';
 import type { FileRecord } from '../books/file-record.ts';
+import { sqliteExec, type SyncSqlExec } from '../books/sql-exec.ts';
 import type { Extraction } from '../formats/types.ts';
 import type { Library, LibraryPath } from '../libraries/libraries.ts';
 import type { DB } from '../store/db-types.ts';
@@ -11,8 +12,8 @@ import { nowIso } from '../time.ts';
 import { attachFile, createBook, markMissing, markPresent, relocateFile, updateFile, type BookContext } from './catalog-updates.ts';
 import { groupKey } from './grouping.ts';
 import type { ParseResult, ParseTask } from './parse-task.ts';
-import { createTaskRunner, forEachLimited } from './task-runner.ts';
-import { probeRoot, walkRoot, type ScanUnit } from './walk.ts';
+import { createTaskRunner, forEachLimited, type TaskRunner } from './task-runner.ts';
+import { probeRoot, unitAt, unitCount, type ScanUnit, type WalkResult } from './walk.ts';
 
 export interface ScanFailure {
   path: string;
@@ -52,6 +53,7 @@ export interface ScanOptions {
   onProgress?: (progress: ScanProgress) => void;
 }
 
+/** A catalog file that may turn up elsewhere: one that vanished in this scan, or one already missing. */
 interface ExistingFile {
   id: number;
   book_id: number;
@@ -64,12 +66,23 @@ interface ExistingFile {
   is_folder_based: number;
 }
 
-type Work =
-  | { kind: 'changed'; unit: ScanUnit; existing: ExistingFile; task: ParseTask }
-  | { kind: 'fresh'; unit: ScanUnit; task: ParseTask };
+/** The catalog's files under one root, column by column (a row object each cost ~10x more for a large library). */
+interface KnownFiles {
+  byKey: Map<string, number>;
+  ids: number[];
+  /** NaN where the catalog has no value, so it never equals what is on disk. */
+  sizes: number[];
+  mtimes: number[];
+  missing: boolean[];
+}
+
+type Work = { unit: ScanUnit; task: ParseTask } & ({ kind: 'changed'; fileId: number } | { kind: 'fresh' });
 
 const key = (subPath: string, fileName: string): string => `${subPath}\0${fileName}`;
 const BATCH_SIZE = 64;
+const SKIP = 0;
+const CHANGED = 1;
+const FRESH = 2;
 
 export async function scanLibrary(store: Store, library: Library, options: ScanOptions): Promise<ScanSummary> {
   const started = performance.now();
@@ -77,68 +90,125 @@ export async function scanLibrary(store: Store, library: Library, options: ScanO
     libraryId: library.id, libraryName: library.name, added: 0, updated: 0, moved: 0, missing: 0, restored: 0, unchanged: 0,
     failed: [], warnings: [], skippedRoots: [], durationMs: 0,
   };
-  for (const root of library.paths) await scanRoot(store, library, root, options, summary);
+  const runner = createTaskRunner(options.workers);
+  try {
+    for (const root of library.paths) await scanRoot(store, runner, library, root, options, summary);
+  } finally {
+    await runner.close();
+  }
   await store.db.updateTable('library').set({ last_scanned_at: nowIso() }).where('id', '=', library.id).execute();
   summary.durationMs = Math.round(performance.now() - started);
   options.onProgress?.({ phase: 'done', root: '', total: 0, done: 0 });
   return summary;
 }
 
-async function scanRoot(store: Store, library: Library, root: LibraryPath, options: ScanOptions, summary: ScanSummary): Promise<void> {
-  const { db } = store;
-  options.onProgress?.({ phase: 'walking', root: root.path, total: 0, done: 0 });
+async function loadKnownFiles(store: Store, rootId: number): Promise<KnownFiles> {
+  const known: KnownFiles = { byKey: new Map(), ids: [], sizes: [], mtimes: [], missing: [] };
+  // The raw connection, but inside Kysely's hold on it, so no other query of this process interleaves.
+  await store.db.connection().execute(async () => {
+    const rows = store.sqlite.prepare('select id, file_sub_path, file_name, size_bytes, mtime_ms, missing_at is not null as missing from book_file where library_path_id = ?').iterate(rootId);
+    for (const row of rows as Iterable<{ id: number; file_sub_path: string; file_name: string; size_bytes: number | null; mtime_ms: number | null; missing: number }>) {
+      known.byKey.set(key(row.file_sub_path, row.file_name), known.ids.length);
+      known.ids.push(row.id);
+      known.sizes.push(row.size_bytes ?? Number.NaN);
+      known.mtimes.push(row.mtime_ms ?? Number.NaN);
+      known.missing.push(row.missing === 1);
+    }
+  });
+  return known;
+}
+
+const FILE_COLUMNS = ['book_file.id', 'book_file.book_id', 'book_file.file_sub_path', 'book_file.file_name', 'book_file.size_bytes', 'book_file.mtime_ms', 'book_file.content_hash', 'book_file.missing_at', 'book_file.is_folder_based'] as const;
+
+async function filesById(store: Store, ids: number[]): Promise<ExistingFile[]> {
+  const rows: ExistingFile[] = [];
+  for (let i = 0; i < ids.length; i += 500) {
+    rows.push(...((await store.db.selectFrom('book_file').select(FILE_COLUMNS).where('book_file.id', 'in', ids.slice(i, i + 500)).execute()) as ExistingFile[]));
+  }
+  return rows;
+}
+
+/** What one root needs: decided from the walk and the catalog before any file is read. */
+interface RootPlan {
+  walk: WalkResult;
+  /** Per unit: SKIP, CHANGED or FRESH. */
+  kinds: Uint8Array;
+  /** Unit index → its book_file id, for changed units. */
+  changedFile: Map<number, number>;
+  total: number;
+  restored: number[];
+  vanishedIds: number[];
+  failures: { id: number }[];
+  failuresOnDisk: Set<number>;
+}
+
+async function planRoot(store: Store, runner: TaskRunner, root: LibraryPath, options: ScanOptions, summary: ScanSummary): Promise<RootPlan | undefined> {
   const probe = await probeRoot(root.path);
   if (!probe.ok) {
     summary.skippedRoots.push({ path: root.path, reason: `cannot read the folder (${probe.reason}); nothing was marked missing` });
-    return;
+    return undefined;
   }
-  const existing = (await db
-    .selectFrom('book_file')
-    .select(['id', 'book_id', 'file_sub_path', 'file_name', 'size_bytes', 'mtime_ms', 'content_hash', 'missing_at', 'is_folder_based'])
-    .where('library_path_id', '=', root.id)
-    .execute()) as ExistingFile[];
-  const present = existing.filter((f) => !f.missing_at).length;
+  const known = await loadKnownFiles(store, root.id);
+  const present = known.missing.filter((m) => !m).length;
   if (probe.empty && present > 0) {
     summary.skippedRoots.push({ path: root.path, reason: `the folder is empty but the catalog has ${present} files there (an unmounted share?); nothing was marked missing` });
-    return;
+    return undefined;
   }
 
-  const walk = await walkRoot(root.path);
+  const walk = await runner.walk(root.path);
   for (const u of walk.unreadable) summary.failed.push({ path: u.path, code: 'IO', reason: u.reason });
-  const byKey = new Map(existing.map((f) => [key(f.file_sub_path, f.file_name), f]));
-  const failures = await db.selectFrom('scan_failure').selectAll().where('library_path_id', '=', root.id).execute();
+  const failures = await store.db.selectFrom('scan_failure').selectAll().where('library_path_id', '=', root.id).execute();
   const failureByKey = new Map(failures.map((f) => [key(f.file_sub_path, f.file_name), f]));
+  const failuresOnDisk = new Set<number>();
+
+  const count = unitCount(walk);
+  const kinds = new Uint8Array(count);
+  const changedFile = new Map<number, number>();
+  const seen = new Uint8Array(known.ids.length);
+  const restored: number[] = [];
+  let total = 0;
+  for (let i = 0; i < count; i++) {
+    const k = key(walk.folders[walk.folder[i] as number] as string, walk.names[i] as string);
+    const failure = failureByKey.size > 0 ? failureByKey.get(k) : undefined;
+    if (failure) failuresOnDisk.add(failure.id);
+    const row = known.byKey.get(k);
+    if (row !== undefined) {
+      seen[row] = 1;
+      if (!options.full && known.sizes[row] === walk.sizes[i] && known.mtimes[row] === walk.mtimes[i]) {
+        summary.unchanged++;
+        if (known.missing[row]) restored.push(known.ids[row] as number);
+      } else {
+        kinds[i] = CHANGED;
+        changedFile.set(i, known.ids[row] as number);
+        total++;
+      }
+      continue;
+    }
+    if (failure && !options.full && failure.size_bytes === walk.sizes[i] && failure.mtime_ms === walk.mtimes[i]) {
+      summary.failed.push({ path: unitAt(walk, i).absolutePath, code: failure.code, reason: failure.reason });
+      continue;
+    }
+    kinds[i] = FRESH;
+    total++;
+  }
+  const vanishedIds = known.ids.filter((_, row) => !seen[row] && !known.missing[row]);
+  return { walk, kinds, changedFile, total, restored, vanishedIds, failures, failuresOnDisk };
+}
+
+async function scanRoot(store: Store, runner: TaskRunner, library: Library, root: LibraryPath, options: ScanOptions, summary: ScanSummary): Promise<void> {
+  const { db } = store;
+  options.onProgress?.({ phase: 'walking', root: root.path, total: 0, done: 0 });
+  const plan = await planRoot(store, runner, root, options, summary);
+  if (!plan) return;
+  const { walk, kinds, changedFile, total, restored } = plan;
   const cropping = options.cropping ?? DEFAULT_COVER_CROPPING;
 
-  const seen = new Set<number>();
-  const restored: number[] = [];
-  const work: Work[] = [];
-  for (const unit of walk.units) {
-    const k = key(unit.subPath, unit.fileName);
-    const row = byKey.get(k);
-    const task: ParseTask = { absolutePath: unit.absolutePath, cropping, ...(unit.tracks ? { tracks: unit.tracks } : {}) };
-    if (row) {
-      seen.add(row.id);
-      if (!options.full && row.size_bytes === unit.sizeBytes && row.mtime_ms === unit.mtimeMs) {
-        summary.unchanged++;
-        if (row.missing_at) restored.push(row.id);
-      } else work.push({ kind: 'changed', unit, existing: row, task });
-      continue;
-    }
-    const failure = failureByKey.get(k);
-    if (failure && !options.full && failure.size_bytes === unit.sizeBytes && failure.mtime_ms === unit.mtimeMs) {
-      summary.failed.push({ path: unit.absolutePath, code: failure.code, reason: failure.reason });
-      continue;
-    }
-    work.push({ kind: 'fresh', unit, task });
-  }
-
   // Files gone from where they were, plus files already missing anywhere in this library, may turn up as "new" files.
-  const vanished = existing.filter((f) => !seen.has(f.id) && !f.missing_at);
+  const vanished = await filesById(store, plan.vanishedIds);
   const missingElsewhere = (await db
     .selectFrom('book_file')
     .innerJoin('book', 'book.id', 'book_file.book_id')
-    .select(['book_file.id', 'book_file.book_id', 'book_file.file_sub_path', 'book_file.file_name', 'book_file.size_bytes', 'book_file.mtime_ms', 'book_file.content_hash', 'book_file.missing_at', 'book_file.is_folder_based'])
+    .select(FILE_COLUMNS)
     .where('book.library_id', '=', library.id)
     .where('book_file.missing_at', 'is not', null)
     .execute()) as ExistingFile[];
@@ -149,47 +219,55 @@ async function scanRoot(store: Store, library: Library, root: LibraryPath, optio
     list.push(f);
     moveCandidates.set(f.size_bytes, list);
   }
-  for (const w of work) {
-    if (w.kind !== 'fresh') continue;
-    const candidates = moveCandidates.get(w.unit.sizeBytes);
-    if (candidates) w.task.movedCandidates = candidates.map((c) => c.content_hash as string);
+
+  // The work is built lazily, a few items at a time, as the pool takes it.
+  function* work(): Generator<Work> {
+    for (let i = 0; i < kinds.length; i++) {
+      const kind = kinds[i];
+      if (kind === SKIP) continue;
+      const unit = unitAt(walk, i);
+      const task: ParseTask = { absolutePath: unit.absolutePath, cropping, ...(unit.tracks ? { tracks: unit.tracks } : {}) };
+      if (kind === CHANGED) {
+        yield { kind: 'changed', unit, task, fileId: changedFile.get(i) as number };
+        continue;
+      }
+      const candidates = moveCandidates.get(unit.sizeBytes);
+      if (candidates) task.movedCandidates = candidates.map((c) => c.content_hash as string);
+      yield { kind: 'fresh', unit, task };
+    }
   }
 
   const ctx: BookContext = { libraryId: library.id, formatPriority: library.formatPriority, coversRoot: options.coversRoot };
+  const exec = sqliteExec(store.sqlite);
   const movedIds = new Set<number>();
   let pending: { work: Work; result: ParseResult }[] = [];
   let done = 0;
 
+  // Short transactions (BEGIN IMMEDIATE through Kysely), so another process can write between batches.
   const flush = async (): Promise<void> => {
     const batch = pending;
     pending = [];
     if (batch.length === 0) return;
     await db.transaction().execute(async (trx) => {
-      for (const item of batch) await applyResult(trx, ctx, library, root, item.work, item.result, summary, moveCandidates, movedIds);
+      for (const item of batch) await applyResult(trx, exec, ctx, library, root, item.work, item.result, summary, moveCandidates, movedIds);
     });
   };
 
-  const runner = createTaskRunner(options.workers, work.length);
-  try {
-    options.onProgress?.({ phase: 'parsing', root: root.path, total: work.length, done: 0 });
-    await forEachLimited(work, Math.max(2, options.workers * 6), (w) => runner.run(w.task), async (w, result) => {
-      pending.push({ work: w, result });
-      done++;
-      options.onProgress?.({ phase: 'parsing', root: root.path, total: work.length, done });
-      if (pending.length >= BATCH_SIZE) await flush();
-    });
-    await flush();
-  } finally {
-    await runner.close();
-  }
+  options.onProgress?.({ phase: 'parsing', root: root.path, total, done: 0 });
+  await forEachLimited(work(), Math.max(2, options.workers * 6), (w) => runner.parse(w.task), async (w, result) => {
+    pending.push({ work: w, result });
+    done++;
+    options.onProgress?.({ phase: 'parsing', root: root.path, total, done });
+    if (pending.length >= BATCH_SIZE) await flush();
+  });
+  await flush();
 
   const gone = vanished.filter((f) => !movedIds.has(f.id)).map((f) => f.id);
   await db.transaction().execute(async (trx) => {
     await markMissing(trx, gone);
     await markPresent(trx, restored);
-    const onDisk = new Set(walk.units.map((u) => key(u.subPath, u.fileName)));
-    const stale = failures.filter((f) => !onDisk.has(key(f.file_sub_path, f.file_name))).map((f) => f.id);
-    if (stale.length > 0) await trx.deleteFrom('scan_failure').where('id', 'in', stale).execute();
+    const stale = plan.failures.filter((f) => !plan.failuresOnDisk.has(f.id)).map((f) => f.id);
+    for (let i = 0; i < stale.length; i += 500) await trx.deleteFrom('scan_failure').where('id', 'in', stale.slice(i, i + 500)).execute();
   });
   summary.missing += gone.length;
   summary.restored += restored.length;
@@ -211,6 +289,7 @@ function recordOf(unit: ScanUnit, root: LibraryPath, prints: { partialMd5: strin
 
 async function applyResult(
   trx: Transaction<DB>,
+  exec: SyncSqlExec,
   ctx: BookContext,
   library: Library,
   root: LibraryPath,
@@ -223,14 +302,15 @@ async function applyResult(
   const { unit } = work;
   if (result.kind === 'failed') {
     summary.failed.push({ path: unit.absolutePath, code: result.code, reason: result.reason });
-    await trx
-      .insertInto('scan_failure')
-      .values({ library_path_id: root.id, file_sub_path: unit.subPath, file_name: unit.fileName, size_bytes: unit.sizeBytes, mtime_ms: unit.mtimeMs, code: result.code, reason: result.reason, failed_at: nowIso() })
-      .onConflict((oc) => oc.columns(['library_path_id', 'file_sub_path', 'file_name']).doUpdateSet({ size_bytes: unit.sizeBytes, mtime_ms: unit.mtimeMs, code: result.code, reason: result.reason, failed_at: nowIso() }))
-      .execute();
+    const now = nowIso();
+    exec.run(
+      'insert into scan_failure (library_path_id, file_sub_path, file_name, size_bytes, mtime_ms, code, reason, failed_at) values (?, ?, ?, ?, ?, ?, ?, ?) ' +
+        'on conflict (library_path_id, file_sub_path, file_name) do update set size_bytes = excluded.size_bytes, mtime_ms = excluded.mtime_ms, code = excluded.code, reason = excluded.reason, failed_at = excluded.failed_at',
+      [root.id, unit.subPath, unit.fileName, unit.sizeBytes, unit.mtimeMs, result.code, result.reason, now],
+    );
     return;
   }
-  await trx.deleteFrom('scan_failure').where('library_path_id', '=', root.id).where('file_sub_path', '=', unit.subPath).where('file_name', '=', unit.fileName).execute();
+  exec.run('delete from scan_failure where library_path_id = ? and file_sub_path = ? and file_name = ?', [root.id, unit.subPath, unit.fileName]);
 
   if (result.kind === 'moved') {
     const candidate = moveCandidates.get(unit.sizeBytes)?.find((c) => c.content_hash === result.contentHash && !movedIds.has(c.id));
@@ -251,31 +331,32 @@ async function applyResult(
   for (const warning of result.extraction.warnings ?? []) summary.warnings.push({ path: unit.absolutePath, reason: warning });
 
   if (work.kind === 'changed') {
-    await updateFile(trx, ctx, work.existing.id, work.existing.book_id, record, cover);
+    const row = exec.get('select book_id from book_file where id = ?', [work.fileId]) as { book_id: number };
+    await updateFile(exec, ctx, work.fileId, row.book_id, record, cover);
     summary.updated++;
     return;
   }
   const group = groupKey({ subPath: unit.subPath, fileName: unit.fileName, folderBased: record.folderBased }, library.organizationMode);
-  const owner = group === undefined ? undefined : await findGroupOwner(trx, library, root, group);
+  const owner = group === undefined ? undefined : findGroupOwner(exec, library, root, group);
   if (owner !== undefined) {
-    await attachFile(trx, ctx, owner, record, cover);
+    await attachFile(exec, ctx, owner, record, cover);
     summary.updated++;
   } else {
-    await createBook(trx, ctx, record, cover);
+    await createBook(exec, ctx, record, cover);
     summary.added++;
   }
 }
 
 /** The book that already holds a file of the same group in this root, if any. */
-async function findGroupOwner(trx: Transaction<DB>, library: Library, root: LibraryPath, group: string): Promise<number | undefined> {
+function findGroupOwner(exec: SyncSqlExec, library: Library, root: LibraryPath, group: string): number | undefined {
   const [subPath] = group.split('\0');
   const parentOfFolder = subPath?.includes('/') ? subPath.slice(0, subPath.lastIndexOf('/')) : '';
-  const rows = await trx
-    .selectFrom('book_file')
-    .select(['book_id', 'file_sub_path', 'file_name', 'is_folder_based'])
-    .where('library_path_id', '=', root.id)
-    .where('file_sub_path', 'in', [subPath ?? '', parentOfFolder])
-    .execute();
+  const rows = exec.all('select book_id, file_sub_path, file_name, is_folder_based from book_file where library_path_id = ? and file_sub_path in (?, ?)', [root.id, subPath ?? '', parentOfFolder]) as {
+    book_id: number;
+    file_sub_path: string;
+    file_name: string;
+    is_folder_based: number;
+  }[];
   const hit = rows.find((r) => groupKey({ subPath: r.file_sub_path, fileName: r.file_name, folderBased: r.is_folder_based === 1 }, library.organizationMode) === group);
   return hit?.book_id;
 }

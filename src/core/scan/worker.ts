@@ -1,11 +1,24 @@
-// Worker-thread entry for the scan pool.
-import sharp from 'sharp';
-import { parseTask, type ParseTask, type ParseResult } from './parse-task.ts';
+// Worker-thread entry for the scan pool: walks a root, or parses one file.
+import type { ParseResult, ParseTask, parseTask } from './parse-task.ts';
+import { walkRootSync, type WalkResult } from './walk.ts';
 
-// Each worker already runs in parallel with the others; libvips' own threads would only oversubscribe the cores.
-sharp.concurrency(1);
-sharp.cache(false);
+export interface WalkTask {
+  walkRoot: string;
+}
 
-export default function run(task: ParseTask): Promise<ParseResult> {
-  return parseTask(task);
+type ParseTaskModule = { parseTask: typeof parseTask };
+let parser: Promise<ParseTaskModule> | undefined;
+
+// Loaded with the first file, not with the walk: a rescan that finds nothing new never loads sharp or an extractor.
+async function loadParser(): Promise<ParseTaskModule> {
+  const { default: sharp } = await import('sharp');
+  // Each worker already runs in parallel with the others; libvips' own threads would only oversubscribe the cores.
+  sharp.concurrency(1);
+  sharp.cache(false);
+  return import('./parse-task.ts');
+}
+
+export default async function run(task: ParseTask | WalkTask): Promise<ParseResult | WalkResult> {
+  if ('walkRoot' in task) return walkRootSync(task.walkRoot);
+  return (await (parser ??= loadParser())).parseTask(task);
 }

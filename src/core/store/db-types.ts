@@ -446,6 +446,16 @@ export interface NewPdfViewerPreferenceTable {
   background_color: string | null;
 }
 
+export interface OpdsUserV2Table {
+  id: Generated<number>;
+  user_id: number;
+  username: string;
+  password_hash: string;
+  sort_order: Generated<string>;
+  created_at: Generated<string>;
+  updated_at: Generated<string>;
+}
+
 export interface PdfViewerPreferenceTable {
   id: Generated<number>;
   user_id: number;
@@ -643,6 +653,7 @@ export interface DB {
   mood: MoodTable;
   move_journal: MoveJournalTable;
   new_pdf_viewer_preference: NewPdfViewerPreferenceTable;
+  opds_user_v2: OpdsUserV2Table;
   pdf_viewer_preference: PdfViewerPreferenceTable;
   refresh_token: RefreshTokenTable;
   scan_failure: ScanFailureTable;

@@ -10,8 +10,9 @@ import { comicInfoMetadata, fileMetadata } from '../../core/books/file-metadata.
 import { bookFiles, type LocatedFile } from '../../core/books/file-locations.ts';
 import { createPhysicalBook, setPhysical } from '../../core/books/physical-books.ts';
 import { FormatError } from '../../core/formats/errors.ts';
+import { readSnapshot } from '../../core/store/snapshot.ts';
 import type { Principal } from '../../core/auth/principal.ts';
-import { requireBookAccess, requireLibraryAccess } from '../access.ts';
+import { checkBookAccess, requireBookAccess, requireLibraryAccess } from '../access.ts';
 import { principalOf } from '../authenticate.ts';
 import type { DaemonContext } from '../context.ts';
 import { ApiError, badRequest, bookNotFound } from '../http-errors.ts';
@@ -114,7 +115,7 @@ export const bookRoutes: RouteSpec[] = [
       const size = pageParam(query.size, 20, 100) || 20;
       let result;
       try {
-        result = await pageOfVisibleBooks(ctx.store, principal, { page, size, sort: query.sort ?? [] });
+        result = pageOfVisibleBooks(ctx.store, principal, { page, size, sort: query.sort ?? [] });
       } catch (error) {
         if (error instanceof SortError) throw badRequest(error.message);
         throw error;
@@ -153,8 +154,11 @@ export const bookRoutes: RouteSpec[] = [
       const { bookId } = request.params as { bookId: number };
       const { withDescription } = request.query as { withDescription: boolean };
       const principal = principalOf(request);
-      await requireBookAccess(ctx, principal, bookId);
-      return fullBook(ctx, principal, bookId, { withDescription, user: { reading: true, unsetWithoutProgress: true, emptyShelves: 'empty' } });
+      // One read transaction for the check and the book (see readSnapshot).
+      return readSnapshot(ctx.store.sqlite, () => {
+        checkBookAccess(ctx, principal, bookId);
+        return fullBook(ctx, principal, bookId, { withDescription, user: { reading: true, unsetWithoutProgress: true, emptyShelves: 'empty' } });
+      });
     },
   },
   {

@@ -15,7 +15,9 @@ import { mediaRoutes } from './media.ts';
 import { fileMoveRoutes } from './file-moves.ts';
 import { koreaderUserRoutes } from './koreader-users.ts';
 import { kosyncRoutes } from './kosync.ts';
+import { opdsRoutes } from './opds.ts';
+import { komgaRoutes } from './komga.ts';
 
 export function allRoutes(): RouteSpec[] {
-  return [...systemRoutes, ...accountRoutes, ...duplicateRoutes, ...readingRoutes, ...shelfRoutes, ...settingsRoutes, ...uiReadRoutes, ...libraryRoutes, ...pathRoutes, ...bookRoutes, ...bookFileRoutes, ...mediaRoutes, ...fileMoveRoutes, ...koreaderUserRoutes, ...kosyncRoutes];
+  return [...systemRoutes, ...accountRoutes, ...duplicateRoutes, ...readingRoutes, ...shelfRoutes, ...settingsRoutes, ...uiReadRoutes, ...libraryRoutes, ...pathRoutes, ...bookRoutes, ...bookFileRoutes, ...mediaRoutes, ...fileMoveRoutes, ...koreaderUserRoutes, ...kosyncRoutes, ...opdsRoutes, ...komgaRoutes];
 }

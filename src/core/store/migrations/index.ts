@@ -5,6 +5,8 @@ import * as auth from './002-auth.ts';
 import * as readerState from './005-reader-state.ts';
 import * as moveJournal from './006-move-journal.ts';
 import * as koreader from './007-koreader.ts';
+import * as listIndexes from './008-list-indexes.ts';
+import * as opdsUsers from './009-opds-users.ts';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001-initial': initial,
@@ -12,6 +14,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '005-reader-state': readerState,
   '006-move-journal': moveJournal,
   '007-koreader': koreader,
+  '008-list-indexes': listIndexes,
+  '009-opds-users': opdsUsers,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,138 @@
+// The feed model both wire formats are written from: OPDS 1.2 Atom (atom.ts) and OPDS 2.0 JSON (opds2.ts). Locations
+// are kept relative to the OPDS root, so one feed renders with links into `/api/v1/opds` (Atom) or `/api/v2/opds` (JSON).
+
+export type FeedKind = 'navigation' | 'acquisition';
+
+/** A place in the catalog: a path below the OPDS root (`''` is the root itself) and its query parameters. */
+export interface Target {
+  path: string;
+  /** `[name, value]` pairs in order; an empty value is written as the bare name (`?2024-01-01T00:00:00Z`). */
+  query?: [string, string][];
+}
+
+export interface NavEntry {
+  type: 'nav';
+  /** Atom id, `urn:booklore:…` as Grimmory names them. */
+  id: string;
+  title: string;
+  target: Target;
+  /** What the linked feed is. */
+  kind: FeedKind;
+  content?: string;
+  /** Books behind the link, when known cheaply. */
+  count?: number;
+}
+
+export interface AcquisitionFile {
+  id: number;
+  /** Media type of the download. */
+  type: string;
+  /** Format name shown beside the link (`EPUB`, `CBX`, …). */
+  title?: string;
+}
+
+export interface PageStream {
+  fileId: number;
+  /** Pages in the comic; pages are requested 0-based. */
+  count: number;
+  /** Last page read, counted from 1 (OPDS-PSE 1.2). */
+  lastRead?: number;
+  lastReadUpdate?: string;
+}
+
+export interface BookEntry {
+  type: 'book';
+  bookId: number;
+  title: string;
+  subtitle?: string;
+  /** ISO instant: when the book was added. */
+  updated: string;
+  /** `yyyy-MM-dd`. */
+  published?: string;
+  authors: string[];
+  publisher?: string;
+  language?: string;
+  categories: string[];
+  description?: string;
+  isbn13?: string;
+  isbn10?: string;
+  series?: { name: string; position?: number };
+  pageCount?: number;
+  durationSeconds?: number;
+  audiobook: boolean;
+  /** One per book file, the primary file first. */
+  files: AcquisitionFile[];
+  /** Cache-buster of the cover URL; the book has no cover when it is absent. */
+  coverStamp?: string;
+  stream?: PageStream;
+}
+
+export type Entry = NavEntry | BookEntry;
+
+export interface Paging {
+  /** 1-based. */
+  page: number;
+  size: number;
+  total: number;
+  /** The same feed at another page. */
+  at: (page: number) => Target;
+  /** A one-off page (random picks): counts but no first/previous/next/last links. */
+  linkless?: boolean;
+}
+
+export interface Feed {
+  id: string;
+  title: string;
+  /** ISO instant. */
+  updated: string;
+  kind: FeedKind;
+  self: Target;
+  paging?: Paging;
+  entries: Entry[];
+  /** What to call an empty feed (OPDS 2 needs at least one item, so it becomes a link back to the start). */
+  emptyTitle?: string;
+}
+
+export const ROOT: Target = { path: '' };
+
+/** The href of a target below `root` (e.g. `/books/api/v1/opds`), with the query form-encoded. */
+export function hrefOf(root: string, target: Target): string {
+  const path = target.path === '' ? root : `${root}/${target.path}`;
+  if (!target.query || target.query.length === 0) return path;
+  const query = target.query.map(([name, value]) => (value === '' ? encodeURIComponent(name) : `${encodeURIComponent(name)}=${encodeURIComponent(value)}`));
+  return `${path}?${query.join('&')}`;
+}
+
+export function totalPages(paging: Paging): number {
+  return Math.ceil(paging.total / paging.size);
+}
+
+/** `first`, `previous`, `next` and `last` as they apply, as Grimmory writes them (first/last whenever there is a page). */
+export function pagingLinks(paging: Paging): { rel: 'first' | 'previous' | 'next' | 'last'; target: Target }[] {
+  if (paging.linkless) return [];
+  const pages = totalPages(paging);
+  const out: { rel: 'first' | 'previous' | 'next' | 'last'; target: Target }[] = [];
+  if (pages > 0) out.push({ rel: 'first', target: paging.at(1) });
+  if (paging.page > 1) out.push({ rel: 'previous', target: paging.at(Math.min(paging.page - 1, Math.max(pages, 1))) });
+  if (paging.page < pages) out.push({ rel: 'next', target: paging.at(paging.page + 1) });
+  if (pages > 0) out.push({ rel: 'last', target: paging.at(pages) });
+  return out;
+}
+
+/** Where the catalog of one author or series is (the navigation feeds and the book entries both link there). */
+export const authorTarget = (name: string): Target => ({ path: 'catalog', query: [['author', name]] });
+export const seriesTarget = (name: string): Target => ({ path: 'catalog', query: [['series', name]] });
+
+/** The pages of a comic, as the OPDS-PSE URL template (kept literal: readers substitute the placeholders). */
+export function pageTemplate(root: string, entry: BookEntry, stream: PageStream): string {
+  return `${root}/${entry.bookId}/pages/{pageNumber}?fileId=${stream.fileId}&maxWidth={maxWidth}`;
+}
+
+export function downloadTarget(bookId: number, fileId: number): Target {
+  return { path: `${bookId}/download`, query: [['fileId', String(fileId)]] };
+}
+
+/** Grimmory's cover URL (`/{id}/cover?<coverUpdatedOn>`) serves the thumbnail; `size=full` the whole cover. */
+export function coverTarget(bookId: number, stamp: string, full: boolean): Target {
+  return { path: `${bookId}/cover`, query: full ? [[stamp, ''], ['size', 'full']] : [[stamp, '']] };
+}

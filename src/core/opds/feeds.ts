@@ -1,0 +1,282 @@
+// Every OPDS feed as the feed model: the root, the navigation lists and the acquisition feeds (catalog with its
+// filters, recent, surprise), for one reader, with Grimmory's ids, titles, paging and access rules.
+import { hasAny, isAdmin, type Principal } from '../auth/principal.ts';
+import { canSeeLibrary } from '../auth/visibility.ts';
+import type { Store } from '../store/store.ts';
+import {
+  pageOfAuthors,
+  pageOfBooks,
+  pageOfSeries,
+  randomBooks,
+  readableMagicShelves,
+  readableShelves,
+  visibleLibraries,
+  type BookFilter,
+  type BookOrder,
+  type OpdsSortOrder,
+} from './catalog.ts';
+import { bookEntries } from './entries.ts';
+import { authorTarget, seriesTarget, type Feed, type NavEntry, type Target } from './feed.ts';
+import { compileMagicShelf } from './magic-shelf-rules.ts';
+
+export type OpdsErrorCode = 'NOT_FOUND' | 'FORBIDDEN';
+
+export class OpdsError extends Error {
+  override name = 'OpdsError';
+  readonly code: OpdsErrorCode;
+  constructor(code: OpdsErrorCode, message: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_SIZE = 100;
+export const SURPRISE_COUNT = 25;
+
+/** Who is reading: the owning user's rights, the OPDS account's order, and the catalog's name. */
+export interface Reader {
+  principal: Principal;
+  sortOrder: OpdsSortOrder;
+}
+
+export interface FeedOptions {
+  /** ISO instant for `updated`. */
+  now: string;
+  /** The catalog's name in titles. */
+  name: string;
+}
+
+export type Query = Record<string, unknown>;
+
+/** A query parameter as one string: the first of repeated values, trimmed; blank is absent. */
+export function param(query: Query, name: string): string | undefined {
+  const raw = query[name];
+  const value = Array.isArray(raw) ? raw[0] : raw;
+  if (typeof value !== 'string' && typeof value !== 'number') return undefined;
+  const text = String(value).trim();
+  return text === '' ? undefined : text;
+}
+
+/** A whole number parameter; anything unparsable counts as absent (Grimmory falls back to the default). */
+function integer(query: Query, name: string): number | undefined {
+  const text = param(query, name);
+  if (text === undefined || !/^[+-]?\d{1,15}$/.test(text)) return undefined;
+  return Number(text);
+}
+
+export interface PageParams {
+  page: number;
+  size: number;
+}
+
+/** 1-based `page` (default 1), `size` default 50, at most 100. */
+export function pageParams(query: Query): PageParams {
+  const page = Math.max(1, integer(query, 'page') ?? 1);
+  const size = Math.min(MAX_PAGE_SIZE, Math.max(1, integer(query, 'size') ?? DEFAULT_PAGE_SIZE));
+  return { page, size };
+}
+
+const nav = (id: string, title: string, target: Target, kind: NavEntry['kind'], content: string, count?: number): NavEntry => ({ type: 'nav', id, title, target, kind, content, count });
+
+const withPage = (target: Target, page: number, size: number): Target => ({ path: target.path, query: [...(target.query ?? []), ['page', String(page)], ['size', String(size)]] });
+
+export function rootFeed(options: FeedOptions): Feed {
+  const first = (path: string): Target => withPage({ path }, 1, DEFAULT_PAGE_SIZE);
+  return {
+    id: 'urn:booklore:root',
+    title: `${options.name} Catalog`,
+    updated: options.now,
+    kind: 'navigation',
+    self: { path: '' },
+    entries: [
+      nav('urn:booklore:catalog:all', 'All Books', first('catalog'), 'acquisition', 'Browse all available books'),
+      nav('urn:booklore:catalog:recent', 'Recently Added', first('recent'), 'acquisition', 'Recently added books'),
+      nav('urn:booklore:navigation:libraries', 'Libraries', { path: 'libraries' }, 'navigation', 'Browse books by library'),
+      nav('urn:booklore:navigation:shelves', 'Shelves', { path: 'shelves' }, 'navigation', 'Browse your personal shelves'),
+      nav('urn:booklore:navigation:magic-shelves', 'Magic Shelves', { path: 'magic-shelves' }, 'navigation', 'Browse your smart, dynamic shelves'),
+      nav('urn:booklore:navigation:authors', 'Authors', { path: 'authors' }, 'navigation', 'Browse books by author'),
+      nav('urn:booklore:navigation:series', 'Series', { path: 'series' }, 'navigation', 'Browse books by series'),
+      nav('urn:booklore:catalog:surprise', 'Surprise Me', { path: 'surprise' }, 'acquisition', `${SURPRISE_COUNT} random books from the catalog`),
+    ],
+  };
+}
+
+function navigationFeed(id: string, title: string, path: string, entries: NavEntry[], options: FeedOptions, emptyTitle: string): Feed {
+  return { id, title, updated: options.now, kind: 'navigation', self: { path }, entries, emptyTitle };
+}
+
+export function librariesFeed(store: Store, reader: Reader, options: FeedOptions): Feed {
+  const entries = visibleLibraries(store, reader.principal).map((l) =>
+    nav(`urn:booklore:library:${l.id}`, l.name, { path: 'catalog', query: [['libraryId', String(l.id)]] }, 'acquisition', `${l.count} book${l.count === 1 ? '' : 's'}`, l.count),
+  );
+  return navigationFeed('urn:booklore:navigation:libraries', 'Libraries', 'libraries', entries, options, 'No libraries');
+}
+
+export function shelvesFeed(store: Store, reader: Reader, options: FeedOptions): Feed {
+  const entries = readableShelves(store, reader.principal).map((s) =>
+    nav(`urn:booklore:shelf:${s.id}`, s.name, { path: 'catalog', query: [['shelfId', String(s.id)]] }, 'acquisition', 'Personal shelf collection', s.count),
+  );
+  return navigationFeed('urn:booklore:navigation:shelves', 'Shelves', 'shelves', entries, options, 'No shelves');
+}
+
+export function magicShelvesFeed(store: Store, reader: Reader, options: FeedOptions): Feed {
+  const entries = readableMagicShelves(store, reader.principal).map((s) =>
+    nav(`urn:booklore:magic-shelf:${s.id}`, s.name, { path: 'catalog', query: [['magicShelfId', String(s.id)]] }, 'acquisition', 'Smart, dynamic shelf collection'),
+  );
+  return navigationFeed('urn:booklore:navigation:magic-shelves', 'Magic Shelves', 'magic-shelves', entries, options, 'No magic shelves');
+}
+
+/** Names go into `urn:` ids percent-encoded: an id is a URI, and names have spaces. */
+const urnPart = (name: string): string => encodeURIComponent(name);
+
+export function authorsFeed(store: Store, reader: Reader, query: Query, options: FeedOptions): Feed {
+  const { page, size } = pageParams(query);
+  const { items, total } = pageOfAuthors(store, reader.principal, page, size);
+  return {
+    ...navigationFeed('urn:booklore:navigation:authors', 'Authors', 'authors', [], options, 'No authors'),
+    self: withPage({ path: 'authors' }, page, size),
+    paging: { page, size, total, at: (p) => withPage({ path: 'authors' }, p, size) },
+    entries: items.map((a) => nav(`urn:booklore:author:${urnPart(a.name)}`, a.name, authorTarget(a.name), 'acquisition', `Books by ${a.name}`, a.count)),
+  };
+}
+
+export function seriesFeed(store: Store, reader: Reader, query: Query, options: FeedOptions): Feed {
+  const { page, size } = pageParams(query);
+  const { items, total } = pageOfSeries(store, reader.principal, page, size);
+  return {
+    ...navigationFeed('urn:booklore:navigation:series', 'Series', 'series', [], options, 'No series'),
+    self: withPage({ path: 'series' }, page, size),
+    paging: { page, size, total, at: (p) => withPage({ path: 'series' }, p, size) },
+    entries: items.map((s) => nav(`urn:booklore:series:${urnPart(s.name)}`, s.name, seriesTarget(s.name), 'acquisition', `Books in the ${s.name} series`, s.count)),
+  };
+}
+
+/** Grimmory's catalog listing (not the author or series variants) needs the owner's OPDS permission. */
+function requireOpdsPermission(principal: Principal): void {
+  if (!hasAny(principal, ['admin', 'canAccessOpds'])) throw new OpdsError('FORBIDDEN', 'You are not allowed to access this resource');
+}
+
+const CATALOG_PARAMS = ['q', 'query', 'libraryId', 'shelfId', 'shelfIds', 'magicShelfId', 'author', 'series'] as const;
+
+function shelfIdsOf(query: Query): number[] {
+  const ids = new Set<number>();
+  for (const raw of [param(query, 'shelfId'), ...(param(query, 'shelfIds')?.split(',') ?? [])]) {
+    const text = raw?.trim();
+    if (text && /^\d{1,15}$/.test(text)) ids.add(Number(text));
+  }
+  return [...ids];
+}
+
+interface Scope {
+  filter: BookFilter;
+  order: BookOrder;
+  id: string;
+  title: string;
+}
+
+/** What the catalog query asks for, after the access checks; filters given together all apply. */
+function catalogScope(store: Store, reader: Reader, query: Query, options: FeedOptions): Scope {
+  const { principal } = reader;
+  const q = param(query, 'q') ?? param(query, 'query');
+  const libraryId = integer(query, 'libraryId');
+  const shelfIds = shelfIdsOf(query);
+  const magicShelfId = integer(query, 'magicShelfId');
+  const author = param(query, 'author');
+  const series = param(query, 'series');
+  const filter: BookFilter = { q };
+  const scope: Scope = { filter, order: reader.sortOrder, id: 'urn:booklore:catalog', title: `${options.name} Catalog` };
+  if (magicShelfId === undefined && author === undefined && series === undefined) requireOpdsPermission(principal);
+  if (q !== undefined) scope.title = `Search results for “${q}”`;
+
+  if (libraryId !== undefined) {
+    const library = store.sqlite.prepare('SELECT id, name FROM library WHERE id = ?').get(libraryId) as { id: number; name: string } | undefined;
+    if (!library) throw new OpdsError('NOT_FOUND', `Library not found with ID: ${libraryId}`);
+    if (!canSeeLibrary(principal, library.id)) throw new OpdsError('FORBIDDEN', 'You are not allowed to access this library');
+    filter.libraryId = library.id;
+    Object.assign(scope, { id: `urn:booklore:library:${library.id}`, title: library.name });
+  }
+  if (shelfIds.length > 0) {
+    const names: string[] = [];
+    for (const shelfId of shelfIds) {
+      const shelf = store.sqlite.prepare('SELECT id, name, user_id, is_public FROM shelf WHERE id = ?').get(shelfId) as { id: number; name: string; user_id: number; is_public: number } | undefined;
+      if (!shelf) throw new OpdsError('NOT_FOUND', `Shelf not found with ID: ${shelfId}`);
+      if (shelf.user_id !== principal.userId && shelf.is_public !== 1 && !isAdmin(principal)) throw new OpdsError('FORBIDDEN', 'You are not allowed to access this shelf');
+      names.push(shelf.name);
+    }
+    filter.shelfIds = shelfIds;
+    if (shelfIds.length === 1) Object.assign(scope, { id: `urn:booklore:shelf:${shelfIds[0]}`, title: `${names[0]} - Shelf` });
+    else Object.assign(scope, { id: `urn:booklore:shelves:${[...shelfIds].sort((a, b) => a - b).join(',')}`, title: 'Multiple Shelves' });
+  }
+  if (series !== undefined) {
+    filter.series = series;
+    // A series reads in its own order.
+    Object.assign(scope, { order: 'SERIES_NUMBER', id: `urn:booklore:series:${urnPart(series)}`, title: `${series} series` });
+  }
+  if (author !== undefined) {
+    filter.author = author;
+    Object.assign(scope, { id: `urn:booklore:author:${urnPart(author)}`, title: `Books by ${author}` });
+  }
+  if (magicShelfId !== undefined) {
+    const shelf = store.sqlite.prepare('SELECT id, name, user_id, is_public, filter_json FROM magic_shelf WHERE id = ?').get(magicShelfId) as
+      | { id: number; name: string; user_id: number; is_public: number; filter_json: string }
+      | undefined;
+    if (!shelf) throw new OpdsError('NOT_FOUND', `Magic shelf not found with ID: ${magicShelfId}`);
+    const admin = isAdmin(principal);
+    if (!admin && (!principal.permissions.canAccessOpds || (shelf.user_id !== principal.userId && shelf.is_public !== 1))) {
+      throw new OpdsError('FORBIDDEN', 'You are not allowed to access this magic shelf');
+    }
+    // Rules that are not JSON at all select nothing rather than everything.
+    const rules = compileMagicShelf(shelf.filter_json, principal.userId);
+    if (rules) filter.rules = rules;
+    else filter.nothing = true;
+    Object.assign(scope, { id: `urn:booklore:magic-shelf:${shelf.id}`, title: `${shelf.name} - Magic Shelf` });
+  }
+  return scope;
+}
+
+function acquisitionFeed(store: Store, reader: Reader, scope: Scope, self: Target, query: Query, options: FeedOptions): Feed {
+  const { page, size } = pageParams(query);
+  const { ids, total } = pageOfBooks(store, reader.principal, scope.filter, scope.order, page, size);
+  return {
+    id: scope.id,
+    title: scope.title,
+    updated: options.now,
+    kind: 'acquisition',
+    self: withPage(self, page, size),
+    paging: { page, size, total, at: (p) => withPage(self, p, size) },
+    entries: bookEntries(store, ids, reader.principal.userId, options.now),
+    emptyTitle: 'No books here',
+  };
+}
+
+export function catalogFeed(store: Store, reader: Reader, query: Query, options: FeedOptions): Feed {
+  const scope = catalogScope(store, reader, query, options);
+  // Paging links carry the filters as they were given (Grimmory's whitelist), then page and size.
+  const carried: [string, string][] = [];
+  for (const name of CATALOG_PARAMS) {
+    const value = param(query, name);
+    if (value !== undefined) carried.push([name, value]);
+  }
+  return acquisitionFeed(store, reader, scope, { path: 'catalog', query: carried }, query, options);
+}
+
+/** Newest first, whatever the account's order: the feed is "Recently Added". */
+export function recentFeed(store: Store, reader: Reader, query: Query, options: FeedOptions): Feed {
+  const scope: Scope = { filter: {}, order: 'RECENT', id: 'urn:booklore:catalog:recent', title: 'Recently Added Books' };
+  return acquisitionFeed(store, reader, scope, { path: 'recent' }, query, options);
+}
+
+export function surpriseFeed(store: Store, reader: Reader, options: FeedOptions): Feed {
+  const ids = randomBooks(store, reader.principal, SURPRISE_COUNT);
+  return {
+    id: 'urn:booklore:catalog:surprise',
+    title: 'Surprise Me',
+    updated: options.now,
+    kind: 'acquisition',
+    self: { path: 'surprise' },
+    paging: { page: 1, size: SURPRISE_COUNT, total: ids.length, at: () => ({ path: 'surprise' }), linkless: true },
+    entries: bookEntries(store, ids, reader.principal.userId, options.now),
+    emptyTitle: 'No books here',
+  };
+}

@@ -1,0 +1,202 @@
+// OPDS accounts (Grimmory's OpdsUserV2): separate credentials a reader app signs in with over HTTP Basic, each owned
+// by a main user whose libraries, restrictions and shelves its feeds show.
+import { createHmac, randomBytes } from 'node:crypto';
+import type { Db } from '../store/store.ts';
+import { hashPassword, verifyPassword } from '../users/users.ts';
+import { OPDS_SORT_ORDERS, type OpdsSortOrder } from './catalog.ts';
+
+export type OpdsUserErrorCode = 'INVALID' | 'CONFLICT' | 'NOT_FOUND' | 'FORBIDDEN';
+
+export class OpdsUserError extends Error {
+  override name = 'OpdsUserError';
+  readonly code: OpdsUserErrorCode;
+  readonly details: string[] | undefined;
+  constructor(code: OpdsUserErrorCode, message: string, details?: string[]) {
+    super(message);
+    this.code = code;
+    this.details = details;
+  }
+}
+
+/** Grimmory's `OpdsUserV2` JSON (the password hash never leaves the server). */
+export interface OpdsUserJson {
+  id: number;
+  userId: number;
+  username: string;
+  sortOrder: OpdsSortOrder;
+}
+
+interface Row {
+  id: number;
+  user_id: number;
+  username: string;
+  password_hash: string;
+  sort_order: string;
+}
+
+const COLUMNS = ['id', 'user_id', 'username', 'password_hash', 'sort_order'] as const;
+
+export function isSortOrder(value: unknown): value is OpdsSortOrder {
+  return typeof value === 'string' && (OPDS_SORT_ORDERS as readonly string[]).includes(value);
+}
+
+const sortOrderOf = (value: string): OpdsSortOrder => (isSortOrder(value) ? value : 'RECENT');
+
+function json(row: Omit<Row, 'password_hash'>): OpdsUserJson {
+  return { id: row.id, userId: row.user_id, username: row.username, sortOrder: sortOrderOf(row.sort_order) };
+}
+
+export async function listOpdsUsers(db: Db, ownerId: number): Promise<OpdsUserJson[]> {
+  const rows = await db.selectFrom('opds_user_v2').select(COLUMNS).where('user_id', '=', ownerId).orderBy('id').execute();
+  return rows.map(json);
+}
+
+export interface NewOpdsUser {
+  username?: unknown;
+  password?: unknown;
+  sortOrder?: unknown;
+}
+
+/** bcrypt reads at most 72 bytes; a longer password would be silently cut. */
+const PASSWORD_MAX_BYTES = 72;
+
+export async function createOpdsUser(db: Db, ownerId: number, input: NewOpdsUser): Promise<OpdsUserJson> {
+  const problems: string[] = [];
+  const username = typeof input.username === 'string' ? input.username.trim() : '';
+  if (username === '') problems.push('username: must not be blank');
+  else if (username.length > 100) problems.push('username: size must be between 1 and 100');
+  else if (username.includes(':')) problems.push('username: must not contain ":" (HTTP Basic separates the password with it)');
+  const password = typeof input.password === 'string' ? input.password : '';
+  if (password === '') problems.push('password: must not be blank');
+  else if (Buffer.byteLength(password, 'utf8') > PASSWORD_MAX_BYTES) problems.push(`password: must be at most ${PASSWORD_MAX_BYTES} bytes`);
+  if (input.sortOrder !== undefined && input.sortOrder !== null && !isSortOrder(input.sortOrder)) {
+    problems.push(`sortOrder: must be one of ${OPDS_SORT_ORDERS.join(', ')}`);
+  }
+  if (problems.length > 0) throw new OpdsUserError('INVALID', 'Validation error', problems);
+
+  const taken = await db.selectFrom('opds_user_v2').select('id').where('username', '=', username).executeTakeFirst();
+  if (taken) throw new OpdsUserError('CONFLICT', `Username '${username}' is already taken`);
+  const hash = await hashPassword(password);
+  try {
+    const row = await db
+      .insertInto('opds_user_v2')
+      .values({ user_id: ownerId, username, password_hash: hash, sort_order: isSortOrder(input.sortOrder) ? input.sortOrder : 'RECENT' })
+      .returning(['id', 'user_id', 'username', 'sort_order'])
+      .executeTakeFirstOrThrow();
+    return json(row);
+  } catch (error) {
+    // Another request took the name between the check and the insert.
+    if (error instanceof Error && /UNIQUE/i.test(error.message)) throw new OpdsUserError('CONFLICT', `Username '${username}' is already taken`);
+    throw error;
+  }
+}
+
+/** The caller's own account, or why not: missing (404) or someone else's (403). */
+async function ownAccount(db: Db, ownerId: number, id: number): Promise<Row> {
+  const row = await db.selectFrom('opds_user_v2').select(COLUMNS).where('id', '=', id).executeTakeFirst();
+  if (!row) throw new OpdsUserError('NOT_FOUND', `User not found with ID: ${id}`);
+  if (row.user_id !== ownerId) throw new OpdsUserError('FORBIDDEN', 'Access denied.');
+  return row;
+}
+
+export async function updateOpdsUser(db: Db, ownerId: number, id: number, input: { sortOrder?: unknown }): Promise<OpdsUserJson> {
+  if (input.sortOrder === undefined || input.sortOrder === null) throw new OpdsUserError('INVALID', 'Validation error', ['sortOrder: must not be null']);
+  if (!isSortOrder(input.sortOrder)) throw new OpdsUserError('INVALID', 'Validation error', [`sortOrder: must be one of ${OPDS_SORT_ORDERS.join(', ')}`]);
+  const row = await ownAccount(db, ownerId, id);
+  await db
+    .updateTable('opds_user_v2')
+    .set({ sort_order: input.sortOrder, updated_at: new Date().toISOString() })
+    .where('id', '=', row.id)
+    .execute();
+  return json({ ...row, sort_order: input.sortOrder });
+}
+
+export async function deleteOpdsUser(db: Db, ownerId: number, id: number): Promise<void> {
+  const row = await ownAccount(db, ownerId, id);
+  await db.deleteFrom('opds_user_v2').where('id', '=', row.id).execute();
+}
+
+/** Who a reader app signed in as. */
+export interface OpdsSession {
+  opdsUserId: number;
+  username: string;
+  ownerId: number;
+  sortOrder: OpdsSortOrder;
+}
+
+export type OpdsCredentialFailure = 'MISSING' | 'MALFORMED' | 'BAD_CREDENTIALS';
+
+/**
+ * Readers send their credentials with every request, and bcrypt costs tens of milliseconds by design. A successful
+ * check is remembered for a while, keyed by an HMAC of the credentials (the password is never kept) together with
+ * the stored hash, so a changed password or a deleted account is seen on the next request.
+ */
+export class CredentialCache {
+  readonly #key = randomBytes(32);
+  readonly #verified = new Map<string, number>();
+  readonly #ttlMs: number;
+  readonly #max: number;
+  readonly #now: () => number;
+
+  constructor(options: { ttlMs?: number; max?: number; now?: () => number } = {}) {
+    this.#ttlMs = options.ttlMs ?? 10 * 60 * 1000;
+    this.#max = options.max ?? 1000;
+    this.#now = options.now ?? Date.now;
+  }
+
+  #fingerprint(username: string, password: string, hash: string): string {
+    return createHmac('sha256', this.#key).update(`${username}\u0000${password}\u0000${hash}`).digest('base64');
+  }
+
+  has(username: string, password: string, hash: string): boolean {
+    const key = this.#fingerprint(username, password, hash);
+    const expires = this.#verified.get(key);
+    if (expires === undefined) return false;
+    if (expires <= this.#now()) {
+      this.#verified.delete(key);
+      return false;
+    }
+    return true;
+  }
+
+  remember(username: string, password: string, hash: string): void {
+    if (this.#verified.size >= this.#max) {
+      const oldest = this.#verified.keys().next();
+      if (!oldest.done) this.#verified.delete(oldest.value);
+    }
+    this.#verified.set(this.#fingerprint(username, password, hash), this.#now() + this.#ttlMs);
+  }
+}
+
+/** `Basic base64(user:password)` → its two parts; undefined when the header is not Basic or not decodable. */
+export function parseBasic(header: string | undefined): { username: string; password: string } | undefined {
+  if (!header) return undefined;
+  const match = /^Basic\s+([A-Za-z0-9+/=_-]+)\s*$/i.exec(header);
+  if (!match) return undefined;
+  const decoded = Buffer.from(match[1] as string, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return undefined;
+  return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+/** A hash of nothing in particular, made on first use, with the cost of the real ones. */
+let dummyHash: Promise<string> | undefined;
+
+/** Checks HTTP Basic credentials against the OPDS accounts. */
+export async function checkOpdsCredentials(db: Db, cache: CredentialCache, header: string | undefined): Promise<OpdsSession | OpdsCredentialFailure> {
+  if (!header) return 'MISSING';
+  const credentials = parseBasic(header);
+  if (!credentials) return 'MALFORMED';
+  const row = await db.selectFrom('opds_user_v2').select(COLUMNS).where('username', '=', credentials.username).executeTakeFirst();
+  if (!row) {
+    // The same cost as a wrong password, so the answer time does not tell which names exist.
+    await verifyPassword(credentials.password, await (dummyHash ??= hashPassword(randomBytes(16).toString('hex'))));
+    return 'BAD_CREDENTIALS';
+  }
+  const known = cache.has(row.username, credentials.password, row.password_hash);
+  if (!known) {
+    if (!(await verifyPassword(credentials.password, row.password_hash))) return 'BAD_CREDENTIALS';
+    cache.remember(row.username, credentials.password, row.password_hash);
+  }
+  return { opdsUserId: row.id, username: row.username, ownerId: row.user_id, sortOrder: sortOrderOf(row.sort_order) };
+}

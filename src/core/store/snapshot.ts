@@ -1,0 +1,148 @@
+// Reading the catalog cheaply: reads that belong together in one read transaction, and values cached for as long as
+// the catalog is unchanged.
+import type Database from 'better-sqlite3';
+
+interface Control {
+  begin: Database.Statement;
+  commit: Database.Statement;
+  rollback: Database.Statement;
+  dataVersion: Database.Statement;
+  totalChanges: Database.Statement;
+}
+
+const controls = new WeakMap<Database.Database, Control>();
+/** Connections inside a readSnapshot call (their `inTransaction` is ours, not a writer's). */
+const inSnapshot = new WeakSet<Database.Database>();
+
+function controlOf(sqlite: Database.Database): Control {
+  let c = controls.get(sqlite);
+  if (!c) {
+    c = {
+      begin: sqlite.prepare('BEGIN'),
+      commit: sqlite.prepare('COMMIT'),
+      rollback: sqlite.prepare('ROLLBACK'),
+      dataVersion: sqlite.prepare('PRAGMA data_version').pluck(),
+      totalChanges: sqlite.prepare('SELECT total_changes()').pluck(),
+    };
+    controls.set(sqlite, c);
+  }
+  return c;
+}
+
+/**
+ * Runs synchronous reads in one read transaction: they see one consistent state, and in WAL mode they take the
+ * shared-memory read lock once instead of once per statement (taking and dropping it is most of the cost of a small
+ * query). Inside a transaction already open on the connection, `read` simply runs in it.
+ */
+export function readSnapshot<T>(sqlite: Database.Database, read: () => T): T {
+  if (sqlite.inTransaction) return read();
+  const c = controlOf(sqlite);
+  c.begin.run();
+  inSnapshot.add(sqlite);
+  try {
+    const out = read();
+    c.commit.run();
+    return out;
+  } catch (error) {
+    if (sqlite.inTransaction) c.rollback.run();
+    throw error;
+  } finally {
+    inSnapshot.delete(sqlite);
+  }
+}
+
+const statements = new WeakMap<Database.Database, Map<string, Database.Statement>>();
+
+/** A prepared statement for SQL compiled elsewhere (by Kysely), prepared once per text; the 200 most recent are kept. */
+export function cachedStatement(sqlite: Database.Database, text: string): Database.Statement {
+  let cache = statements.get(sqlite);
+  if (!cache) statements.set(sqlite, (cache = new Map()));
+  let statement = cache.get(text);
+  if (statement) {
+    cache.delete(text);
+  } else {
+    statement = sqlite.prepare(text);
+    if (cache.size >= 200) cache.delete(cache.keys().next().value as string);
+  }
+  cache.set(text, statement);
+  return statement;
+}
+
+/**
+ * Identifies the catalog's content as this connection sees it: `dataVersion` changes when another connection (the
+ * CLI, another process) commits, `changes` whenever this connection writes a row (including writes later rolled
+ * back, so it can only over-report a change).
+ */
+export interface Generation {
+  dataVersion: number;
+  changes: number;
+}
+
+export function catalogGeneration(sqlite: Database.Database): Generation {
+  const c = controlOf(sqlite);
+  return { dataVersion: c.dataVersion.get() as number, changes: c.totalChanges.get() as number };
+}
+
+function same(a: Generation, b: Generation): boolean {
+  return a.dataVersion === b.dataVersion && a.changes === b.changes;
+}
+
+/**
+ * Whether a write transaction is open on the connection (an async one awaiting between statements): what is read now
+ * may be rolled back without the generation moving again, so it must not be cached.
+ */
+function writeInFlight(sqlite: Database.Database): boolean {
+  return sqlite.inTransaction && !inSnapshot.has(sqlite);
+}
+
+/**
+ * Values derived from the catalog, each kept until anything in the catalog changes (see Generation); at most `limit`
+ * keys, the least recently used dropped first.
+ */
+export class CatalogMemo<K, V> {
+  private readonly entries = new Map<K, { generation: Generation; value: V }>();
+  private readonly limit: number;
+
+  constructor(limit: number) {
+    this.limit = limit;
+  }
+
+  /** The cached value, or undefined when there is none or the catalog changed since it was computed. */
+  private fresh(key: K, generation: Generation): V | undefined {
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    this.entries.delete(key);
+    if (!same(entry.generation, generation)) return undefined;
+    this.entries.set(key, entry);
+    return entry.value;
+  }
+
+  /** Undefined values are not kept: `fresh` could not tell them from a miss. */
+  private remember(key: K, generation: Generation, value: V): void {
+    if (value === undefined) return;
+    this.entries.set(key, { generation, value });
+    if (this.entries.size > this.limit) this.entries.delete(this.entries.keys().next().value as K);
+  }
+
+  get(sqlite: Database.Database, key: K, compute: () => V): V {
+    const generation = catalogGeneration(sqlite);
+    const cached = this.fresh(key, generation);
+    if (cached !== undefined) return cached;
+    const value = compute();
+    if (!writeInFlight(sqlite)) this.remember(key, generation, value);
+    return value;
+  }
+
+  /**
+   * For values loaded through Kysely, which waits for a write transaction in flight to end before it reads (so what
+   * it reads is committed). The generation is taken first: a write made while loading shows as a change next time.
+   */
+  async getAsync(sqlite: Database.Database, key: K, compute: () => Promise<V>): Promise<V> {
+    const generation = catalogGeneration(sqlite);
+    const cached = this.fresh(key, generation);
+    if (cached !== undefined) return cached;
+    const value = await compute();
+    this.remember(key, generation, value);
+    return value;
+  }
+}
