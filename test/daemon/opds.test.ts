@@ -733,6 +733,8 @@ describe('OPDS 2.0', () => {
       ['/api/v1/opds/no/such/feed', alice, 404],
       [`/api/v1/opds/${ids.Secret}/download`, bob, 403],
       ['/api/v1/opds/987654/cover', alice, 404],
+      ['/api/v1/opds/not-a-number/download', alice, 400],
+      [`/api/v1/opds/${ids.Comic}/pages/-1`, alice, 400],
     ];
     for (const [url, account, status] of cases) {
       const res = await opds(url, account, { accept: 'application/opds+json' });

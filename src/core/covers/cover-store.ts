@@ -1,8 +1,20 @@
 // Cover files under the data directory: covers/<bookId>/{cover,thumbnail,audiobook-cover,audiobook-thumbnail}.jpg
-import { randomInt } from 'node:crypto';
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { randomInt, randomUUID } from 'node:crypto';
+import { copyFile, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CoverImages, CoverKind } from './cover-images.ts';
+
+/**
+ * Cover images already written to a scan's staging folder by the worker that made them, so their bytes never pass
+ * through the main thread (where they were garbage only a full collection frees, and a main-heap that grew with
+ * every book scanned).
+ */
+export interface StagedCoverImages {
+  coverPath: string;
+  thumbnailPath: string;
+  width: number;
+  height: number;
+}
 
 export function coverDir(coversRoot: string, bookId: number): string {
   return join(coversRoot, String(bookId));
@@ -19,11 +31,64 @@ async function writeAtomically(path: string, data: Buffer): Promise<void> {
   await rename(tmp, path);
 }
 
-export async function saveCoverImages(coversRoot: string, bookId: number, kind: CoverKind, images: CoverImages): Promise<void> {
+export function isStaged(images: CoverImages | StagedCoverImages): images is StagedCoverImages {
+  return 'coverPath' in images;
+}
+
+/**
+ * Puts a book's cover and thumbnail in place. Staged files are moved (each rename replaces the old file at once),
+ * or copied when `keepStaged` because the same images are saved a second time.
+ */
+export async function saveCoverImages(coversRoot: string, bookId: number, kind: CoverKind, images: CoverImages | StagedCoverImages, keepStaged = false): Promise<void> {
+  const cover = coverFile(coversRoot, bookId, kind, 'cover');
+  const thumbnail = coverFile(coversRoot, bookId, kind, 'thumbnail');
   // A folder made just now has no files anyone could be reading: write them in place, without a rename each.
   const created = await mkdir(coverDir(coversRoot, bookId), { recursive: true });
+  if (isStaged(images)) {
+    const place = keepStaged ? (from: string, to: string) => (created === undefined ? copyThenRename(from, to) : copyFile(from, to)) : rename;
+    await Promise.all([place(images.coverPath, cover), place(images.thumbnailPath, thumbnail)]);
+    return;
+  }
   const write = created === undefined ? writeAtomically : writeFile;
-  await Promise.all([write(coverFile(coversRoot, bookId, kind, 'cover'), images.cover), write(coverFile(coversRoot, bookId, kind, 'thumbnail'), images.thumbnail)]);
+  await Promise.all([write(cover, images.cover), write(thumbnail, images.thumbnail)]);
+}
+
+async function copyThenRename(from: string, to: string): Promise<void> {
+  const tmp = `${to}.${process.pid}.tmp`;
+  await copyFile(from, tmp);
+  await rename(tmp, to);
+}
+
+/** Writes the images into `stagingDir` (on the covers' file system) for `saveCoverImages` to move into place later. */
+export async function stageCoverImages(stagingDir: string, images: CoverImages): Promise<StagedCoverImages> {
+  const base = join(stagingDir, randomUUID());
+  const staged = { coverPath: `${base}-cover.jpg`, thumbnailPath: `${base}-thumbnail.jpg`, width: images.width, height: images.height };
+  await Promise.all([writeFile(staged.coverPath, images.cover), writeFile(staged.thumbnailPath, images.thumbnail)]);
+  return staged;
+}
+
+const STAGING_PREFIX = '.staging-';
+
+/** A fresh staging folder for one scan; staging folders of processes that are gone are removed. */
+export async function createStagingDir(coversRoot: string): Promise<string> {
+  await mkdir(coversRoot, { recursive: true });
+  for (const name of await readdir(coversRoot)) {
+    if (!name.startsWith(STAGING_PREFIX)) continue;
+    const pid = Number(name.slice(STAGING_PREFIX.length).split('-')[0]);
+    if (Number.isInteger(pid) && !processAlive(pid)) await rm(join(coversRoot, name), { recursive: true, force: true });
+  }
+  const dir = join(coversRoot, `${STAGING_PREFIX}${process.pid}-${randomUUID().slice(0, 8)}`);
+  await mkdir(dir);
+  return dir;
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 export async function removeCovers(coversRoot: string, bookId: number): Promise<void> {

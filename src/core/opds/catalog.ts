@@ -56,10 +56,11 @@ const ORDER_BY: Record<BookOrder, string> = {
   SERIES_NUMBER: `coalesce(m.series_number, 999999) ASC, ${NEWEST}`,
 };
 
-/** `%`, `_` and the escape character itself taken literally inside a LIKE pattern. */
-function likeContains(text: string): string {
-  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
+/**
+ * Not deleted, not physical. Written as literals rather than parameters: SQLite plans with the values it can see,
+ * and with `?` it may walk the wrong index.
+ */
+const LISTED = sql<SqlBool>`book.deleted = 0 and book.is_physical = 0`;
 
 /** Orders that read the book's metadata (every order but the newest first). */
 const ORDERS_WITH_METADATA = new Set<BookOrder>(OPDS_SORT_ORDERS.filter((o) => o !== 'RECENT'));
@@ -70,13 +71,16 @@ ORDERS_WITH_METADATA.add('SERIES_NUMBER');
  * The metadata join is made only when a condition or the order reads it: SQLite keeps an unused LEFT JOIN in a
  * count(*), which then cannot be answered from the book index alone.
  */
-function filteredBooks(store: Store, principal: Principal, filter: BookFilter, withMetadata = false) {
-  const needsMetadata = withMetadata || filter.q !== undefined || filter.series !== undefined || filter.rules !== undefined;
+function filteredBooks(store: Store, principal: Principal, filter: BookFilter, options: { withMetadata?: boolean; walkNewest?: boolean } = {}) {
+  const needsMetadata = options.withMetadata === true || filter.series !== undefined || filter.rules !== undefined;
   const from = store.db.selectFrom('book');
   // Both shapes are typed as the joined one: every condition on `m` below is only added when the join is there.
   let query = (needsMetadata ? from.leftJoin('book_metadata as m', 'm.book_id', 'book.id') : from) as ReturnType<typeof _joined>;
-  query = query.where(visibleBookFilter(principal)).where('book.deleted', '=', 0).where('book.is_physical', '=', 0);
-  if (filter.libraryId !== undefined) query = query.where('book.library_id', '=', filter.libraryId);
+  // Walking the newest-first index: library conditions are written so SQLite cannot answer them from the library
+  // index (`+column`), which it would otherwise prefer, then sort every book of the library.
+  const walk = options.walkNewest === true;
+  query = query.where(visibleBookFilter(principal, { libraryIndex: !walk })).where(LISTED);
+  if (filter.libraryId !== undefined) query = query.where(walk ? sql<SqlBool>`+book.library_id = ${filter.libraryId}` : sql<SqlBool>`book.library_id = ${filter.libraryId}`);
   if (filter.shelfIds && filter.shelfIds.length > 0) {
     const shelves = filter.shelfIds;
     query = query.where(sql<SqlBool>`book.id in (select s.book_id from book_shelf_mapping s where s.shelf_id in (${sql.join(shelves)}))`);
@@ -86,7 +90,8 @@ function filteredBooks(store: Store, principal: Principal, filter: BookFilter, w
   }
   if (filter.series !== undefined) query = query.where(sql<SqlBool>`m.series_name = ${filter.series} collate nocase`);
   if (filter.q !== undefined && filter.q.trim() !== '') {
-    query = query.where(sql<SqlBool>`m.search_text like ${likeContains(filter.q.trim().toLowerCase())} escape '\\'`);
+    // search_text is stored lower-cased: a plain substring test, over the metadata table read in one pass.
+    query = query.where(sql<SqlBool>`book.id in (select s.book_id from book_metadata s where instr(s.search_text, ${filter.q.trim().toLowerCase()}) > 0)`);
   }
   if (filter.rules) query = query.where(filter.rules);
   if (filter.nothing) query = query.where(sql<SqlBool>`1 = 0`);
@@ -150,18 +155,21 @@ function countMatching(store: Store, compiled: { sql: string; parameters: readon
 /** One page (1-based) of the matching visible books in the given order, and how many match in all. */
 export function pageOfBooks(store: Store, principal: Principal, filter: BookFilter, order: BookOrder, page: number, size: number): PageOfIds {
   const total = countMatching(store, filteredBooks(store, principal, filter).select(sql<number>`count(*)`.as('n')).compile());
-  const compiled = filteredBooks(store, principal, filter, ORDERS_WITH_METADATA.has(order))
-    .select('book.id')
-    .orderBy(sql.raw(ORDER_BY[order]))
-    .limit(size)
-    .offset((page - 1) * size)
-    .compile();
   // Newest first is read straight off its index, which also holds every column the visibility and library filters
-  // test. Left to itself SQLite may pick the library index and sort the whole library instead (it assumes an
-  // equality matches few rows): tens of milliseconds for a large library, where the index walk costs a few. Filters
-  // on the metadata (search, series, magic shelves) are left to the planner: they may match few books.
-  const walkIndex = order === 'RECENT' && filter.q === undefined && filter.series === undefined && filter.rules === undefined;
-  const ids = run<number>(store, walkIndex ? { ...compiled, sql: compiled.sql.replace('from "book"', 'from "book" indexed by "book_opds_recent_idx"') } : compiled, true);
+  // test: a few milliseconds even deep into a large catalog, where sorting a large library costs tens. (A search is a
+  // set built once before the walk.) Filters on the metadata (series, magic shelves) are left to the planner: they
+  // may match few books.
+  const walkNewest = order === 'RECENT' && filter.series === undefined && filter.rules === undefined;
+  const ids = run<number>(
+    store,
+    filteredBooks(store, principal, filter, { withMetadata: ORDERS_WITH_METADATA.has(order), walkNewest })
+      .select('book.id')
+      .orderBy(sql.raw(ORDER_BY[order]))
+      .limit(size)
+      .offset((page - 1) * size)
+      .compile(),
+    true,
+  );
   return { ids, total };
 }
 
@@ -250,8 +258,10 @@ export function readableMagicShelves(store: Store, principal: Principal): { id: 
 
 /** Authors with at least one visible book, by name, a page at a time (the name index is walked in order). */
 export function pageOfAuthors(store: Store, principal: Principal, page: number, size: number): { items: Named[]; total: number } {
-  const books = filteredBooks(store, principal, {}).select('book.id');
-  const hasVisibleBook = (authorRef: string) => sql<SqlBool>`exists (select 1 from book_metadata_author_mapping x where x.author_id = ${sql.ref(authorRef)} and x.book_id in (${books}))`;
+  // Correlated through the author's mappings (an index probe each), not `book_id in (visible books)`, which SQLite
+  // would re-scan for every author.
+  const hasVisibleBook = (authorRef: string) =>
+    sql<SqlBool>`exists ${filteredBooks(store, principal, {}).innerJoin('book_metadata_author_mapping as x', 'x.book_id', 'book.id').select(sql`1`.as('one')).where(sql<SqlBool>`x.author_id = ${sql.ref(authorRef)}`)}`;
   const total = countMatching(store, store.db.selectFrom('author').select(sql<number>`count(*)`.as('n')).where(hasVisibleBook('author.id')).compile());
   const rows = run<{ id: number; name: string }>(
     store,
@@ -275,18 +285,21 @@ export function pageOfAuthors(store: Store, principal: Principal, page: number, 
   return { items: rows.map((r) => ({ ...r, count: counts.get(r.id) ?? 0 })), total };
 }
 
-/** Series names of the visible books (case-insensitively distinct), by name, a page at a time. */
+/**
+ * Series names of the visible books (case-insensitively distinct), by name, a page at a time: read in the order of
+ * the series index, joining each book of a series to test it is visible.
+ */
 export function pageOfSeries(store: Store, principal: Principal, page: number, size: number): { items: { name: string; count: number }[]; total: number } {
-  const grouped = filteredBooks(store, principal, {}, true)
-    .where('m.series_name', 'is not', null)
-    .where('m.series_name', '!=', '')
+  const grouped = store.db
+    .selectFrom('book_metadata as m')
+    .innerJoin('book', 'book.id', 'm.book_id')
+    // A range on the index (no NULL, no empty name), so the walk starts at the first series.
+    .where(sql<SqlBool>`m.series_name collate nocase > ''`)
+    .where(visibleBookFilter(principal))
+    .where(LISTED)
     .select([sql<string>`min(m.series_name)`.as('name'), sql<number>`count(*)`.as('n')])
     .groupBy(sql`m.series_name collate nocase`);
   const total = countMatching(store, store.db.selectFrom(grouped.as('g')).select(sql<number>`count(*)`.as('n')).compile());
-  const rows = run<{ name: string; n: number }>(
-    store,
-    grouped.orderBy(sql`m.series_name collate nocase`).limit(size).offset((page - 1) * size).compile(),
-    false,
-  );
+  const rows = run<{ name: string; n: number }>(store, grouped.orderBy(sql`m.series_name collate nocase`).limit(size).offset((page - 1) * size).compile(), false);
   return { items: rows.map((r) => ({ name: r.name, count: r.n })), total };
 }

@@ -1,6 +1,6 @@
 // The catalog writes a scan makes, each inside the caller's transaction.
 import type { Transaction } from 'kysely';
-import { newCoverHash, saveCoverImages } from '../covers/cover-store.ts';
+import { newCoverHash, saveCoverImages, type StagedCoverImages } from '../covers/cover-store.ts';
 import type { CoverImages } from '../covers/cover-images.ts';
 import { fileRowValues, type FileRecord } from '../books/file-record.ts';
 import { writeBookMetadata, writeComicMetadata } from '../books/metadata-writer.ts';
@@ -17,7 +17,7 @@ export interface BookContext {
 }
 
 /** Stores metadata and cover of the file that now speaks for the book. */
-async function applyPrimary(exec: SqlExec, ctx: BookContext, bookId: number, record: FileRecord, cover: CoverImages | undefined): Promise<void> {
+async function applyPrimary(exec: SqlExec, ctx: BookContext, bookId: number, record: FileRecord, cover: CoverImages | StagedCoverImages | undefined): Promise<void> {
   await writeBookMetadata(exec, bookId, record.extraction.metadata, record.fileName);
   if (record.extraction.comic) {
     const locks = exec.get('select all_fields_locked from book_metadata where book_id = ?', [bookId]);
@@ -29,17 +29,19 @@ async function applyPrimary(exec: SqlExec, ctx: BookContext, bookId: number, rec
 }
 
 /** Saves cover files and bumps the cover token, unless the cover is locked. An audiobook-only book also shows its square cover as the book cover. */
-export async function storeCover(db: Transaction<DB> | SqlExec, ctx: BookContext, bookId: number, kind: 'book' | 'audiobook', cover: CoverImages): Promise<void> {
+export async function storeCover(db: Transaction<DB> | SqlExec, ctx: BookContext, bookId: number, kind: 'book' | 'audiobook', cover: CoverImages | StagedCoverImages): Promise<void> {
   const exec = isSqlExec(db) ? db : kyselyExec(db);
   const meta = await exec.get('select cover_locked, audiobook_cover_locked, all_fields_locked, cover_updated_on from book_metadata where book_id = ?', [bookId]);
   if (meta?.all_fields_locked === 1) return;
   const now = nowIso();
-  if (kind === 'audiobook' && meta?.audiobook_cover_locked !== 1) {
-    await saveCoverImages(ctx.coversRoot, bookId, 'audiobook', cover);
+  const audiobookCoverFree = kind === 'audiobook' && meta?.audiobook_cover_locked !== 1;
+  const bookCoverFree = meta?.cover_locked !== 1 && (kind === 'book' || !meta?.cover_updated_on);
+  if (audiobookCoverFree) {
+    // Staged images are moved into place by their last use, copied by any earlier one.
+    await saveCoverImages(ctx.coversRoot, bookId, 'audiobook', cover, bookCoverFree);
     await exec.run('update book set audiobook_cover_hash = ? where id = ?', [newCoverHash(), bookId]);
     await exec.run('update book_metadata set audiobook_cover_updated_on = ? where book_id = ?', [now, bookId]);
   }
-  const bookCoverFree = meta?.cover_locked !== 1 && (kind === 'book' || !meta?.cover_updated_on);
   if (bookCoverFree) {
     await saveCoverImages(ctx.coversRoot, bookId, 'book', cover);
     await exec.run('update book set book_cover_hash = ? where id = ?', [newCoverHash(), bookId]);
@@ -55,7 +57,7 @@ async function insertFile(exec: SqlExec, bookId: number, record: FileRecord): Pr
   return row?.id as number;
 }
 
-export async function createBook(exec: SqlExec, ctx: BookContext, record: FileRecord, cover: CoverImages | undefined): Promise<number> {
+export async function createBook(exec: SqlExec, ctx: BookContext, record: FileRecord, cover: CoverImages | StagedCoverImages | undefined): Promise<number> {
   const now = nowIso();
   const book = await exec.get('insert into book (library_id, library_path_id, added_on, scanned_on) values (?, ?, ?, ?) returning id', [ctx.libraryId, record.libraryPathId, now, now]);
   const bookId = book?.id as number;
@@ -65,20 +67,20 @@ export async function createBook(exec: SqlExec, ctx: BookContext, record: FileRe
 }
 
 /** Adds another format to an existing book; it takes over the metadata when it outranks the current primary. */
-export async function attachFile(exec: SqlExec, ctx: BookContext, bookId: number, record: FileRecord, cover: CoverImages | undefined): Promise<void> {
+export async function attachFile(exec: SqlExec, ctx: BookContext, bookId: number, record: FileRecord, cover: CoverImages | StagedCoverImages | undefined): Promise<void> {
   const fileId = await insertFile(exec, bookId, record);
   await refreshIfPrimary(exec, ctx, bookId, fileId, record, cover);
 }
 
 /** Re-reads a changed file into its row, and into the book when it is the primary file. */
-export async function updateFile(exec: SqlExec, ctx: BookContext, fileId: number, bookId: number, record: FileRecord, cover: CoverImages | undefined): Promise<void> {
+export async function updateFile(exec: SqlExec, ctx: BookContext, fileId: number, bookId: number, record: FileRecord, cover: CoverImages | StagedCoverImages | undefined): Promise<void> {
   const values = fileRowValues(record) as Record<string, SqlValue>;
   await exec.run(`update book_file set ${Object.keys(values).map((c) => `${c} = ?`).join(', ')} where id = ?`, [...Object.values(values), fileId]);
   await exec.run('update book set missing_at = null where id = ?', [bookId]);
   await refreshIfPrimary(exec, ctx, bookId, fileId, record, cover);
 }
 
-async function refreshIfPrimary(exec: SqlExec, ctx: BookContext, bookId: number, fileId: number, record: FileRecord, cover: CoverImages | undefined): Promise<void> {
+async function refreshIfPrimary(exec: SqlExec, ctx: BookContext, bookId: number, fileId: number, record: FileRecord, cover: CoverImages | StagedCoverImages | undefined): Promise<void> {
   const files = (await exec.all('select id, book_type, missing_at from book_file where book_id = ? and is_book = 1', [bookId])) as { id: number; book_type: BookFileType | null; missing_at: string | null }[];
   if (pickPrimary(files, ctx.formatPriority)?.id === fileId) await applyPrimary(exec, ctx, bookId, record, cover);
   else if (cover && record.extraction.bookType === 'AUDIOBOOK') await storeCover(exec, ctx, bookId, 'audiobook', cover);

@@ -2,6 +2,7 @@
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { makeCoverImages, type CoverCropping, type CoverImages } from '../covers/cover-images.ts';
+import { stageCoverImages, type StagedCoverImages } from '../covers/cover-store.ts';
 import { asFormatError } from '../formats/errors.ts';
 import { contentHash, combinedContentHash, fileFingerprints, folderPartialMd5 } from '../formats/hash.ts';
 import { folderAudiobookFormat, formatOf } from '../formats/index.ts';
@@ -16,11 +17,13 @@ export interface ParseTask {
   /** Only fingerprint and extract; do not decode the cover (the cover is locked). */
   skipCover?: boolean;
   cropping: CoverCropping;
+  /** Where to write the cover images (the result then names the files instead of carrying the bytes). */
+  stagingDir: string;
 }
 
 export type ParseResult =
   | { kind: 'moved'; partialMd5: string; contentHash: string }
-  | { kind: 'parsed'; partialMd5: string; contentHash: string; extraction: Omit<Extraction, 'cover'>; cover?: CoverImages; coverError?: string }
+  | { kind: 'parsed'; partialMd5: string; contentHash: string; extraction: Omit<Extraction, 'cover'>; cover?: StagedCoverImages; coverError?: string }
   | { kind: 'failed'; code: string; reason: string };
 
 async function fingerprint(task: ParseTask): Promise<{ partialMd5: string; contentHash: string }> {
@@ -37,7 +40,9 @@ async function fingerprint(task: ParseTask): Promise<{ partialMd5: string; conte
   return { partialMd5: folderPartialMd5(firstPartial, task.tracks.length), contentHash: combinedContentHash(parts) };
 }
 
-export async function parseTask(task: ParseTask): Promise<ParseResult> {
+type Parsed = Exclude<ParseResult, { kind: 'parsed' }> | (Omit<Extract<ParseResult, { kind: 'parsed' }>, 'cover'> & { images?: CoverImages });
+
+async function parseFile(task: ParseTask): Promise<Parsed> {
   try {
     const format = task.tracks ? folderAudiobookFormat : formatOf(basename(task.absolutePath));
     if (!format) return { kind: 'failed', code: 'UNSUPPORTED', reason: 'not a book format' };
@@ -52,7 +57,7 @@ export async function parseTask(task: ParseTask): Promise<ParseResult> {
     if (!rawCover) return { kind: 'parsed', ...prints, extraction };
     try {
       const kind = extraction.bookType === 'AUDIOBOOK' ? 'audiobook' : 'book';
-      return { kind: 'parsed', ...prints, extraction, cover: await makeCoverImages(rawCover.data, kind, task.cropping) };
+      return { kind: 'parsed', ...prints, extraction, images: await makeCoverImages(rawCover.data, kind, task.cropping) };
     } catch (error) {
       return { kind: 'parsed', ...prints, extraction, coverError: asFormatError(error).message };
     }
@@ -60,4 +65,12 @@ export async function parseTask(task: ParseTask): Promise<ParseResult> {
     const failure = asFormatError(error);
     return { kind: 'failed', code: failure.code, reason: failure.message };
   }
+}
+
+export async function parseTask(task: ParseTask): Promise<ParseResult> {
+  const parsed = await parseFile(task);
+  if (parsed.kind !== 'parsed' || !parsed.images) return parsed;
+  // Not a problem of the book: a staging folder that cannot be written stops the scan, as a full disk always did.
+  const { images, ...rest } = parsed;
+  return { ...rest, cover: await stageCoverImages(task.stagingDir, images) };
 }

@@ -1,7 +1,8 @@
 // Scanning a library: find what changed on disk since the catalog last looked, and bring the catalog up to date.
+import { rm } from 'node:fs/promises';
 import type { Transaction } from 'kysely';
-import type { CoverImages } from '../covers/cover-images.ts';
 import { DEFAULT_COVER_CROPPING, type CoverCropping } from '../covers/cover-cropping.ts';
+import { createStagingDir, type StagedCoverImages } from '../covers/cover-store.ts';
 import type { FileRecord } from '../books/file-record.ts';
 import { sqliteExec, type SyncSqlExec } from '../books/sql-exec.ts';
 import type { Extraction } from '../formats/types.ts';
@@ -79,7 +80,7 @@ interface KnownFiles {
 type Work = { unit: ScanUnit; task: ParseTask } & ({ kind: 'changed'; fileId: number } | { kind: 'fresh' });
 
 const key = (subPath: string, fileName: string): string => `${subPath}\0${fileName}`;
-const BATCH_SIZE = 64;
+const BATCH_SIZE = Number(process.env.XBATCH ?? 64);
 const SKIP = 0;
 const CHANGED = 1;
 const FRESH = 2;
@@ -91,10 +92,12 @@ export async function scanLibrary(store: Store, library: Library, options: ScanO
     failed: [], warnings: [], skippedRoots: [], durationMs: 0,
   };
   const runner = createTaskRunner(options.workers);
+  const stagingDir = await createStagingDir(options.coversRoot);
   try {
-    for (const root of library.paths) await scanRoot(store, runner, library, root, options, summary);
+    for (const root of library.paths) await scanRoot(store, runner, stagingDir, library, root, options, summary);
   } finally {
     await runner.close();
+    await rm(stagingDir, { recursive: true, force: true });
   }
   await store.db.updateTable('library').set({ last_scanned_at: nowIso() }).where('id', '=', library.id).execute();
   summary.durationMs = Math.round(performance.now() - started);
@@ -195,7 +198,7 @@ async function planRoot(store: Store, runner: TaskRunner, root: LibraryPath, opt
   return { walk, kinds, changedFile, total, restored, vanishedIds, failures, failuresOnDisk };
 }
 
-async function scanRoot(store: Store, runner: TaskRunner, library: Library, root: LibraryPath, options: ScanOptions, summary: ScanSummary): Promise<void> {
+async function scanRoot(store: Store, runner: TaskRunner, stagingDir: string, library: Library, root: LibraryPath, options: ScanOptions, summary: ScanSummary): Promise<void> {
   const { db } = store;
   options.onProgress?.({ phase: 'walking', root: root.path, total: 0, done: 0 });
   const plan = await planRoot(store, runner, root, options, summary);
@@ -226,7 +229,7 @@ async function scanRoot(store: Store, runner: TaskRunner, library: Library, root
       const kind = kinds[i];
       if (kind === SKIP) continue;
       const unit = unitAt(walk, i);
-      const task: ParseTask = { absolutePath: unit.absolutePath, cropping, ...(unit.tracks ? { tracks: unit.tracks } : {}) };
+      const task: ParseTask = { absolutePath: unit.absolutePath, cropping, stagingDir, ...(unit.tracks ? { tracks: unit.tracks } : {}) };
       if (kind === CHANGED) {
         yield { kind: 'changed', unit, task, fileId: changedFile.get(i) as number };
         continue;
@@ -326,7 +329,7 @@ async function applyResult(
   }
 
   const record = recordOf(unit, root, result, result.extraction as Extraction);
-  const cover: CoverImages | undefined = result.cover;
+  const cover: StagedCoverImages | undefined = result.cover;
   if (result.coverError) summary.warnings.push({ path: unit.absolutePath, reason: `no cover: ${result.coverError}` });
   for (const warning of result.extraction.warnings ?? []) summary.warnings.push({ path: unit.absolutePath, reason: warning });
 

@@ -194,6 +194,11 @@ async function answering(reply: FastifyReply, format: Format, work: () => Promis
   } catch (error) {
     if (error instanceof OpdsError) return sendError(reply, format, STATUS[error.code], error.message);
     if (error instanceof ApiError && format === 'json') return sendError(reply, format, error.status, error.message);
+    if (format === 'json') {
+      // Even a failure stays a problem document for an OPDS 2 client.
+      reply.log.error({ err: error }, 'OPDS request failed');
+      return sendError(reply, format, 500, 'An unexpected error occurred.');
+    }
     throw error;
   }
 }
@@ -223,7 +228,16 @@ async function requireVisibleBook(ctx: DaemonContext, principal: Principal, book
   if (access === 'hidden') throw new ApiError(403, 'You are not authorized to access this book.');
 }
 
-const BookParams = Type.Object({ bookId: Type.Integer() });
+/**
+ * Path numbers are read by the handlers, not by a schema: a schema refusal would come before sign-in and in the API's
+ * error shape, where an OPDS 2 client must get a problem document.
+ */
+const BookParams = Type.Object({ bookId: Type.String() });
+
+function pathNumber(value: unknown, name: string): number {
+  if (typeof value === 'string' && /^\d{1,15}$/.test(value)) return Number(value);
+  throw new ApiError(400, `Invalid ${name}: ${String(value)}`);
+}
 const DownloadQuery = Type.Object({ fileId: Type.Optional(Type.String()) }, { additionalProperties: true });
 
 function etagOf(size: number, mtime: Date): string {
@@ -241,7 +255,7 @@ function downloadRoute(family: Family): RouteSpec {
       const signed = await signIn(request, reply, ctx, format);
       if (!signed) return reply;
       return answering(reply, format, async () => {
-        const { bookId } = request.params as { bookId: number };
+        const bookId = pathNumber((request.params as { bookId: string }).bookId, 'book id');
         await requireVisibleBook(ctx, signed.principal, bookId);
         const files = await bookFiles(ctx.store.db, bookId);
         const fileParam = param((request.query ?? {}) as Query, 'fileId');
@@ -294,7 +308,7 @@ function coverRoute(family: Family): RouteSpec {
       const signed = await signIn(request, reply, ctx, format);
       if (!signed) return reply;
       return answering(reply, format, async () => {
-        const { bookId } = request.params as { bookId: number };
+        const bookId = pathNumber((request.params as { bookId: string }).bookId, 'book id');
         await requireVisibleBook(ctx, signed.principal, bookId);
         const query = (request.query ?? {}) as Query;
         // Grimmory's URL serves the thumbnail; `size=full` (the `image` link) the whole cover.
@@ -316,7 +330,7 @@ function coverRoute(family: Family): RouteSpec {
   };
 }
 
-const PageParams = Type.Object({ bookId: Type.Integer(), pageNumber: Type.Integer({ minimum: 0 }) });
+const PageParams = Type.Object({ bookId: Type.String(), pageNumber: Type.String() });
 const PageQuery = Type.Object({ fileId: Type.Optional(Type.String()), maxWidth: Type.Optional(Type.String()) }, { additionalProperties: true });
 const PSE_IMAGE_TYPES = new Set(['image/jpeg']);
 
@@ -332,7 +346,9 @@ function pageRoute(family: Family): RouteSpec {
       const signed = await signIn(request, reply, ctx, format);
       if (!signed) return reply;
       return answering(reply, format, async () => {
-        const { bookId, pageNumber } = request.params as { bookId: number; pageNumber: number };
+        const params = request.params as { bookId: string; pageNumber: string };
+        const bookId = pathNumber(params.bookId, 'book id');
+        const pageNumber = pathNumber(params.pageNumber, 'page number');
         await requireVisibleBook(ctx, signed.principal, bookId);
         const query = (request.query ?? {}) as Query;
         const files = await bookFiles(ctx.store.db, bookId);
