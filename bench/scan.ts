@@ -1,7 +1,8 @@
-// npm run bench:scan -- --books 10000 [--workers N] [--keep]
+// npm run bench:scan -- --books 10000 [--workers N] [--node-options '--max-semi-space-size=4'] [--keep]
 // Prints first-scan throughput (books/s, covers and thumbnails included), unchanged-rescan time and peak RSS, each
 // with the CPU time it took (all threads) and the load average before/after: on a shared machine, CPU ms per book
-// is the steadier figure. --workers defaults to the scanWorkers setting (BINDERY_SCAN_WORKERS, else CPUs - 1).
+// is the steadier figure. --workers defaults to the scanWorkers setting (BINDERY_SCAN_WORKERS, else CPUs - 1);
+// --node-options are V8/Node flags for the scanning process (environment variables such as MALLOC_ARENA_MAX pass through).
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,9 +10,10 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/core/config.ts';
 import { buildCorpus } from './corpus.ts';
 
-const { values } = parseArgs({ options: { books: { type: 'string', default: '2000' }, workers: { type: 'string' }, keep: { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { books: { type: 'string', default: '2000' }, workers: { type: 'string' }, 'node-options': { type: 'string', default: '' }, keep: { type: 'boolean', default: false } } });
 const books = Number(values.books);
 const workers = values.workers ?? String(loadConfig().scanWorkers);
+const nodeOptions = (values['node-options'] as string).split(' ').filter(Boolean);
 const here = import.meta.dirname;
 const corpus = join(here, '.corpus', `books-${books}`);
 const dataDir = join(here, '.corpus', `data-${books}`);
@@ -27,12 +29,12 @@ if (!existsSync(join(corpus, '.complete'))) {
 rmSync(dataDir, { recursive: true, force: true });
 
 interface Figures { seconds: number; cpuSeconds: number; load: [number, number]; added: number; unchanged: number; failed: number; peakRssMb: number }
-const scan = (): Figures => JSON.parse(execFileSync(process.execPath, [join(here, 'scan-child.ts'), dataDir, corpus, workers], { encoding: 'utf8', maxBuffer: 1 << 26 })) as Figures;
+const scan = (): Figures => JSON.parse(execFileSync(process.execPath, [...nodeOptions, join(here, 'scan-child.ts'), dataDir, corpus, workers], { encoding: 'utf8', maxBuffer: 1 << 26 })) as Figures;
 const load = (f: Figures): string => `load ${f.load[0].toFixed(1)} → ${f.load[1].toFixed(1)}`;
 
 const first = scan();
 console.log(
-  `first scan:     ${first.added} books in ${first.seconds.toFixed(1)} s = ${(first.added / first.seconds).toFixed(0)} books/s, CPU ${first.cpuSeconds.toFixed(1)} s = ${((first.cpuSeconds * 1000) / first.added).toFixed(1)} ms/book (workers ${workers}, failed ${first.failed}), peak RSS ${first.peakRssMb} MB, ${load(first)}`,
+  `first scan:     ${first.added} books in ${first.seconds.toFixed(1)} s = ${(first.added / first.seconds).toFixed(0)} books/s, CPU ${first.cpuSeconds.toFixed(1)} s = ${((first.cpuSeconds * 1000) / first.added).toFixed(1)} ms/book (workers ${workers}${nodeOptions.length > 0 ? `, ${nodeOptions.join(' ')}` : ''}, failed ${first.failed}), peak RSS ${first.peakRssMb} MB, ${load(first)}`,
 );
 const again = scan();
 console.log(`unchanged scan: ${again.unchanged} books in ${again.seconds.toFixed(2)} s, CPU ${again.cpuSeconds.toFixed(2)} s, peak RSS ${again.peakRssMb} MB, ${load(again)}`);

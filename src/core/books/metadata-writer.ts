@@ -45,24 +45,48 @@ function isLocked(row: Row | undefined, lock: string): boolean {
   return row.all_fields_locked === 1 || row[lock] === 1;
 }
 
+const SCALAR_LOCKS = SCALAR_FIELDS.map(([, lock]) => `${lock}_locked`);
+
+/**
+ * The insert or update of a book's row in `table` for the columns `mask` selects (bit i: columns[i]), then
+ * `trailing`. Built once per shape: a scan writes thousands of rows, all but a few with the same shape.
+ */
+function rowSql(cache: Map<number, string>, table: string, columns: readonly string[], trailing: readonly string[], mask: number, exists: boolean): string {
+  const key = mask * 2 + (exists ? 1 : 0);
+  let sql = cache.get(key);
+  if (sql === undefined) {
+    const names = [...columns.filter((_, i) => mask & (1 << i)), ...trailing];
+    if (exists) sql = names.length > 0 ? `update ${table} set ${names.map((c) => `${c} = ?`).join(', ')} where book_id = ?` : '';
+    else sql = `insert into ${table} (${[...names, 'book_id'].join(', ')}) values (${[...names, 'book_id'].map(() => '?').join(', ')})`;
+    cache.set(key, sql);
+  }
+  return sql;
+}
+
+const BOOK_COLUMNS = SCALAR_FIELDS.map(([column]) => column);
+const BOOK_TRAILING = ['identifiers_json', 'search_text'];
+const bookSql = new Map<number, string>();
+
 /**
  * Writes extracted metadata for a book. On a first write every field the file has is stored; on a rescan a field
- * whose lock is set (or all fields, with all_fields_locked) keeps its value. `extra` columns (a cover timestamp) go
- * into the same insert or update.
+ * whose lock is set (or all fields, with all_fields_locked) keeps its value.
  */
-export async function writeBookMetadata(db: Transaction<DB> | SqlExec, bookId: number, meta: ExtractedMetadata, fileName: string, extra: Record<string, Scalar> = {}): Promise<void> {
+export async function writeBookMetadata(db: Transaction<DB> | SqlExec, bookId: number, meta: ExtractedMetadata, fileName: string): Promise<void> {
   const exec = isSqlExec(db) ? db : kyselyExec(db);
   const existing = (await exec.get('select * from book_metadata where book_id = ?', [bookId])) as Row | undefined;
-  const values: Record<string, Scalar> = {};
-  for (const [column, lock, pick] of SCALAR_FIELDS) {
-    if (isLocked(existing, `${lock}_locked`)) continue;
-    values[column] = pick(meta) ?? null;
+  const params: Scalar[] = [];
+  let mask = 0;
+  let title: Scalar | undefined;
+  for (let i = 0; i < SCALAR_FIELDS.length; i++) {
+    if (isLocked(existing, SCALAR_LOCKS[i] as string)) continue;
+    mask |= 1 << i;
+    let value = (SCALAR_FIELDS[i] as (typeof SCALAR_FIELDS)[number])[2](meta) ?? null;
+    // SCALAR_FIELDS starts with the title, which falls back to the file name.
+    if (i === 0) title = value ||= titleFromFileName(fileName);
+    params.push(value);
   }
-  if (!isLocked(existing, 'title_locked') && !values.title) values.title = titleFromFileName(fileName);
-  values.identifiers_json = Object.keys(meta.identifiers).length > 0 ? JSON.stringify(meta.identifiers) : null;
-  values.search_text = searchText(meta, values.title as string | null);
-  Object.assign(values, extra);
-  await upsertRow(exec, 'book_metadata', bookId, existing !== undefined, values);
+  params.push(Object.keys(meta.identifiers).length > 0 ? JSON.stringify(meta.identifiers) : null, searchText(meta, (title ?? null) as string | null));
+  await exec.run(rowSql(bookSql, 'book_metadata', BOOK_COLUMNS, BOOK_TRAILING, mask, existing !== undefined), [...params, bookId]);
 
   for (const [table, mapping, column, lock, pick] of LIST_FIELDS) {
     if (isLocked(existing, lock)) continue;
@@ -70,32 +94,23 @@ export async function writeBookMetadata(db: Transaction<DB> | SqlExec, bookId: n
   }
 }
 
-/** Updates the book's row of `table`, or inserts it. Column names come from the tables above, never from input. */
-async function upsertRow(exec: SqlExec, table: 'book_metadata' | 'comic_metadata', bookId: number, exists: boolean, values: Record<string, Scalar>): Promise<void> {
-  const columns = Object.keys(values);
-  const params = Object.values(values);
-  if (exists) {
-    if (columns.length > 0) await exec.run(`update ${table} set ${columns.map((c) => `${c} = ?`).join(', ')} where book_id = ?`, [...params, bookId]);
-  } else {
-    await exec.run(`insert into ${table} (book_id${columns.map((c) => `, ${c}`).join('')}) values (?${', ?'.repeat(columns.length)})`, [bookId, ...params]);
-  }
-}
+type Mapping = 'book_metadata_author_mapping' | 'book_metadata_category_mapping' | 'book_metadata_tag_mapping' | 'comic_metadata_character_mapping' | 'comic_metadata_team_mapping' | 'comic_metadata_location_mapping';
 
-async function replaceNames(
-  exec: SqlExec,
-  bookId: number,
-  table: NameTable,
-  mapping: 'book_metadata_author_mapping' | 'book_metadata_category_mapping' | 'book_metadata_tag_mapping' | 'comic_metadata_character_mapping' | 'comic_metadata_team_mapping' | 'comic_metadata_location_mapping',
-  column: string,
-  names: string[],
-): Promise<void> {
-  await exec.run(`delete from ${mapping} where book_id = ?`, [bookId]);
-  const ids = await nameIds(exec, table, names);
+const mappingSql = new Map<Mapping, { clear: string; insert: string }>();
+
+async function replaceNames(exec: SqlExec, bookId: number, table: NameTable, mapping: Mapping, column: string, names: string[]): Promise<void> {
   const sortOrder = mapping === 'book_metadata_author_mapping';
-  const insert = sortOrder
-    ? `insert into ${mapping} (book_id, ${column}, sort_order) values (?, ?, ?) on conflict do nothing`
-    : `insert into ${mapping} (book_id, ${column}) values (?, ?) on conflict do nothing`;
-  for (const [i, id] of ids.entries()) await exec.run(insert, sortOrder ? [bookId, id, i] : [bookId, id]);
+  let sql = mappingSql.get(mapping);
+  if (!sql) {
+    sql = {
+      clear: `delete from ${mapping} where book_id = ?`,
+      insert: sortOrder ? `insert into ${mapping} (book_id, ${column}, sort_order) values (?, ?, ?) on conflict do nothing` : `insert into ${mapping} (book_id, ${column}) values (?, ?) on conflict do nothing`,
+    };
+    mappingSql.set(mapping, sql);
+  }
+  await exec.run(sql.clear, [bookId]);
+  const ids = await nameIds(exec, table, names);
+  for (let i = 0; i < ids.length; i++) await exec.run(sql.insert, sortOrder ? [bookId, ids[i] as number, i] : [bookId, ids[i] as number]);
 }
 
 /** `Some Book.epub` → `Some Book`; a folder audiobook's name stays as it is. */
@@ -136,14 +151,24 @@ const COMIC_ROLES: [role: string, lock: string, pick: (c: ExtractedComic) => str
   ['EDITOR', 'editors_locked', (c) => c.editors],
 ];
 
+const COMIC_COLUMNS = COMIC_SCALARS.map(([column]) => column);
+const COMIC_LOCKS = COMIC_SCALARS.map(([, lock]) => `${lock}_locked`);
+const comicSql = new Map<number, string>();
+
 export async function writeComicMetadata(db: Transaction<DB> | SqlExec, bookId: number, comic: ExtractedComic, bookLocks: Row | undefined): Promise<void> {
   const exec = isSqlExec(db) ? db : kyselyExec(db);
   const existing = (await exec.get('select * from comic_metadata where book_id = ?', [bookId])) as Row | undefined;
   const allLocked = bookLocks?.all_fields_locked === 1;
   const locked = (lock: string): boolean => allLocked || existing?.[lock] === 1;
-  const values: Record<string, Scalar> = {};
-  for (const [column, lock, pick] of COMIC_SCALARS) if (!locked(`${lock}_locked`)) values[column] = pick(comic) ?? null;
-  await upsertRow(exec, 'comic_metadata', bookId, existing !== undefined, values);
+  const params: Scalar[] = [];
+  let mask = 0;
+  for (let i = 0; i < COMIC_SCALARS.length; i++) {
+    if (locked(COMIC_LOCKS[i] as string)) continue;
+    mask |= 1 << i;
+    params.push((COMIC_SCALARS[i] as (typeof COMIC_SCALARS)[number])[2](comic) ?? null);
+  }
+  const sql = rowSql(comicSql, 'comic_metadata', COMIC_COLUMNS, [], mask, existing !== undefined);
+  if (sql) await exec.run(sql, [...params, bookId]);
 
   for (const [table, mapping, column, lock, pick] of [
     ['comic_character', 'comic_metadata_character_mapping', 'character_id', 'characters_locked', (c: ExtractedComic) => c.characters],

@@ -1,5 +1,6 @@
 // Cover files under the data directory: covers/<bookId>/{cover,thumbnail,audiobook-cover,audiobook-thumbnail}.jpg
 import { randomInt, randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { copyFile, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CoverImages, CoverKind } from './cover-images.ts';
@@ -20,9 +21,12 @@ export function coverDir(coversRoot: string, bookId: number): string {
   return join(coversRoot, String(bookId));
 }
 
+function coverName(kind: CoverKind, variant: 'cover' | 'thumbnail'): string {
+  return `${kind === 'audiobook' ? 'audiobook-' : ''}${variant}.jpg`;
+}
+
 export function coverFile(coversRoot: string, bookId: number, kind: CoverKind, variant: 'cover' | 'thumbnail'): string {
-  const prefix = kind === 'audiobook' ? 'audiobook-' : '';
-  return join(coverDir(coversRoot, bookId), `${prefix}${variant}.jpg`);
+  return join(coverDir(coversRoot, bookId), coverName(kind, variant));
 }
 
 async function writeAtomically(path: string, data: Buffer): Promise<void> {
@@ -40,10 +44,11 @@ export function isStaged(images: CoverImages | StagedCoverImages): images is Sta
  * or copied when `keepStaged` because the same images are saved a second time.
  */
 export async function saveCoverImages(coversRoot: string, bookId: number, kind: CoverKind, images: CoverImages | StagedCoverImages, keepStaged = false): Promise<void> {
-  const cover = coverFile(coversRoot, bookId, kind, 'cover');
-  const thumbnail = coverFile(coversRoot, bookId, kind, 'thumbnail');
+  const dir = coverDir(coversRoot, bookId);
+  const cover = join(dir, coverName(kind, 'cover'));
+  const thumbnail = join(dir, coverName(kind, 'thumbnail'));
   // A folder made just now has no files anyone could be reading: write them in place, without a rename each.
-  const created = await mkdir(coverDir(coversRoot, bookId), { recursive: true });
+  const created = await mkdir(dir, { recursive: true });
   if (isStaged(images)) {
     const place = keepStaged ? (from: string, to: string) => (created === undefined ? copyThenRename(from, to) : copyFile(from, to)) : rename;
     await Promise.all([place(images.coverPath, cover), place(images.thumbnailPath, thumbnail)]);
@@ -59,11 +64,15 @@ async function copyThenRename(from: string, to: string): Promise<void> {
   await rename(tmp, to);
 }
 
-/** Writes the images into `stagingDir` (on the covers' file system) for `saveCoverImages` to move into place later. */
-export async function stageCoverImages(stagingDir: string, images: CoverImages): Promise<StagedCoverImages> {
+/**
+ * Writes the images into `stagingDir` (on the covers' file system) for `saveCoverImages` to move into place later.
+ * Meant for scan workers, so it blocks: two small writes cost less than six round trips through the thread pool.
+ */
+export function stageCoverImages(stagingDir: string, images: CoverImages): StagedCoverImages {
   const base = join(stagingDir, randomUUID());
   const staged = { coverPath: `${base}-cover.jpg`, thumbnailPath: `${base}-thumbnail.jpg`, width: images.width, height: images.height };
-  await Promise.all([writeFile(staged.coverPath, images.cover), writeFile(staged.thumbnailPath, images.thumbnail)]);
+  writeFileSync(staged.coverPath, images.cover);
+  writeFileSync(staged.thumbnailPath, images.thumbnail);
   return staged;
 }
 

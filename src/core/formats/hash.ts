@@ -1,5 +1,6 @@
 // File fingerprints: KOReader's partial MD5 (device sync) and a full content hash (duplicates, move detection).
 import { createHash, type Hash } from 'node:crypto';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 
 const SAMPLE_SIZE = 1024;
@@ -31,33 +32,55 @@ export function folderPartialMd5(firstTrackHash: string, trackCount: number): st
   return createHash('md5').update(firstTrackHash + String(trackCount)).digest('hex');
 }
 
+/** Feeds one read (`bytes`, found at `position`) to the hashes; returns the index of the next sample still to take. */
+function feed(bytes: Buffer, position: number, sha: Hash, md5: Hash | undefined, sample: number): number {
+  const end = position + bytes.length;
+  sha.update(bytes);
+  // A sample can straddle two reads: take its part in this one and come back for the rest.
+  while (md5 && sample < PARTIAL_MD5_OFFSETS.length) {
+    const start = PARTIAL_MD5_OFFSETS[sample] as number;
+    if (start >= end) break;
+    const sampleEnd = start + SAMPLE_SIZE;
+    md5.update(bytes.subarray(Math.max(start, position) - position, Math.min(sampleEnd, end) - position));
+    if (sampleEnd > end) break;
+    sample++;
+  }
+  return sample;
+}
+
 /**
  * Reads the file once, front to back, into a SHA-256 and, when `md5` is given, KOReader's samples. One buffer per
  * file, no larger than the file: a fresh 1 MiB buffer per read (what a read stream does) is external memory V8
- * answers with a full garbage collection every few files.
+ * answers with a full garbage collection every few files. A file of one buffer or less (most books) is read with
+ * blocking calls: five trips through the thread pool cost several times more CPU than the read itself.
  */
 async function hashFile(path: string, sha: Hash, md5?: Hash): Promise<void> {
+  const fd = openSync(path, 'r');
+  try {
+    const { size } = fstatSync(fd);
+    if (size < CHUNK_SIZE) {
+      const buffer = Buffer.allocUnsafe(Math.max(size + 1, SAMPLE_SIZE));
+      let position = 0;
+      let sample = 0;
+      for (let read = readSync(fd, buffer, 0, buffer.length, 0); read > 0; read = readSync(fd, buffer, 0, buffer.length, position)) {
+        sample = feed(buffer.subarray(0, read), position, sha, md5, sample);
+        position += read;
+      }
+      return;
+    }
+  } finally {
+    closeSync(fd);
+  }
   const handle = await open(path, 'r');
   try {
-    const { size } = await handle.stat();
-    const buffer = Buffer.allocUnsafe(Math.min(Math.max(size, SAMPLE_SIZE), CHUNK_SIZE));
+    const buffer = Buffer.allocUnsafe(CHUNK_SIZE);
     let position = 0;
-    let sample = md5 ? 0 : PARTIAL_MD5_OFFSETS.length;
+    let sample = 0;
     for (;;) {
       const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
       if (bytesRead === 0) break;
-      const end = position + bytesRead;
-      sha.update(buffer.subarray(0, bytesRead));
-      // A sample can straddle two reads: take its part in this one and come back for the rest.
-      while (sample < PARTIAL_MD5_OFFSETS.length) {
-        const start = PARTIAL_MD5_OFFSETS[sample] as number;
-        if (start >= end) break;
-        const sampleEnd = start + SAMPLE_SIZE;
-        md5?.update(buffer.subarray(Math.max(start, position) - position, Math.min(sampleEnd, end) - position));
-        if (sampleEnd > end) break;
-        sample++;
-      }
-      position = end;
+      sample = feed(buffer.subarray(0, bytesRead), position, sha, md5, sample);
+      position += bytesRead;
     }
   } finally {
     await handle.close();

@@ -49,11 +49,18 @@ export async function storeCover(db: Transaction<DB> | SqlExec, ctx: BookContext
   }
 }
 
+const insertFileSql = new Map<string, string>();
+
 /** Inserts a book_file row for the record; returns its id. */
 async function insertFile(exec: SqlExec, bookId: number, record: FileRecord): Promise<number> {
   const values: Record<string, SqlValue> = { book_id: bookId, ...(fileRowValues(record) as Record<string, SqlValue>), initial_hash: record.partialMd5, added_on: nowIso() };
-  const columns = Object.keys(values);
-  const row = await exec.get(`insert into book_file (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')}) returning id`, Object.values(values));
+  const columns = Object.keys(values).join(', ');
+  let sql = insertFileSql.get(columns);
+  if (!sql) {
+    sql = `insert into book_file (${columns}) values (${Object.keys(values).map(() => '?').join(', ')}) returning id`;
+    insertFileSql.set(columns, sql);
+  }
+  const row = await exec.get(sql, Object.values(values));
   return row?.id as number;
 }
 

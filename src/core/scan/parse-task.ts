@@ -1,5 +1,5 @@
 // The per-file work of a scan, run in worker threads: fingerprint, extract, and prepare cover images.
-import { stat } from 'node:fs/promises';
+import { statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { makeCoverImages, type CoverCropping, type CoverImages } from '../covers/cover-images.ts';
 import { stageCoverImages, type StagedCoverImages } from '../covers/cover-store.ts';
@@ -31,7 +31,7 @@ async function fingerprint(task: ParseTask): Promise<{ partialMd5: string; conte
   const parts: { name: string; hash: string }[] = [];
   let firstPartial = '';
   for (const [i, track] of task.tracks.entries()) {
-    const info = await stat(track);
+    const info = statSync(track);
     let hash: string;
     if (i === 0) ({ partialMd5: firstPartial, contentHash: hash } = await fileFingerprints(track));
     else hash = await contentHash(track);
@@ -47,7 +47,8 @@ async function parseFile(task: ParseTask): Promise<Parsed> {
     const format = task.tracks ? folderAudiobookFormat : formatOf(basename(task.absolutePath));
     if (!format) return { kind: 'failed', code: 'UNSUPPORTED', reason: 'not a book format' };
     if (!task.tracks) {
-      const info = await stat(task.absolutePath);
+      // Blocking, like the hashing: on a worker thread, a round trip through the thread pool is the costlier part.
+      const info = statSync(task.absolutePath);
       if (info.size === 0) return { kind: 'failed', code: 'EMPTY', reason: 'the file is empty (0 bytes)' };
     }
     const prints = await fingerprint(task);
@@ -72,5 +73,5 @@ export async function parseTask(task: ParseTask): Promise<ParseResult> {
   if (parsed.kind !== 'parsed' || !parsed.images) return parsed;
   // Not a problem of the book: a staging folder that cannot be written stops the scan, as a full disk always did.
   const { images, ...rest } = parsed;
-  return { ...rest, cover: await stageCoverImages(task.stagingDir, images) };
+  return { ...rest, cover: stageCoverImages(task.stagingDir, images) };
 }

@@ -80,7 +80,7 @@ interface KnownFiles {
 type Work = { unit: ScanUnit; task: ParseTask } & ({ kind: 'changed'; fileId: number } | { kind: 'fresh' });
 
 const key = (subPath: string, fileName: string): string => `${subPath}\0${fileName}`;
-const BATCH_SIZE = Number(process.env.XBATCH ?? 64);
+const BATCH_SIZE = 64;
 const SKIP = 0;
 const CHANGED = 1;
 const FRESH = 2;
