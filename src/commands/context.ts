@@ -1,5 +1,6 @@
 // What every command shares: settings, the catalog, output in text or JSON, and exit codes.
-import { ConfigError, dataPaths, loadConfig, type Config, type ConfigKey } from '../core/config.ts';
+import { allowedPrivateHosts, ConfigError, dataPaths, loadConfig, type Config, type ConfigKey } from '../core/config.ts';
+import { createHttpClient, type HttpClient } from '../core/net/http-client.ts';
 import { LibraryError } from '../core/libraries/libraries.ts';
 import { openStore, StoreError, type Store } from '../core/store/store.ts';
 import { CliError, EXIT } from './exit-codes.ts';
@@ -19,6 +20,8 @@ export interface CommandContext {
   json: boolean;
   paths: ReturnType<typeof dataPaths>;
   interactive: boolean;
+  /** The one client for outgoing requests, made on first use. */
+  http(): HttpClient;
   /** Opens the catalog once per command run. */
   store(): Promise<Store>;
   close(): Promise<void>;
@@ -30,7 +33,9 @@ export function createContext(options: GlobalOptions, extraFlags: Partial<Record
   const config = loadConfig({ flags: { dataDir: options.dataDir, ...extraFlags }, configFile: options.config });
   const paths = dataPaths(config);
   let opened: Promise<Store> | undefined;
+  let http: HttpClient | undefined;
   return {
+    http: () => (http ??= createHttpClient({ allowPrivateHosts: allowedPrivateHosts(config) })),
     config,
     withFlags: (flags) => createContext(options, { ...extraFlags, ...flags }),
     json: options.json ?? false,

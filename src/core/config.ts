@@ -16,6 +16,7 @@ export const ConfigSchema = Type.Object(
     allowedOrigins: Type.String({ description: 'CORS origins, comma-separated, or *' }),
     webRoot: Type.Union([Type.String({ minLength: 1 }), Type.Null()], { description: 'Folder with a web UI build to serve at /' }),
     scanWorkers: Type.Integer({ minimum: 1, maximum: 64, description: 'Parallel file parsers during a scan' }),
+    outgoingAllowPrivateHosts: Type.String({ description: 'Hosts outgoing requests may reach although private or loopback (comma-separated): a LAN mirror; tests' }),
     logLevel: Type.Union([Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent')]),
   },
   { additionalProperties: false },
@@ -39,6 +40,7 @@ const SOURCES: Record<ConfigKey, SettingSource> = {
   allowedOrigins: { env: 'BINDERY_ALLOWED_ORIGINS', kind: 'string' },
   webRoot: { env: 'BINDERY_WEB_ROOT', kind: 'path' },
   scanWorkers: { env: 'BINDERY_SCAN_WORKERS', kind: 'integer' },
+  outgoingAllowPrivateHosts: { env: 'BINDERY_OUTGOING_ALLOW_PRIVATE_HOSTS', kind: 'string' },
   logLevel: { env: 'BINDERY_LOG_LEVEL', kind: 'string' },
 };
 
@@ -132,6 +134,7 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     webRoot: null,
     // One core stays with the main thread (catalog writes); each worker overlaps several files.
     scanWorkers: Math.max(1, Math.min(8, availableParallelism() - 1)),
+    outgoingAllowPrivateHosts: '',
     logLevel: 'info',
     ...merged,
   };
@@ -154,4 +157,9 @@ export function dataPaths(config: Pick<Config, 'dataDir'>): { catalog: string; c
     cache: join(config.dataDir, 'cache'),
     tmp: join(config.dataDir, 'tmp'),
   };
+}
+
+/** The outgoing client's allow list from `outgoingAllowPrivateHosts`. */
+export function allowedPrivateHosts(config: Pick<Config, 'outgoingAllowPrivateHosts'>): string[] {
+  return config.outgoingAllowPrivateHosts.split(',').map((host) => host.trim()).filter(Boolean);
 }

@@ -12,7 +12,8 @@ import Fastify, {
   type FastifyServerOptions,
 } from 'fastify';
 import { randomUUID } from 'node:crypto';
-import { dataPaths, type Config } from '../core/config.ts';
+import { allowedPrivateHosts, dataPaths, type Config } from '../core/config.ts';
+import { createHttpClient } from '../core/net/http-client.ts';
 import { signingSecret } from '../core/auth/tokens.ts';
 import type { Store } from '../core/store/store.ts';
 import { VERSION } from '../version.ts';
@@ -155,6 +156,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
     paths: dataPaths(config),
     jwtSecret: await signingSecret(store.db),
     log: app.log,
+    http: createHttpClient({ allowPrivateHosts: allowedPrivateHosts(config) }),
     background: new Set(),
   };
 
