@@ -3,7 +3,8 @@
 // cannot slip through — and checks again on every redirect; it caps time and size and checks the content type.
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
-import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
+import type * as Undici from 'undici';
+import type { Agent, Dispatcher } from 'undici';
 import { CodedError } from '../coded-error.ts';
 import { VERSION } from '../../version.ts';
 import { bareHost, isAllowedHost, isPublicAddress } from './address-policy.ts';
@@ -129,6 +130,10 @@ function describeNetworkError(error: unknown, url: string): OutgoingRequestError
   return new OutgoingRequestError('NETWORK', `${url}: ${message}`);
 }
 
+// undici loads on the first outgoing request, not when the daemon starts.
+let undici: Promise<typeof Undici> | undefined;
+const loadUndici = (): Promise<typeof Undici> => (undici ??= import('undici'));
+
 export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
   const allowPrivateHosts = options.allowPrivateHosts ?? [];
   const userAgent = options.userAgent ?? `Bindery/${VERSION}`;
@@ -136,7 +141,7 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
   let open: Agent | undefined;
 
   /** The agent for this URL, after refusing an address literal that is not public. */
-  function agentFor(url: URL): Agent {
+  function agentFor(url: URL, { Agent }: typeof Undici): Agent {
     if (isAllowedHost(url.hostname, allowPrivateHosts)) return (open ??= new Agent({ connections: 16 }));
     const host = bareHost(url.hostname);
     if (isIP(host) !== 0 && !isPublicAddress(host)) throw new OutgoingRequestError('BLOCKED_ADDRESS', `${host} is not a public address`);
@@ -154,10 +159,11 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
     let body = req.body;
     try {
       for (let hop = 0; ; hop++) {
-        const dispatcher = agentFor(url);
+        const lib = await loadUndici();
+        const dispatcher = agentFor(url, lib);
         let response: Dispatcher.ResponseData;
         try {
-          response = await undiciRequest(url, {
+          response = await lib.request(url, {
             dispatcher,
             method: method as Dispatcher.HttpMethod,
             headers: { 'user-agent': userAgent, ...req.headers },
