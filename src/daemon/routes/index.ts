@@ -17,7 +17,8 @@ import { koreaderUserRoutes } from './koreader-users.ts';
 import { kosyncRoutes } from './kosync.ts';
 import { opdsRoutes } from './opds.ts';
 import { komgaRoutes } from './komga.ts';
+import { contentRestrictionRoutes } from './content-restrictions.ts';
 
 export function allRoutes(): RouteSpec[] {
-  return [...systemRoutes, ...accountRoutes, ...duplicateRoutes, ...readingRoutes, ...shelfRoutes, ...settingsRoutes, ...uiReadRoutes, ...libraryRoutes, ...pathRoutes, ...bookRoutes, ...bookFileRoutes, ...mediaRoutes, ...fileMoveRoutes, ...koreaderUserRoutes, ...kosyncRoutes, ...opdsRoutes, ...komgaRoutes];
+  return [...systemRoutes, ...accountRoutes, ...duplicateRoutes, ...readingRoutes, ...shelfRoutes, ...settingsRoutes, ...uiReadRoutes, ...libraryRoutes, ...pathRoutes, ...bookRoutes, ...bookFileRoutes, ...mediaRoutes, ...fileMoveRoutes, ...koreaderUserRoutes, ...kosyncRoutes, ...opdsRoutes, ...komgaRoutes, ...contentRestrictionRoutes];
 }
