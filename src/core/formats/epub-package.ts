@@ -22,6 +22,12 @@ export interface EpubPackage {
   manifestById: Map<string, ManifestItem>;
   /** Spine items in reading order (itemrefs pointing at unknown ids are skipped). */
   spine: ManifestItem[];
+  /** The same items with their `linear` flag (`linear="no"` marks auxiliary content). */
+  spineRefs: { item: ManifestItem; linear: boolean }[];
+  /** The spine's `page-progression-direction` (`rtl` for manga and right-to-left scripts). */
+  pageProgressionDirection: string | undefined;
+  /** The EPUB 2 NCX table of contents named by the spine's `toc` attribute. */
+  ncx: ManifestItem | undefined;
   /** Archive entry of the EPUB 2 guide's cover page, if any. */
   guideCoverPath: string | undefined;
 }
@@ -55,10 +61,11 @@ export function parsePackage(opfPath: string, opfText: string): EpubPackage {
   const manifestById = new Map<string, ManifestItem>();
   for (const item of manifest) if (item.id && !manifestById.has(item.id)) manifestById.set(item.id, item);
 
-  const spine: ManifestItem[] = [];
-  for (const ref of children(child(root, 'spine'), 'itemref')) {
+  const spineNode = child(root, 'spine');
+  const spineRefs: EpubPackage['spineRefs'] = [];
+  for (const ref of children(spineNode, 'itemref')) {
     const item = manifestById.get(attr(ref, 'idref') ?? '');
-    if (item) spine.push(item);
+    if (item) spineRefs.push({ item, linear: (attr(ref, 'linear') ?? 'yes').trim().toLowerCase() !== 'no' });
   }
 
   const coverReference = children(child(root, 'guide'), 'reference').find((r) => (attr(r, 'type') ?? '').toLowerCase() === 'cover');
@@ -70,7 +77,10 @@ export function parsePackage(opfPath: string, opfText: string): EpubPackage {
     metadata: child(root, 'metadata'),
     manifest,
     manifestById,
-    spine,
+    spine: spineRefs.map((ref) => ref.item),
+    spineRefs,
+    pageProgressionDirection: attr(spineNode, 'page-progression-direction'),
+    ncx: manifestById.get(attr(spineNode, 'toc') ?? '') ?? manifest.find((item) => item.mediaType === 'application/x-dtbncx+xml'),
     guideCoverPath: resolveHref(opfDir, attr(coverReference, 'href')),
   };
 }

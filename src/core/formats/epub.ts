@@ -31,7 +31,7 @@ async function parseOptional(zip: ZipArchive, name: string) {
   }
 }
 
-async function locateOpf(zip: ZipArchive): Promise<string> {
+export async function locateOpf(zip: ZipArchive): Promise<string> {
   const container = await parseOptional(zip, CONTAINER);
   const rootfiles = children(find(container, 'rootfiles'), 'rootfile');
   const preferred = rootfiles.find((r) => attr(r, 'media-type') === 'application/oebps-package+xml') ?? rootfiles[0];

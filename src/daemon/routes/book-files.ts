@@ -1,20 +1,13 @@
 // Book bytes: downloads (one file, a folder audiobook or all files as a streamed ZIP) and the reader's ranged content.
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
 import type { FastifyReply } from 'fastify';
 import Type from 'typebox';
-import { bookFiles, type BookFiles } from '../../core/books/file-locations.ts';
-import { BOOK_FILE_TYPES } from '../../core/formats/types.ts';
-import { decideRange } from '../../core/media/byte-range.ts';
-import { ifRangeHolds, isNotModified } from '../../core/media/conditional-requests.ts';
 import { attachmentDisposition, contentTypeOf } from '../../core/media/content-types.ts';
 import { planBookDownload, planFileDownload, type DownloadPlan } from '../../core/media/download-plan.ts';
 import { zipStream } from '../../core/media/zip-stream.ts';
-import { requireBookAccess } from '../access.ts';
-import { principalOf } from '../authenticate.ts';
-import type { DaemonContext } from '../context.ts';
-import { ApiError, badRequest, bookNotFound } from '../http-errors.ts';
-import type { RouteRequest } from '../route-spec.ts';
+import { accessibleBookFiles, fileOfType } from '../book-file-access.ts';
+import { ApiError, badRequest } from '../http-errors.ts';
+import { sendRangedFile } from '../ranged-file.ts';
 import { adminOr, type RouteSpec } from '../route-spec.ts';
 
 const BookParams = Type.Object({ bookId: Type.Integer() });
@@ -23,22 +16,12 @@ const TokenQuery = Type.Object({ token: Type.Optional(Type.String()) });
 
 const failedDownload = (id: number): ApiError => new ApiError(500, `Error while downloading file, bookId: ${id}`);
 
-async function accessibleBookFiles(request: RouteRequest, ctx: DaemonContext, bookId: number): Promise<BookFiles> {
-  await requireBookAccess(ctx, principalOf(request), bookId);
-  const files = await bookFiles(ctx.store.db, bookId);
-  if (!files) throw bookNotFound(bookId);
-  return files;
-}
 
 function sendDownload(reply: FastifyReply, plan: Exclude<DownloadPlan, { kind: 'missing' }>): FastifyReply {
   reply.header('Cache-Control', 'no-cache, no-store, must-revalidate').header('Pragma', 'no-cache').header('Expires', '0');
   reply.header('Content-Disposition', attachmentDisposition(plan.fileName));
   if (plan.kind === 'zip') return reply.type('application/zip').send(zipStream(plan.entries));
   return reply.type('application/octet-stream').header('Content-Length', plan.size).send(createReadStream(plan.path));
-}
-
-function contentEtag(size: number, mtime: Date): string {
-  return `"${size.toString(36)}-${Math.trunc(mtime.getTime()).toString(36)}"`;
 }
 
 export const bookFileRoutes: RouteSpec[] = [
@@ -95,35 +78,8 @@ export const bookFileRoutes: RouteSpec[] = [
     handler: async (request, reply, ctx) => {
       const { bookId } = request.params as { bookId: number };
       const { bookType } = request.query as { bookType?: string };
-      const files = await accessibleBookFiles(request, ctx, bookId);
-      let file = files.primary;
-      if (bookType !== undefined) {
-        const wanted = bookType.toUpperCase();
-        if (!(BOOK_FILE_TYPES as readonly string[]).includes(wanted)) throw badRequest(`No enum constant BookFileType.${wanted}`);
-        file = files.files.find((f) => f.bookType === wanted);
-        if (!file) throw new ApiError(404, `File not found: No file of type ${bookType} found for book`);
-      }
-      const info = file?.path ? await stat(file.path).catch(() => undefined) : undefined;
-      if (!file?.path || !info?.isFile()) throw new ApiError(404, `File not found: ${file?.path ?? file?.fileName ?? bookId}`);
-
-      const etag = contentEtag(info.size, info.mtime);
-      reply.header('Accept-Ranges', 'bytes').header('Cache-Control', 'no-cache, private').header('ETag', etag).header('Last-Modified', info.mtime.toUTCString());
-      const headers = request.headers;
-      if (isNotModified(headers['if-none-match'], headers['if-modified-since'], etag, info.mtime)) return reply.status(304).send();
-
-      const type = contentTypeOf(file.fileName);
-      const rangeHeader = ifRangeHolds(headers['if-range'] as string | undefined, etag, info.mtime) ? headers.range : undefined;
-      const range = decideRange(rangeHeader, info.size);
-      if (range.kind === 'unsatisfiable') return reply.status(416).header('Content-Range', `bytes */${info.size}`).send();
-      if (range.kind === 'partial') {
-        return reply
-          .status(206)
-          .type(type)
-          .header('Content-Range', `bytes ${range.start}-${range.end}/${info.size}`)
-          .header('Content-Length', range.end - range.start + 1)
-          .send(createReadStream(file.path, { start: range.start, end: range.end }));
-      }
-      return reply.type(type).header('Content-Length', info.size).send(createReadStream(file.path));
+      const file = fileOfType(await accessibleBookFiles(request, ctx, bookId), bookType);
+      return sendRangedFile(request, reply, file?.path, contentTypeOf(file?.fileName ?? ''), file?.path ?? file?.fileName ?? String(bookId));
     },
   },
 ];

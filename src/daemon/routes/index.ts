@@ -18,7 +18,8 @@ import { kosyncRoutes } from './kosync.ts';
 import { opdsRoutes } from './opds.ts';
 import { komgaRoutes } from './komga.ts';
 import { contentRestrictionRoutes } from './content-restrictions.ts';
+import { readerRoutes } from './readers.ts';
 
 export function allRoutes(): RouteSpec[] {
-  return [...systemRoutes, ...accountRoutes, ...duplicateRoutes, ...readingRoutes, ...shelfRoutes, ...settingsRoutes, ...uiReadRoutes, ...libraryRoutes, ...pathRoutes, ...bookRoutes, ...bookFileRoutes, ...mediaRoutes, ...fileMoveRoutes, ...koreaderUserRoutes, ...kosyncRoutes, ...opdsRoutes, ...komgaRoutes, ...contentRestrictionRoutes];
+  return [...systemRoutes, ...accountRoutes, ...duplicateRoutes, ...readingRoutes, ...shelfRoutes, ...settingsRoutes, ...uiReadRoutes, ...libraryRoutes, ...pathRoutes, ...bookRoutes, ...bookFileRoutes, ...mediaRoutes, ...fileMoveRoutes, ...koreaderUserRoutes, ...kosyncRoutes, ...opdsRoutes, ...komgaRoutes, ...contentRestrictionRoutes, ...readerRoutes];
 }
