@@ -51,6 +51,17 @@ export function peakRssMb(pid: number): number {
   return match ? Number(match[1]) / 1024 : Number.NaN;
 }
 
+/** CPU time (user + system) a process has used so far, in ms, from /proc/<pid>/stat (Linux). */
+export function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces), which ends at the last ')': utime and stime are 14 and 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks * 1000) / CLOCK_TICKS;
+}
+/** USER_HZ: 100 on every Linux this runs on. */
+const CLOCK_TICKS = 100;
+
 export interface Exit {
   code: number | null;
   signal: NodeJS.Signals | null;

@@ -5,7 +5,7 @@
 // clients (autocannon). Routes the daemon does not have yet are reported as not available. Linux only (/proc).
 import autocannon from 'autocannon';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { availableParallelism, cpus, tmpdir, totalmem } from 'node:os';
+import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { build, BuildUnavailable } from '../scripts/build.ts';
@@ -13,7 +13,7 @@ import { ACCESS_TOKEN_SECONDS, signingSecret, signToken } from '../src/core/auth
 import { openStore } from '../src/core/store/store.ts';
 import { createUser } from '../src/core/users/users.ts';
 import { fillCatalog } from './book-catalog.ts';
-import { fromBundle, fromSource, peakRssMb, ROOT, rssMb, startDaemon, type DaemonProcess, type Launcher } from './daemon-process.ts';
+import { cpuMs, fromBundle, fromSource, peakRssMb, ROOT, rssMb, startDaemon, type DaemonProcess, type Launcher } from './daemon-process.ts';
 
 const { values } = parseArgs({
   options: {
@@ -25,6 +25,11 @@ const { values } = parseArgs({
     // Extra V8/Node flags for the server processes (tuning experiments), e.g. --node-options=--max-semi-space-size=1
     'node-options': { type: 'string', default: '' },
     'skip-start': { type: 'boolean', default: false },
+    'skip-list': { type: 'boolean', default: false },
+    // Which loads to run: any of id, page, sorted.
+    loads: { type: 'string', default: 'id,page,sorted' },
+    // Extra `serve` flags for the catalog daemon, e.g. --serve-args='--http-workers 2'
+    'serve-args': { type: 'string', default: '' },
   },
 });
 const books = Number(values.books);
@@ -107,7 +112,8 @@ const token = await signToken(await signingSecret(store.db), { userId: adminId, 
 await store.close();
 
 const launcher = launchers[0] as Launcher;
-const daemon: DaemonProcess = await startDaemon(launcher, { dataDir, env: serverEnv });
+const serveArgs = values['serve-args'].split(/\s+/).filter(Boolean);
+const daemon: DaemonProcess = await startDaemon(launcher, { dataDir, env: serverEnv, args: serveArgs });
 await sleep(idleMs);
 const idleLarge = rssMb(daemon.pid);
 console.log(`daemon (${launcher.name}) on ${books} books: started in ${ms(daemon.startupMs)}, idle RSS ${mb(idleLarge)}`);
@@ -120,7 +126,8 @@ async function routeExists(path: string): Promise<boolean> {
 }
 
 const listPath = '/api/v1/books';
-if (await routeExists(listPath)) {
+if (values['skip-list']) console.log(`GET ${listPath}: skipped`);
+else if (await routeExists(listPath)) {
   for (const [label, path] of [
     ['list view, first request', listPath],
     ['list view, again', listPath],
@@ -128,13 +135,14 @@ if (await routeExists(listPath)) {
   ] as const) {
     let peak = rssMb(daemon.pid);
     const sampler = setInterval(() => (peak = Math.max(peak, rssMb(daemon.pid))), 10);
+    const cpuBefore = cpuMs(daemon.pid);
     t = performance.now();
     const res = await fetch(`${daemon.url}${path}`, { headers: auth });
     const body = await res.arrayBuffer();
     const took = performance.now() - t;
     clearInterval(sampler);
     const count = (JSON.parse(Buffer.from(body).toString('utf8')) as unknown[]).length;
-    const line = `GET ${path} (${label}): ${res.status}, ${count} books, ${(body.byteLength / 1e6).toFixed(1)} MB in ${ms(took)}; server RSS peak ${mb(peak)}, after ${mb(rssMb(daemon.pid))}`;
+    const line = `GET ${path} (${label}): ${res.status}, ${count} books, ${(body.byteLength / 1e6).toFixed(1)} MB in ${ms(took)} (server CPU ${ms(cpuMs(daemon.pid) - cpuBefore)}, load average ${loadavg()[0]?.toFixed(1)}); server RSS peak ${mb(peak)}, after ${mb(rssMb(daemon.pid))}`;
     console.log(line);
   }
 } else console.log(`GET ${listPath}: not available`);
@@ -144,6 +152,7 @@ async function load(label: string, probe: string, nextPath: () => string): Promi
     console.log(`${label}: not available`);
     return;
   }
+  const cpuBefore = cpuMs(daemon.pid);
   const result = await autocannon({
     url: daemon.url,
     connections,
@@ -151,17 +160,21 @@ async function load(label: string, probe: string, nextPath: () => string): Promi
     headers: auth,
     requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: nextPath() }) }],
   });
+  // Server CPU per request hardly depends on what else the machine runs, unlike the latencies.
+  const cpuPerRequest = (cpuMs(daemon.pid) - cpuBefore) / Math.max(1, result.requests.total);
   const line =
     `${label}: ${connections} clients, ${duration} s: p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, ` +
-    `${result.requests.average.toFixed(0)} req/s, non-2xx ${result.non2xx}, errors ${result.errors}; server RSS ${mb(rssMb(daemon.pid))}`;
+    `${result.requests.average.toFixed(0)} req/s, non-2xx ${result.non2xx}, errors ${result.errors}; ` +
+    `server CPU ${(cpuPerRequest * 1000).toFixed(0)} µs/request, RSS ${mb(rssMb(daemon.pid))}; load average ${loadavg()[0]?.toFixed(1)}`;
   console.log(line);
 }
 
 const { first, last } = catalog.bookIds;
 let n = 0;
-await load('GET /api/v1/books/{id}', `/api/v1/books/${first}`, () => `/api/v1/books/${first + ((n++ * 7919) % (last - first + 1))}`);
-await load('GET /api/v1/books/page?size=50', '/api/v1/books/page?size=50', () => `/api/v1/books/page?size=50&page=${n++ % 200}`);
-await load('GET /api/v1/books/page?size=50&sort=metadata.title,asc', '/api/v1/books/page?size=50', () => `/api/v1/books/page?size=50&page=${n++ % 200}&sort=metadata.title,asc`);
+const loads = new Set(values.loads.split(','));
+if (loads.has('id')) await load('GET /api/v1/books/{id}', `/api/v1/books/${first}`, () => `/api/v1/books/${first + ((n++ * 7919) % (last - first + 1))}`);
+if (loads.has('page')) await load('GET /api/v1/books/page?size=50', '/api/v1/books/page?size=50', () => `/api/v1/books/page?size=50&page=${n++ % 200}`);
+if (loads.has('sorted')) await load('GET /api/v1/books/page?size=50&sort=metadata.title,asc', '/api/v1/books/page?size=50', () => `/api/v1/books/page?size=50&page=${n++ % 200}&sort=metadata.title,asc`);
 console.log(`server peak RSS over the run (VmHWM): ${mb(peakRssMb(daemon.pid))}`);
 
 await daemon.stop('SIGTERM');

@@ -35,6 +35,8 @@ const registrations = await Promise.all([
   import('./commands/setup.ts').then((m) => m.registerSetup),
   import('./commands/users.ts').then((m) => m.registerUsers),
   import('./commands/move.ts').then((m) => m.registerMove),
+  import('./commands/bookdrop.ts').then((m) => m.registerBookdrop),
+  import('./commands/metadata.ts').then((m) => m.registerMetadata),
 ]);
 for (const register of registrations) register(program, run);
 

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import type { FastifyInstance } from 'fastify';
 import type { Store } from '../core/store/store.ts';
+import type { DaemonContext } from '../daemon/context.ts';
 import type { CommandContext } from './context.ts';
 import { CliError, EXIT } from './exit-codes.ts';
 import type { RunCommand } from './run.ts';
@@ -12,6 +13,7 @@ interface ServeFlags {
   host?: string;
   basePath?: string;
   webRoot?: string;
+  bookdropDir?: string;
 }
 
 function loggerOptions(ctx: CommandContext): object | false {
@@ -78,6 +80,19 @@ function untilStopped(app: FastifyInstance): Promise<void> {
   });
 }
 
+/** The bookdrop watcher; a bookdrop folder that cannot be watched is logged and the daemon runs on without it. */
+async function startBookdrop(app: FastifyInstance, daemon: DaemonContext): Promise<{ close(): Promise<void> } | undefined> {
+  try {
+    const [{ startBookdropWatcher, daemonBookdropEnv }, { daemonBookdropFetcher }] = await Promise.all([import('../daemon/bookdrop-watcher.ts'), import('../daemon/bookdrop-fetcher.ts')]);
+    const watcher = await startBookdropWatcher(daemonBookdropEnv(daemon, daemonBookdropFetcher(daemon)), { polling: 'auto' });
+    app.log.info({ bookdropDir: daemon.config.bookdropDir, polling: watcher.polling }, 'watching the bookdrop folder');
+    return watcher;
+  } catch (error) {
+    app.log.warn({ err: error, bookdropDir: daemon.config.bookdropDir }, 'the bookdrop folder cannot be watched; files dropped there are picked up by a rescan');
+    return undefined;
+  }
+}
+
 export function registerServe(program: Command, run: RunCommand): void {
   program
     .command('serve')
@@ -86,17 +101,24 @@ export function registerServe(program: Command, run: RunCommand): void {
     .option('--host <host>', 'address to listen on (env BINDERY_HOST, default 0.0.0.0)')
     .option('--base-path <path>', 'URL prefix behind a reverse proxy (env BINDERY_BASE_PATH)')
     .option('--web-root <dir>', 'serve a web UI build from this folder (env BINDERY_WEB_ROOT)')
+    .option('--bookdrop-dir <dir>', 'the bookdrop folder to watch (env BINDERY_BOOKDROP_DIR, default <data dir>/bookdrop)')
     .action((flags: ServeFlags) =>
       run(async (baseCtx) => {
-        const ctx = baseCtx.withFlags({ port: flags.port, host: flags.host, basePath: flags.basePath, webRoot: flags.webRoot });
+        const ctx = baseCtx.withFlags({ port: flags.port, host: flags.host, basePath: flags.basePath, webRoot: flags.webRoot, bookdropDir: flags.bookdropDir });
         // The catalog opens (and migrates) while the HTTP modules load.
         const [{ buildApp }, store] = await Promise.all([import('../daemon/app.ts'), ctx.store()]);
         const seeded = await seedAdmin(store);
-        const { app } = await buildApp({ config: ctx.config, store, logger: loggerOptions(ctx) });
+        const built = await buildApp({ config: ctx.config, store, logger: loggerOptions(ctx) });
+        const { app } = built;
         if (seeded) app.log.info({ username: seeded.username }, 'created the first administrator from BINDERY_ADMIN_* environment variables');
         // A file move cut short by a crash is finished or rolled back before anything else touches the catalog.
         const { recoverMoves } = await import('../core/moves/recover.ts');
         await recoverMoves(store, { log: (message) => app.log.warn(message) });
+        // The bookdrop watcher starts once the server answers and stops before the catalog closes.
+        let bookdrop: Promise<{ close(): Promise<void> } | undefined> = Promise.resolve(undefined);
+        app.addHook('onClose', async () => {
+          await (await bookdrop)?.close();
+        });
         try {
           await app.listen({ port: ctx.config.port, host: ctx.config.host });
         } catch (error) {
@@ -110,6 +132,7 @@ export function registerServe(program: Command, run: RunCommand): void {
           { version: VERSION, dataDir: ctx.config.dataDir, runtime: '__binderyBundle' in globalThis ? 'bundle' : 'source', startupMs: Math.round(performance.now()) },
           'bindery is ready',
         );
+        bookdrop = startBookdrop(app, built.ctx);
         await untilStopped(app);
         app.log.info('stopped');
       }).then(() => {

@@ -17,6 +17,8 @@ export const ConfigSchema = Type.Object(
     webRoot: Type.Union([Type.String({ minLength: 1 }), Type.Null()], { description: 'Folder with a web UI build to serve at /' }),
     scanWorkers: Type.Integer({ minimum: 1, maximum: 64, description: 'Parallel file parsers during a scan' }),
     outgoingAllowPrivateHosts: Type.String({ description: 'Hosts outgoing requests may reach although private or loopback (comma-separated): a LAN mirror; tests' }),
+    metadataProviderBaseUrls: Type.String({ description: 'JSON object: metadata provider id → base URL replacing its public one (a mirror; tests)' }),
+    koboStoreUrl: Type.String({ pattern: '^https?://', description: 'Kobo store API that unknown Kobo requests are forwarded to' }),
     logLevel: Type.Union([Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent')]),
   },
   { additionalProperties: false },
@@ -41,6 +43,8 @@ const SOURCES: Record<ConfigKey, SettingSource> = {
   webRoot: { env: 'BINDERY_WEB_ROOT', kind: 'path' },
   scanWorkers: { env: 'BINDERY_SCAN_WORKERS', kind: 'integer' },
   outgoingAllowPrivateHosts: { env: 'BINDERY_OUTGOING_ALLOW_PRIVATE_HOSTS', kind: 'string' },
+  metadataProviderBaseUrls: { env: 'BINDERY_METADATA_PROVIDER_BASE_URLS', kind: 'string' },
+  koboStoreUrl: { env: 'BINDERY_KOBO_STORE_URL', kind: 'string' },
   logLevel: { env: 'BINDERY_LOG_LEVEL', kind: 'string' },
 };
 
@@ -135,9 +139,12 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     // One core stays with the main thread (catalog writes); each worker overlaps several files.
     scanWorkers: Math.max(1, Math.min(8, availableParallelism() - 1)),
     outgoingAllowPrivateHosts: '',
+    metadataProviderBaseUrls: '',
+    koboStoreUrl: 'https://storeapi.kobo.com',
     logLevel: 'info',
     ...merged,
   };
+  if (typeof config.metadataProviderBaseUrls === 'string') metadataProviderBaseUrls(config as Pick<Config, 'metadataProviderBaseUrls'>);
   if (!Value.Check(ConfigSchema, config)) {
     const problems = [...Value.Errors(ConfigSchema, config)].map((e) => `${e.instancePath.slice(1) || 'config'} ${e.message}`);
     throw new ConfigError(`invalid settings: ${[...new Set(problems)].join('; ')}`);
@@ -162,4 +169,23 @@ export function dataPaths(config: Pick<Config, 'dataDir'>): { catalog: string; c
 /** The outgoing client's allow list from `outgoingAllowPrivateHosts`. */
 export function allowedPrivateHosts(config: Pick<Config, 'outgoingAllowPrivateHosts'>): string[] {
   return config.outgoingAllowPrivateHosts.split(',').map((host) => host.trim()).filter(Boolean);
+}
+
+/** `metadataProviderBaseUrls` parsed: provider id → base URL; empty when unset. Throws ConfigError when malformed. */
+export function metadataProviderBaseUrls(config: Pick<Config, 'metadataProviderBaseUrls'>): Record<string, string> {
+  const raw = config.metadataProviderBaseUrls.trim();
+  if (raw === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ConfigError('metadataProviderBaseUrls must be a JSON object such as {"Google":"http://127.0.0.1:8080"}');
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError('metadataProviderBaseUrls must be a JSON object');
+  const out: Record<string, string> = {};
+  for (const [id, url] of Object.entries(parsed)) {
+    if (typeof url !== 'string' || !/^https?:\/\//.test(url)) throw new ConfigError(`metadataProviderBaseUrls.${id} must be an http(s) URL`);
+    out[id] = url;
+  }
+  return out;
 }

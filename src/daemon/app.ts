@@ -190,14 +190,17 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
 
   const routes = options.routes ?? allRoutes();
   const docs = apiDocs(routes, prefix);
+  // Upload routes get @fastify/multipart in a scope of their own: its hooks then run for uploads only.
+  const uploads = routes.filter((spec) => spec.multipart);
+  const multipart = uploads.length > 0 ? (await import('@fastify/multipart')).default : undefined;
   await app.register(
     async (scope) => {
-      for (const spec of routes) {
+      const addRoute = (target: FastifyInstance, spec: RouteSpec): void => {
         // Grimmory's order: its security filters answer 401 before the body is read or validated; `@PreAuthorize`
         // answers 403 after Spring has bound and validated the arguments. So: who is calling on request, the rule
         // once the request has passed validation.
         const whoIsCalling: RouteSpec = { ...spec, rule: 'any' };
-        scope.route({
+        target.route({
           method: spec.method,
           url: fastifyPath(spec.url),
           ...(spec.schema ? { schema: spec.schema } : {}),
@@ -205,6 +208,13 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
           onRequest: (request, reply) => authenticate(whoIsCalling, request as RouteRequest, reply, ctx),
           preHandler: (request, reply) => admitByRule(spec, request as RouteRequest, reply),
           handler: (request, reply) => spec.handler(request as RouteRequest, reply, ctx),
+        });
+      };
+      for (const spec of routes) if (!spec.multipart) addRoute(scope, spec);
+      if (multipart) {
+        await scope.register(async (uploadScope) => {
+          await uploadScope.register(multipart, { limits: { files: 1, fields: 20, parts: 40 } });
+          for (const spec of uploads) addRoute(uploadScope, spec);
         });
       }
       scope.get('/api/openapi.json', { schema: { hide: true } }, docs);

@@ -34,6 +34,11 @@ export interface RouteSpec {
   schema?: FastifySchema;
   /** Body size limit for this route, in bytes. */
   bodyLimit?: number;
+  /**
+   * The route takes `multipart/form-data` (uploads): it is registered where @fastify/multipart is, and its handler
+   * reads the parts as streams (`request.parts()`), so no body limit applies before it does.
+   */
+  multipart?: boolean;
   handler: (request: RouteRequest, reply: FastifyReply, ctx: DaemonContext) => unknown;
 }
 

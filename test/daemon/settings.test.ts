@@ -48,7 +48,7 @@ describe('GET /api/v1/settings', () => {
     expect(s.metadataProviderSettings).toEqual({
       amazon: { enabled: true, cookie: null, domain: 'com' }, google: { enabled: true, language: null, apiKey: null }, goodReads: { enabled: true },
       hardcover: { enabled: false, apiKey: null }, comicvine: { enabled: false, apiKey: null }, ranobedb: { enabled: false }, douban: { enabled: false },
-      lubimyczytac: null, audible: null,
+      lubimyczytac: null, audible: null, openLibrary: { enabled: true },
     });
     expect(s.metadataMatchWeights).toMatchObject({ title: 10, subtitle: 1, goodreadsRating: 4, audibleRating: 0, coverImage: 5 });
     expect(Object.keys(s.metadataMatchWeights)).toHaveLength(27);

@@ -94,7 +94,7 @@ export async function writeBookMetadata(db: Transaction<DB> | SqlExec, bookId: n
   }
 }
 
-type Mapping = 'book_metadata_author_mapping' | 'book_metadata_category_mapping' | 'book_metadata_tag_mapping' | 'comic_metadata_character_mapping' | 'comic_metadata_team_mapping' | 'comic_metadata_location_mapping';
+type Mapping = 'book_metadata_author_mapping' | 'book_metadata_category_mapping' | 'book_metadata_tag_mapping' | 'book_metadata_mood_mapping' | 'comic_metadata_character_mapping' | 'comic_metadata_team_mapping' | 'comic_metadata_location_mapping';
 
 const mappingSql = new Map<Mapping, { clear: string; insert: string }>();
 
@@ -121,7 +121,7 @@ function titleFromFileName(fileName: string): string {
   return dot > 0 && fileName.length - dot <= 6 ? fileName.slice(0, dot) : fileName;
 }
 
-function searchText(meta: ExtractedMetadata, title: string | null): string {
+function searchText(meta: Pick<ExtractedMetadata, 'subtitle' | 'authors' | 'seriesName' | 'isbn13' | 'isbn10'>, title: string | null): string {
   return [title, meta.subtitle, ...meta.authors, meta.seriesName, meta.isbn13, meta.isbn10].filter(Boolean).join(' ').toLowerCase();
 }
 
@@ -184,5 +184,177 @@ export async function writeComicMetadata(db: Transaction<DB> | SqlExec, bookId: 
     for (const creatorId of await nameIds(exec, 'comic_creator', pick(comic))) {
       await exec.run('insert into comic_metadata_creator_mapping (book_id, creator_id, role) values (?, ?, ?) on conflict do nothing', [bookId, creatorId, role]);
     }
+  }
+}
+
+/** book_metadata columns a patch may write; each has a `<column>_locked` flag. */
+export const PATCHABLE_COLUMNS = [
+  'title', 'subtitle', 'publisher', 'published_date', 'description', 'isbn_13', 'isbn_10', 'page_count', 'language',
+  'series_name', 'series_number', 'series_total', 'asin', 'goodreads_id', 'google_id', 'hardcover_id', 'hardcover_book_id',
+  'comicvine_id', 'lubimyczytac_id', 'ranobedb_id', 'audible_id', 'douban_id', 'amazon_rating', 'amazon_review_count',
+  'goodreads_rating', 'goodreads_review_count', 'hardcover_rating', 'hardcover_review_count', 'lubimyczytac_rating',
+  'ranobedb_rating', 'audible_rating', 'audible_review_count', 'douban_rating', 'douban_review_count', 'narrator', 'abridged',
+  'age_rating', 'content_rating', 'external_url',
+] as const;
+export type PatchColumn = (typeof PATCHABLE_COLUMNS)[number];
+const PATCHABLE = new Set<string>(PATCHABLE_COLUMNS);
+const PATCHABLE_COMIC = new Set<string>(COMIC_COLUMNS);
+
+export type CreatorRole = 'PENCILLER' | 'INKER' | 'COLORIST' | 'LETTERER' | 'COVER_ARTIST' | 'EDITOR';
+
+export interface ComicPatch {
+  /** comic_metadata column → value (`issue_number`, `manga` as 0/1, ...). */
+  fields?: Record<string, Scalar | undefined>;
+  characters?: string[];
+  teams?: string[];
+  locations?: string[];
+  creators?: Partial<Record<CreatorRole, string[]>>;
+}
+
+/** Some of a book's metadata: what is given is written (unless locked), what is left out stays as it is. */
+export interface MetadataPatch {
+  fields?: Partial<Record<PatchColumn, Scalar>>;
+  authors?: string[];
+  categories?: string[];
+  tags?: string[];
+  moods?: string[];
+  comic?: ComicPatch;
+}
+
+export interface PatchOutcome {
+  /** Columns and lists whose value changed (`comic.` in front for comic ones). */
+  changed: string[];
+  /** Fields the patch gave that were left alone because they are locked. */
+  locked: string[];
+}
+
+type ListKey = 'authors' | 'categories' | 'tags' | 'moods';
+const PATCH_LISTS: [key: ListKey, table: NameTable, mapping: Mapping, column: string, lock: string][] = [
+  ['authors', 'author', 'book_metadata_author_mapping', 'author_id', 'authors_locked'],
+  ['categories', 'category', 'book_metadata_category_mapping', 'category_id', 'categories_locked'],
+  ['tags', 'tag', 'book_metadata_tag_mapping', 'tag_id', 'tags_locked'],
+  ['moods', 'mood', 'book_metadata_mood_mapping', 'mood_id', 'moods_locked'],
+];
+const SEARCHED = new Set(['title', 'subtitle', 'authors', 'series_name', 'isbn_13', 'isbn_10']);
+
+async function currentNames(exec: SqlExec, bookId: number, table: NameTable, mapping: Mapping, column: string): Promise<string[]> {
+  const order = mapping === 'book_metadata_author_mapping' ? ' order by m.sort_order' : '';
+  const rows = await exec.all(`select n.name as name from ${mapping} m join ${table} n on n.id = m.${column} where m.book_id = ?${order}`, [bookId]);
+  return rows.map((r) => r.name as string);
+}
+
+/** Authors keep their order; the other lists are sets. */
+function sameNames(current: string[], wanted: string[], ordered: boolean): boolean {
+  const unique = [...new Set(wanted)];
+  if (current.length !== unique.length) return false;
+  if (ordered) return current.every((name, i) => name === unique[i]);
+  const have = new Set(current);
+  return unique.every((name) => have.has(name));
+}
+
+async function refreshSearchText(exec: SqlExec, bookId: number): Promise<void> {
+  const row = (await exec.get('select title, subtitle, series_name, isbn_13, isbn_10 from book_metadata where book_id = ?', [bookId])) as Row;
+  const authors = await currentNames(exec, bookId, 'author', 'book_metadata_author_mapping', 'author_id');
+  const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+  const value = searchText({ subtitle: text(row.subtitle), authors, seriesName: text(row.series_name), isbn13: text(row.isbn_13), isbn10: text(row.isbn_10) }, text(row.title) ?? null);
+  await exec.run('update book_metadata set search_text = ? where book_id = ?', [value, bookId]);
+}
+
+/**
+ * Writes the fields a patch gives, leaving every other field and every locked one (or all, with all_fields_locked)
+ * as it is. Names lists are replaced as a whole. Runs inside the caller's write transaction.
+ */
+export async function writeMetadataPatch(db: Transaction<DB> | SqlExec, bookId: number, patch: MetadataPatch): Promise<PatchOutcome> {
+  const exec = isSqlExec(db) ? db : kyselyExec(db);
+  let row = (await exec.get('select * from book_metadata where book_id = ?', [bookId])) as Row | undefined;
+  if (!row) {
+    await exec.run('insert into book_metadata (book_id) values (?)', [bookId]);
+    row = (await exec.get('select * from book_metadata where book_id = ?', [bookId])) as Row;
+  }
+  const out: PatchOutcome = { changed: [], locked: [] };
+  const columns: string[] = [];
+  const values: Scalar[] = [];
+  for (const [column, value] of Object.entries(patch.fields ?? {})) {
+    if (value === undefined) continue;
+    if (!PATCHABLE.has(column)) throw new Error(`not a writable metadata column: ${column}`);
+    if (isLocked(row, `${column}_locked`)) out.locked.push(column);
+    else if (row[column] !== value) {
+      columns.push(column);
+      values.push(value);
+      out.changed.push(column);
+    }
+  }
+  if (columns.length > 0) await exec.run(`update book_metadata set ${columns.map((c) => `${c} = ?`).join(', ')} where book_id = ?`, [...values, bookId]);
+  for (const [key, table, mapping, column, lock] of PATCH_LISTS) {
+    const names = patch[key];
+    if (names === undefined) continue;
+    if (isLocked(row, lock)) {
+      out.locked.push(key);
+      continue;
+    }
+    if (sameNames(await currentNames(exec, bookId, table, mapping, column), names, key === 'authors')) continue;
+    await replaceNames(exec, bookId, table, mapping, column, [...new Set(names)]);
+    out.changed.push(key);
+  }
+  if (out.changed.some((c) => SEARCHED.has(c))) await refreshSearchText(exec, bookId);
+  if (patch.comic) await writeComicPatch(exec, bookId, patch.comic, row.all_fields_locked === 1, out);
+  return out;
+}
+
+const COMIC_LISTS: ['characters' | 'teams' | 'locations', NameTable, Mapping, string][] = [
+  ['characters', 'comic_character', 'comic_metadata_character_mapping', 'character_id'],
+  ['teams', 'comic_team', 'comic_metadata_team_mapping', 'team_id'],
+  ['locations', 'comic_location', 'comic_metadata_location_mapping', 'location_id'],
+];
+
+function hasComicValues(patch: ComicPatch): boolean {
+  const lists = [patch.characters, patch.teams, patch.locations, ...Object.values(patch.creators ?? {})];
+  return Object.values(patch.fields ?? {}).some((v) => v !== undefined && v !== null) || lists.some((l) => l !== undefined && l.length > 0);
+}
+
+async function writeComicPatch(exec: SqlExec, bookId: number, patch: ComicPatch, allLocked: boolean, out: PatchOutcome): Promise<void> {
+  let comic = (await exec.get('select * from comic_metadata where book_id = ?', [bookId])) as Row | undefined;
+  if (!comic) {
+    if (!hasComicValues(patch)) return;
+    await exec.run('insert into comic_metadata (book_id) values (?)', [bookId]);
+    comic = (await exec.get('select * from comic_metadata where book_id = ?', [bookId])) as Row;
+  }
+  const locked = (lock: string): boolean => allLocked || comic[lock] === 1;
+  const columns: string[] = [];
+  const values: Scalar[] = [];
+  for (const [column, value] of Object.entries(patch.fields ?? {})) {
+    if (value === undefined) continue;
+    if (!PATCHABLE_COMIC.has(column)) throw new Error(`not a writable comic metadata column: ${column}`);
+    if (locked(`${column}_locked`)) out.locked.push(`comic.${column}`);
+    else if (comic[column] !== value) {
+      columns.push(column);
+      values.push(value);
+      out.changed.push(`comic.${column}`);
+    }
+  }
+  if (columns.length > 0) await exec.run(`update comic_metadata set ${columns.map((c) => `${c} = ?`).join(', ')} where book_id = ?`, [...values, bookId]);
+  for (const [key, table, mapping, column] of COMIC_LISTS) {
+    const names = patch[key];
+    if (names === undefined) continue;
+    if (locked(`${key}_locked`)) out.locked.push(`comic.${key}`);
+    else if (!sameNames(await currentNames(exec, bookId, table, mapping, column), names, false)) {
+      await replaceNames(exec, bookId, table, mapping, column, [...new Set(names)]);
+      out.changed.push(`comic.${key}`);
+    }
+  }
+  for (const [role, lock] of COMIC_ROLES) {
+    const names = patch.creators?.[role as CreatorRole];
+    if (names === undefined) continue;
+    if (locked('creators_locked') || locked(lock)) {
+      out.locked.push(`comic.${lock.slice(0, -'_locked'.length)}`);
+      continue;
+    }
+    const current = await exec.all('select c.name as name from comic_metadata_creator_mapping m join comic_creator c on c.id = m.creator_id where m.book_id = ? and m.role = ? order by m.id', [bookId, role]);
+    if (sameNames(current.map((r) => r.name as string), names, false)) continue;
+    await exec.run('delete from comic_metadata_creator_mapping where book_id = ? and role = ?', [bookId, role]);
+    for (const creatorId of await nameIds(exec, 'comic_creator', [...new Set(names)])) {
+      await exec.run('insert into comic_metadata_creator_mapping (book_id, creator_id, role) values (?, ?, ?) on conflict do nothing', [bookId, creatorId, role]);
+    }
+    out.changed.push(`comic.${lock.slice(0, -'_locked'.length)}`);
   }
 }

@@ -1,5 +1,6 @@
 // One bounded view over the three comic containers (ZIP, RAR, 7z): the archive kind is read from the magic bytes,
 // and every backend gets the same entry-name, entry-count, bomb and read-size rules.
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { asFormatError, FormatError } from './errors.ts';
 import { LIMITS } from './limits.ts';
@@ -28,6 +29,11 @@ export interface ArchiveBackend {
   close(): Promise<void>;
 }
 
+export interface ArchiveOpenOptions {
+  /** Read with blocking calls where the backend can (ZIP); see `ExtractOptions.blocking`. */
+  blocking?: boolean;
+}
+
 const SIGNATURES: { type: ComicArchiveType; bytes: number[] }[] = [
   { type: 'ZIP', bytes: [0x50, 0x4b, 0x03, 0x04] },
   { type: 'ZIP', bytes: [0x50, 0x4b, 0x05, 0x06] },
@@ -37,20 +43,33 @@ const SIGNATURES: { type: ComicArchiveType; bytes: number[] }[] = [
 ];
 const LONGEST_SIGNATURE = Math.max(...SIGNATURES.map((s) => s.bytes.length));
 
+/** The file's size and first bytes, blocking or through the thread pool. */
+async function readHead(path: string, blocking: boolean): Promise<{ head: Buffer; fileSize: number }> {
+  const head = Buffer.alloc(LONGEST_SIGNATURE);
+  if (blocking) {
+    const fd = openSync(path, 'r');
+    try {
+      return { fileSize: fstatSync(fd).size, head: head.subarray(0, readSync(fd, head, 0, head.length, 0)) };
+    } finally {
+      closeSync(fd);
+    }
+  }
+  const handle = await open(path, 'r');
+  try {
+    const fileSize = (await handle.stat()).size;
+    const { bytesRead } = await handle.read(head, 0, head.length, 0);
+    return { fileSize, head: head.subarray(0, bytesRead) };
+  } finally {
+    await handle.close();
+  }
+}
+
 /** The container kind from the first bytes of the file; the extension is not trusted (many `.cbr` are zips). */
-export async function detectArchiveType(path: string): Promise<ComicArchiveType> {
+export async function detectArchiveType(path: string, options: ArchiveOpenOptions = {}): Promise<ComicArchiveType> {
   let head: Buffer;
   let fileSize: number;
   try {
-    const handle = await open(path, 'r');
-    try {
-      fileSize = (await handle.stat()).size;
-      head = Buffer.alloc(LONGEST_SIGNATURE);
-      const { bytesRead } = await handle.read(head, 0, head.length, 0);
-      head = head.subarray(0, bytesRead);
-    } finally {
-      await handle.close();
-    }
+    ({ head, fileSize } = await readHead(path, options.blocking ?? false));
   } catch (error) {
     throw asFormatError(error, 'IO');
   }
@@ -132,12 +151,12 @@ export class ComicArchive {
 }
 
 /** Opens a comic archive of whichever kind the magic bytes say. */
-export async function openComicArchive(path: string): Promise<ComicArchive> {
-  const type = await detectArchiveType(path);
+export async function openComicArchive(path: string, options: ArchiveOpenOptions = {}): Promise<ComicArchive> {
+  const type = await detectArchiveType(path, options);
   // Backends load on first use: unrar's WebAssembly and the 7-Zip binary lookup cost memory a ZIP-only library never needs.
   const backend =
     type === 'ZIP'
-      ? await (await import('./comic-zip.ts')).openZipBackend(path)
+      ? await (await import('./comic-zip.ts')).openZipBackend(path, options)
       : type === 'RAR'
         ? await (await import('./comic-rar.ts')).openRarBackend(path)
         : await (await import('./comic-7z.ts')).openSevenZipBackend(path);
@@ -145,8 +164,8 @@ export async function openComicArchive(path: string): Promise<ComicArchive> {
 }
 
 /** Opens a comic archive, runs `work`, and always releases the archive. */
-export async function withComicArchive<T>(path: string, work: (archive: ComicArchive) => Promise<T>): Promise<T> {
-  const archive = await openComicArchive(path);
+export async function withComicArchive<T>(path: string, work: (archive: ComicArchive) => Promise<T>, options: ArchiveOpenOptions = {}): Promise<T> {
+  const archive = await openComicArchive(path, options);
   try {
     return await work(archive);
   } finally {

@@ -1,9 +1,9 @@
 // CBZ backend: the shared ZipArchive (which already refuses unsafe names and bombs while indexing).
-import type { ArchiveBackend, RawArchiveEntry } from './comic-archive.ts';
+import type { ArchiveBackend, ArchiveOpenOptions, RawArchiveEntry } from './comic-archive.ts';
 import { ZipArchive } from './zip.ts';
 
-export async function openZipBackend(path: string): Promise<ArchiveBackend> {
-  const zip = await ZipArchive.open(path);
+export async function openZipBackend(path: string, options: ArchiveOpenOptions = {}): Promise<ArchiveBackend> {
+  const zip = await ZipArchive.open(path, options);
   return {
     list: async (): Promise<RawArchiveEntry[]> =>
       zip.entries.map((e) => ({ name: e.name, size: e.size, compressedSize: e.compressedSize, isDirectory: e.isDirectory })),

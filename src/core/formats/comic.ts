@@ -65,7 +65,7 @@ export const extractComic: Extractor = async (path, options = {}) => {
         }
       }
       return extraction;
-    });
+    }, { blocking: options.blocking ?? false });
   } catch (error) {
     throw asFormatError(error);
   }

@@ -1,4 +1,5 @@
 // EPUB 2 and 3: metadata from the OPF package document, a cover image, fixed-layout flag and a page estimate.
+import { statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { findCover } from './epub-cover.ts';
 import { readOpfMetadata } from './epub-metadata.ts';
@@ -61,7 +62,7 @@ function estimatePages(zip: ZipArchive, pkg: EpubPackage): number | undefined {
 
 export async function extractEpub(path: string, options: ExtractOptions = {}): Promise<Extraction> {
   try {
-    const info = await stat(path);
+    const info = options.blocking ? statSync(path) : await stat(path);
     if (!info.isFile()) throw new FormatError('IO', `${path} is not a regular file`);
     if (info.size === 0) throw new FormatError('EMPTY', 'EPUB file is empty (0 bytes)');
 
@@ -84,7 +85,7 @@ export async function extractEpub(path: string, options: ExtractOptions = {}): P
         if (cover) extraction.cover = cover;
       }
       return extraction;
-    });
+    }, { blocking: options.blocking ?? false });
   } catch (error) {
     throw asFormatError(error);
   }

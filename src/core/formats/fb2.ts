@@ -37,7 +37,7 @@ export async function extractFb2(path: string, options: ExtractOptions = {}): Pr
         // The archive offers no streaming read, so the (bounded) document is inflated once and scanned in memory.
         const document = await zip.read(entry.name, LIMITS.maxEntryBytes);
         return readFb2(bufferSource(document), options, 'ZIP');
-      });
+      }, { blocking: options.blocking ?? false });
     }
     return await withFileSource(path, (source) => readFb2(source, options, undefined));
   } catch (error) {

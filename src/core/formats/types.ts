@@ -106,6 +106,11 @@ export interface Extraction {
 export interface ExtractOptions {
   /** Skip reading/rendering the cover (e.g. an unchanged-cover rescan). */
   skipCover?: boolean;
+  /**
+   * Read with blocking calls where the extractor can (ZIP containers): for scan worker threads, where nothing else
+   * waits on the thread and a trip through the thread pool costs more than the small read it carries.
+   */
+  blocking?: boolean;
 }
 
 /**

@@ -1,4 +1,7 @@
 // Read-only, bounded access to ZIP containers (EPUB, CBZ, zipped FB2) without inflating whole books.
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+import { inflateRaw, inflateRawSync, type InflateOptions } from 'node:zlib';
 import yauzl from 'yauzl';
 import { FormatError } from './errors.ts';
 import { LIMITS } from './limits.ts';
@@ -10,16 +13,35 @@ export interface ZipEntryInfo {
   isDirectory: boolean;
 }
 
-const UNSAFE_NAME = /^(invalid characters in fileName|absolute path|invalid relative path)/;
-
-function openZip(path: string): Promise<yauzl.ZipFile> {
-  return new Promise((resolve, reject) => {
-    yauzl.open(path, { lazyEntries: true, autoClose: false, validateEntrySizes: true }, (err, zip) => {
-      if (err || !zip) reject(err ?? new Error('cannot open zip'));
-      else resolve(zip);
-    });
-  });
+export interface ZipOpenOptions {
+  /**
+   * Read with blocking calls. Meant for scan worker threads, where nothing else waits on the thread and every trip
+   * through libuv's thread pool costs more than the small read it carries; elsewhere the default keeps the event
+   * loop free.
+   */
+  blocking?: boolean;
 }
+
+/** What the central directory says about one entry, beyond what callers see. */
+interface Entry extends ZipEntryInfo {
+  flags: number;
+  method: number;
+  localHeaderOffset: number;
+}
+
+/** Byte-range reads of one open file, either blocking or through the thread pool. */
+interface Source {
+  size: number;
+  read(position: number, length: number): Buffer | Promise<Buffer>;
+  close(): void;
+}
+
+const UNSAFE_NAME = /^(invalid characters in fileName|absolute path|invalid relative path)/;
+const EOCD_SIZE = 22;
+const ZIP64_LOCATOR_SIZE = 20;
+const MAX_COMMENT = 0xffff;
+const CENTRAL_HEADER_SIZE = 46;
+const LOCAL_HEADER_SIZE = 30;
 
 function toFormatError(error: unknown): FormatError {
   if (error instanceof FormatError) return error;
@@ -30,53 +52,205 @@ function toFormatError(error: unknown): FormatError {
   return new FormatError('CORRUPT', `not a readable zip archive: ${message}`);
 }
 
+const corrupt = (message: string): Error => new Error(message);
+
+function readUInt64(buffer: Buffer, offset: number): number {
+  const value = buffer.readBigUInt64LE(offset);
+  if (value > BigInt(Number.MAX_SAFE_INTEGER)) throw corrupt('64-bit size or offset out of range');
+  return Number(value);
+}
+
+function exactRead(bytes: Buffer, length: number): Buffer {
+  if (bytes.length < length) throw corrupt('unexpected end of file');
+  return bytes;
+}
+
+function blockingSource(path: string): Source {
+  const fd = openSync(path, 'r');
+  try {
+    const { size } = fstatSync(fd);
+    return {
+      size,
+      read: (position, length) => {
+        const buffer = Buffer.allocUnsafe(length);
+        let done = 0;
+        while (done < length) {
+          const n = readSync(fd, buffer, done, length - done, position + done);
+          if (n === 0) break;
+          done += n;
+        }
+        return exactRead(buffer.subarray(0, done), length);
+      },
+      close: () => closeSync(fd),
+    };
+  } catch (error) {
+    closeSync(fd);
+    throw error;
+  }
+}
+
+async function asyncSource(path: string): Promise<Source> {
+  const handle: FileHandle = await open(path, 'r');
+  try {
+    const { size } = await handle.stat();
+    return {
+      size,
+      read: async (position, length) => {
+        const buffer = Buffer.allocUnsafe(length);
+        let done = 0;
+        while (done < length) {
+          const { bytesRead } = await handle.read(buffer, done, length - done, position + done);
+          if (bytesRead === 0) break;
+          done += bytesRead;
+        }
+        return exactRead(buffer.subarray(0, done), length);
+      },
+      close: () => void handle.close().catch(() => {}),
+    };
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+}
+
+/** Where the central directory is, from the end-of-central-directory record (and its ZIP64 form). */
+interface Directory {
+  entryCount: number;
+  offset: number;
+  /** The central directory ends where the (ZIP64) end record starts. */
+  end: number;
+  /** Set when the ZIP64 end record must still be read at this offset. */
+  zip64RecordAt?: number;
+}
+
+function locateDirectory(tail: Buffer, tailStart: number): Directory {
+  for (let i = tail.length - EOCD_SIZE; i >= 0; i--) {
+    if (tail.readUInt32LE(i) !== 0x06054b50) continue;
+    const commentLength = tail.readUInt16LE(i + 20);
+    if (commentLength !== tail.length - i - EOCD_SIZE) {
+      throw corrupt(`invalid comment length ${commentLength}: extra bytes after the end of the archive?`);
+    }
+    const directory: Directory = { entryCount: tail.readUInt16LE(i + 10), offset: tail.readUInt32LE(i + 16), end: tailStart + i };
+    const locator = i - ZIP64_LOCATOR_SIZE;
+    if (locator >= 0 && tail.readUInt32LE(locator) === 0x07064b50) {
+      directory.zip64RecordAt = readUInt64(tail, locator + 8);
+      return directory;
+    }
+    if (tail.readUInt16LE(i + 4) !== 0) throw corrupt('multi-disk zip files are not supported');
+    return directory;
+  }
+  throw corrupt('end of central directory record not found: not a zip file, or a truncated one');
+}
+
+function applyZip64Record(directory: Directory, record: Buffer): void {
+  if (record.readUInt32LE(0) !== 0x06064b50) throw corrupt('invalid zip64 end of central directory record signature');
+  if (record.readUInt32LE(16) !== 0) throw corrupt('multi-disk zip files are not supported');
+  directory.entryCount = readUInt64(record, 32);
+  directory.offset = readUInt64(record, 48);
+  directory.end = directory.zip64RecordAt as number;
+}
+
+/** Parses every central directory header in `bytes`; names are decoded and vetted the way yauzl does it. */
+function parseEntries(bytes: Buffer, count: number): Entry[] {
+  const entries: Entry[] = [];
+  let at = 0;
+  for (let n = 0; n < count; n++) {
+    if (at + CENTRAL_HEADER_SIZE > bytes.length) throw corrupt('unexpected end of the central directory');
+    const signature = bytes.readUInt32LE(at);
+    if (signature !== 0x02014b50) throw corrupt(`invalid central directory file header signature: 0x${signature.toString(16)}`);
+    const flags = bytes.readUInt16LE(at + 8);
+    const method = bytes.readUInt16LE(at + 10);
+    let compressedSize = bytes.readUInt32LE(at + 20);
+    let size = bytes.readUInt32LE(at + 24);
+    const nameLength = bytes.readUInt16LE(at + 28);
+    const extraLength = bytes.readUInt16LE(at + 30);
+    const commentLength = bytes.readUInt16LE(at + 32);
+    let localHeaderOffset = bytes.readUInt32LE(at + 42);
+    if (flags & 0x40) throw corrupt('strong encryption is not supported');
+    const nameStart = at + CENTRAL_HEADER_SIZE;
+    const extraEnd = nameStart + nameLength + extraLength;
+    if (extraEnd + commentLength > bytes.length) throw corrupt('unexpected end of the central directory');
+    const rawName = bytes.subarray(nameStart, nameStart + nameLength);
+    const extraFields = yauzl.parseExtraFields(bytes.subarray(nameStart + nameLength, extraEnd));
+    const name = yauzl.getFileNameLowLevel(flags, rawName, extraFields, false);
+    const unsafe = yauzl.validateFileName(name);
+    if (unsafe !== null) throw corrupt(unsafe);
+    const zip64 = extraFields.find((field) => field.id === 0x0001)?.data;
+    if (zip64) {
+      let index = 0;
+      const next = (what: string): number => {
+        if (index + 8 > zip64.length) throw corrupt(`zip64 extended information extra field does not include ${what}`);
+        const value = readUInt64(zip64, index);
+        index += 8;
+        return value;
+      };
+      if (size === 0xffffffff) size = next('uncompressed size');
+      if (compressedSize === 0xffffffff) compressedSize = next('compressed size');
+      if (localHeaderOffset === 0xffffffff) localHeaderOffset = next('relative header offset');
+    }
+    if (method === 0 && compressedSize !== size + (flags & 0x1 ? 12 : 0)) {
+      throw corrupt(`compressed/uncompressed size mismatch for stored file: ${compressedSize} != ${size}`);
+    }
+    entries.push({ name, size, compressedSize, isDirectory: name.endsWith('/'), flags, method, localHeaderOffset });
+    at = extraEnd + commentLength;
+  }
+  return entries;
+}
+
+function inflateAsync(data: Buffer, options: InflateOptions): Promise<Buffer> {
+  return new Promise((resolve, reject) => inflateRaw(data, options, (error, result) => (error ? reject(error) : resolve(result))));
+}
+
 export class ZipArchive {
   readonly entries: ZipEntryInfo[];
-  private readonly zip: yauzl.ZipFile;
-  private readonly byName: Map<string, yauzl.Entry>;
+  private readonly source: Source;
+  private readonly byName: Map<string, Entry>;
+  private readonly blocking: boolean;
+  /** The file's last bytes, read to find the directory: entries inside it need no further read. */
+  private readonly tail: Buffer;
+  private readonly tailStart: number;
 
-  private constructor(zip: yauzl.ZipFile, entries: yauzl.Entry[]) {
-    this.zip = zip;
-    this.byName = new Map(entries.map((e) => [e.fileName, e]));
-    this.entries = entries.map((e) => ({
-      name: e.fileName,
-      size: e.uncompressedSize,
-      compressedSize: e.compressedSize,
-      isDirectory: e.fileName.endsWith('/'),
-    }));
+  private constructor(source: Source, entries: Entry[], tail: Buffer, tailStart: number, blocking: boolean) {
+    this.source = source;
+    this.blocking = blocking;
+    this.tail = tail;
+    this.tailStart = tailStart;
+    this.byName = new Map(entries.map((e) => [e.name, e]));
+    this.entries = entries.map((e) => ({ name: e.name, size: e.size, compressedSize: e.compressedSize, isDirectory: e.isDirectory }));
   }
 
   /** Opens and indexes the central directory; refuses unsafe names, bombs and absurd entry counts. */
-  static async open(path: string): Promise<ZipArchive> {
-    let zip: yauzl.ZipFile | undefined;
+  static async open(path: string, options: ZipOpenOptions = {}): Promise<ZipArchive> {
+    let source: Source | undefined;
     try {
-      zip = await openZip(path);
-      const opened = zip;
-      if (opened.entryCount > LIMITS.maxEntries) {
-        throw new FormatError('TOO_LARGE', `archive has ${opened.entryCount} entries (limit ${LIMITS.maxEntries})`);
+      source = options.blocking ? blockingSource(path) : await asyncSource(path);
+      const tailLength = Math.min(source.size, ZIP64_LOCATOR_SIZE + EOCD_SIZE + MAX_COMMENT);
+      const tailStart = source.size - tailLength;
+      const tail = await source.read(tailStart, tailLength);
+      const directory = locateDirectory(tail, tailStart);
+      if (directory.zip64RecordAt !== undefined) applyZip64Record(directory, await ZipArchive.slice(source, tail, tailStart, directory.zip64RecordAt, 56));
+      if (directory.entryCount > LIMITS.maxEntries) {
+        throw new FormatError('TOO_LARGE', `archive has ${directory.entryCount} entries (limit ${LIMITS.maxEntries})`);
       }
-      const entries = await new Promise<yauzl.Entry[]>((resolve, reject) => {
-        const list: yauzl.Entry[] = [];
-        let total = 0;
-        opened.on('entry', (entry: yauzl.Entry) => {
-          total += entry.uncompressedSize;
-          const bomb = checkBomb(entry.fileName, entry.uncompressedSize, entry.compressedSize, total);
-          if (bomb) {
-            reject(bomb);
-            return;
-          }
-          list.push(entry);
-          opened.readEntry();
-        });
-        opened.on('end', () => resolve(list));
-        opened.on('error', reject);
-        opened.readEntry();
-      });
-      return new ZipArchive(opened, entries);
+      if (directory.offset > directory.end) throw corrupt('the central directory starts past its end');
+      const entries = parseEntries(await ZipArchive.slice(source, tail, tailStart, directory.offset, directory.end - directory.offset), directory.entryCount);
+      let total = 0;
+      for (const entry of entries) {
+        total += entry.size;
+        const bomb = checkBomb(entry.name, entry.size, entry.compressedSize, total);
+        if (bomb) throw bomb;
+      }
+      return new ZipArchive(source, entries, tail, tailStart, options.blocking ?? false);
     } catch (error) {
-      zip?.close();
+      source?.close();
       throw toFormatError(error);
     }
+  }
+
+  private static slice(source: Source, tail: Buffer, tailStart: number, position: number, length: number): Buffer | Promise<Buffer> {
+    if (position >= tailStart && position + length <= tailStart + tail.length) return tail.subarray(position - tailStart, position - tailStart + length);
+    if (position + length > source.size) throw corrupt('unexpected end of file');
+    return source.read(position, length);
   }
 
   has(name: string): boolean {
@@ -85,7 +259,7 @@ export class ZipArchive {
 
   /** Finds an entry by name, ignoring case (OPF hrefs and ComicInfo.xml are often cased loosely). */
   find(name: string): ZipEntryInfo | undefined {
-    const exact = this.entries.find((e) => e.name === name);
+    const exact = this.byName.get(name);
     if (exact) return exact;
     const lower = name.toLowerCase();
     return this.entries.find((e) => e.name.toLowerCase() === lower);
@@ -95,24 +269,32 @@ export class ZipArchive {
   async read(name: string, maxBytes: number = LIMITS.maxEntryBytes): Promise<Buffer> {
     const entry = this.byName.get(name);
     if (!entry) throw new FormatError('CORRUPT', `archive entry not found: ${name}`);
-    if (entry.uncompressedSize > maxBytes) {
-      throw new FormatError('TOO_LARGE', `entry ${name} is ${entry.uncompressedSize} bytes (limit ${maxBytes})`);
+    if (entry.size > maxBytes) {
+      throw new FormatError('TOO_LARGE', `entry ${name} is ${entry.size} bytes (limit ${maxBytes})`);
     }
     try {
-      const stream = await new Promise<NodeJS.ReadableStream>((resolve, reject) => {
-        this.zip.openReadStream(entry, (err, s) => (err || !s ? reject(err ?? new Error('no stream')) : resolve(s)));
-      });
-      const chunks: Buffer[] = [];
-      let length = 0;
-      for await (const chunk of stream as AsyncIterable<Buffer>) {
-        length += chunk.length;
-        if (length > maxBytes) {
-          (stream as unknown as { destroy(): void }).destroy();
-          throw new FormatError('TOO_LARGE', `entry ${name} inflates past ${maxBytes} bytes`);
-        }
-        chunks.push(chunk);
+      if (entry.flags & 0x1) throw corrupt(`entry ${name} is encrypted`);
+      if (entry.method !== 0 && entry.method !== 8) throw corrupt(`unsupported compression method: ${entry.method}`);
+      const header = await ZipArchive.slice(this.source, this.tail, this.tailStart, entry.localHeaderOffset, LOCAL_HEADER_SIZE);
+      const signature = header.readUInt32LE(0);
+      if (signature !== 0x04034b50) throw corrupt(`invalid local file header signature: 0x${signature.toString(16)}`);
+      const dataStart = entry.localHeaderOffset + LOCAL_HEADER_SIZE + header.readUInt16LE(26) + header.readUInt16LE(28);
+      if (dataStart + entry.compressedSize > this.source.size) {
+        throw corrupt(`file data overflows file bounds: ${dataStart} + ${entry.compressedSize} > ${this.source.size}`);
       }
-      return Buffer.concat(chunks, length);
+      const data = await ZipArchive.slice(this.source, this.tail, this.tailStart, dataStart, entry.compressedSize);
+      if (entry.method === 0) return data;
+      // One byte more than declared is enough to tell a lying header from an honest one.
+      const options: InflateOptions = { maxOutputLength: entry.size + 1 };
+      let inflated: Buffer;
+      try {
+        inflated = this.blocking ? inflateRawSync(data, options) : await inflateAsync(data, options);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw corrupt(`entry ${name} inflates past its declared ${entry.size} bytes`);
+        throw error;
+      }
+      if (inflated.length !== entry.size) throw corrupt(`entry ${name} inflates to ${inflated.length} bytes, not the declared ${entry.size}`);
+      return inflated;
     } catch (error) {
       throw toFormatError(error);
     }
@@ -123,7 +305,7 @@ export class ZipArchive {
   }
 
   close(): void {
-    this.zip.close();
+    this.source.close();
   }
 }
 
@@ -142,8 +324,8 @@ export function checkBomb(name: string, size: number, compressedSize: number, ru
 }
 
 /** Opens a zip, runs `work`, and always closes it. */
-export async function withZip<T>(path: string, work: (zip: ZipArchive) => Promise<T>): Promise<T> {
-  const zip = await ZipArchive.open(path);
+export async function withZip<T>(path: string, work: (zip: ZipArchive) => Promise<T>, options: ZipOpenOptions = {}): Promise<T> {
+  const zip = await ZipArchive.open(path, options);
   try {
     return await work(zip);
   } finally {

@@ -1,11 +1,13 @@
-// What the Komga-compatible API serves, read from the catalog: the books a principal may see, grouped into Komga
-// "series" (books with the same series name in one library), plus libraries and shelves. See docs/komga.md.
+// What the Komga-compatible API serves of the catalog: pages of the books a principal may see (in SQL, with Komga's
+// filters and sorts), the rows BookDto is built from, and libraries. Series are in series.ts. See docs/komga.md.
+import type { RawBuilder, SqlBool } from 'kysely';
+import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
-import { canSeeLibrary } from '../auth/visibility.ts';
-import { visibleBookIds } from '../books/book-list.ts';
+import { bookAccessNow, canSeeLibrary } from '../auth/visibility.ts';
 import type { Store } from '../store/store.ts';
+import { andAll, column, listedBooks, remembered } from './sql.ts';
 
-export const UNKNOWN_SERIES = 'Unknown Series';
+export { UNKNOWN_SERIES } from './sql.ts';
 
 export interface KomgaBookRow {
   id: number;
@@ -39,20 +41,6 @@ export interface KomgaSeries {
   name: string;
   /** Sorted by series number, then title, then id. */
   books: KomgaBookRow[];
-}
-
-/**
- * A series id is `<libraryId>-<slug>`: the slug is the lower-cased name with every run of characters that are not
- * letters or digits turned into `-`. Grimmory keeps only `a-z0-9`, which makes every non-Latin name the same slug;
- * Bindery keeps letters and digits of any script (see docs/komga.md).
- */
-export function seriesSlug(name: string): string {
-  const slug = name.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '-');
-  return slug === '' ? '-' : slug;
-}
-
-export function seriesId(libraryId: number, name: string): string {
-  return `${libraryId}-${seriesSlug(name)}`;
 }
 
 const CHUNK = 500;
@@ -164,50 +152,76 @@ export function bookName(row: KomgaBookRow): string {
   return `Book ${row.id}`;
 }
 
-/** The series name a book belongs to under the `komga_group_unknown` setting. */
-export function seriesNameOf(row: KomgaBookRow, groupUnknown: boolean): string {
-  const name = row.seriesName?.trim();
-  if (name) return name;
-  return groupUnknown ? UNKNOWN_SERIES : bookName(row);
-}
+export type BookSort = 'id' | 'created' | 'title' | 'number' | 'release' | 'pages' | 'series';
 
-const collator = new Intl.Collator('en', { sensitivity: 'base', numeric: true });
+const BOOK_SORTS: Record<string, BookSort> = {
+  id: 'id',
+  createdDate: 'created',
+  created: 'created',
+  lastModifiedDate: 'created',
+  lastModified: 'created',
+  fileLastModified: 'created',
+  name: 'title',
+  'metadata.title': 'title',
+  'metadata.numberSort': 'number',
+  'metadata.number': 'number',
+  number: 'number',
+  'metadata.releaseDate': 'release',
+  'media.pagesCount': 'pages',
+  seriesId: 'series',
+  'series.metadata.titleSort': 'series',
+};
 
-function compareInSeries(a: KomgaBookRow, b: KomgaBookRow): number {
-  const an = a.seriesNumber ?? Number.POSITIVE_INFINITY;
-  const bn = b.seriesNumber ?? Number.POSITIVE_INFINITY;
-  if (an !== bn) return an < bn ? -1 : 1;
-  return collator.compare(bookName(a), bookName(b)) || a.id - b.id;
-}
+const ORDER_SQL: Record<BookSort, string> = {
+  id: 'book.id',
+  created: 'book.added_on',
+  title: 'm.title COLLATE NOCASE',
+  number: 'm.series_number',
+  release: 'm.published_date',
+  pages: 'm.page_count',
+  series: 'm.series_name COLLATE NOCASE',
+};
 
-/** Groups books into series, ordered by name (then library); books within a series by number. */
-export function groupSeries(rows: readonly KomgaBookRow[], groupUnknown: boolean): KomgaSeries[] {
-  const byId = new Map<string, KomgaSeries>();
-  for (const row of rows) {
-    const name = seriesNameOf(row, groupUnknown);
-    const id = seriesId(row.libraryId, name);
-    let series = byId.get(id);
-    if (!series) byId.set(id, (series = { id, libraryId: row.libraryId, name, books: [] }));
-    series.books.push(row);
+/**
+ * Spring's `sort=field,asc|desc` (repeatable) for books; unknown fields are ignored, and the id breaks ties. Without a
+ * known field, books come by id (as Grimmory lists them).
+ */
+export function bookOrder(sortParam: unknown): { sql: RawBuilder<unknown>; sorted: boolean } {
+  const raw = (Array.isArray(sortParam) ? sortParam : sortParam === undefined ? [] : [sortParam]).map(String);
+  const parts: string[] = [];
+  for (const entry of raw) {
+    const [field = '', dir = 'asc'] = entry.split(',').map((p) => p.trim());
+    const sort = BOOK_SORTS[field];
+    if (sort && sort !== 'id') parts.push(`${ORDER_SQL[sort]} ${dir.toLowerCase() === 'desc' ? 'DESC' : 'ASC'}`);
   }
-  const all = [...byId.values()];
-  for (const s of all) s.books.sort(compareInSeries);
-  return all.sort((a, b) => collator.compare(a.name, b.name) || a.libraryId - b.libraryId || (a.id < b.id ? -1 : 1));
+  const desc = raw.some((e) => /^id,\s*desc$/i.test(e.trim()));
+  return { sql: sql.raw([...parts, `book.id ${desc ? 'DESC' : 'ASC'}`].join(', ')), sorted: parts.length > 0 || raw.some((e) => e.startsWith('id')) };
 }
 
-/** Every book the principal may see (optionally in some libraries), ascending by id. */
-export function visibleBooks(store: Store, principal: Principal, libraryIds?: readonly number[]): KomgaBookRow[] {
-  const ids =
-    libraryIds === undefined ? visibleBookIds(store, principal) : libraryIds.flatMap((libraryId) => visibleBookIds(store, principal, { libraryId })).sort((a, b) => a - b);
-  return loadBookRows(store, ids);
+/**
+ * A page of the visible books meeting the conditions, in the given order, and how many there are. The total is
+ * remembered until the catalog changes.
+ */
+export function pageOfBooks(
+  store: Store,
+  principal: Principal,
+  conditions: RawBuilder<SqlBool>[],
+  order: RawBuilder<unknown>,
+  slice: { offset: number; limit: number } | 'all',
+): { ids: number[]; total: number } {
+  const base = listedBooks(store, principal).where(andAll(conditions));
+  const ordered = base.select('book.id').orderBy(order);
+  const ids = column<number>(store, (slice === 'all' ? ordered : ordered.limit(slice.limit).offset(slice.offset)).compile());
+  if (slice === 'all') return { ids, total: ids.length };
+  const counted = listedBooks(store, principal, { metadata: conditions.length > 0 }).where(andAll(conditions)).select(sql<number>`count(*)`.as('n')).compile();
+  return { ids, total: remembered(store, counted, () => column<number>(store, counted)[0] ?? 0) };
 }
 
-/** The series with this id among what the principal may see. */
-export function findSeries(store: Store, principal: Principal, id: string, groupUnknown: boolean): KomgaSeries | undefined {
-  const dash = id.indexOf('-');
-  const libraryId = Number(id.slice(0, dash));
-  if (dash <= 0 || !Number.isSafeInteger(libraryId) || !canSeeLibrary(principal, libraryId)) return undefined;
-  return groupSeries(visibleBooks(store, principal, [libraryId]), groupUnknown).find((s) => s.id === id);
+/** The book's row if the principal may list it (visible, not deleted, not physical); undefined otherwise. */
+export function listedBookRow(store: Store, principal: Principal, bookId: number): KomgaBookRow | undefined {
+  if (bookAccessNow(store, principal, bookId) !== 'ok') return undefined;
+  const listed = store.sqlite.prepare('SELECT 1 FROM book WHERE id = ? AND deleted = 0 AND is_physical = 0').pluck().get(bookId);
+  return listed === undefined ? undefined : loadBookRows(store, [bookId])[0];
 }
 
 export interface LibraryRow {
@@ -226,19 +240,4 @@ export function visibleLibraries(store: Store, principal: Principal): LibraryRow
     )
     .all() as { id: number; name: string; created_at: string; root: string | null }[];
   return rows.filter((r) => canSeeLibrary(principal, r.id)).map((r) => ({ id: r.id, name: r.name, root: r.root ?? '', createdAt: r.created_at }));
-}
-
-export interface ShelfRow {
-  id: number;
-  name: string;
-  bookIds: number[];
-}
-
-/** The principal's own shelves and public ones, by name, each with the ids of its books. */
-export function visibleShelves(store: Store, principal: Principal): ShelfRow[] {
-  const shelves = store.sqlite
-    .prepare('SELECT id, name FROM shelf WHERE user_id = ? OR is_public = 1 ORDER BY name COLLATE NOCASE, id')
-    .all(principal.userId) as { id: number; name: string }[];
-  const mapping = store.sqlite.prepare('SELECT book_id FROM book_shelf_mapping WHERE shelf_id = ? ORDER BY book_id').pluck();
-  return shelves.map((s) => ({ id: s.id, name: s.name, bookIds: mapping.all(s.id) as number[] }));
 }

@@ -1,8 +1,10 @@
 // Komga's DTOs (its OpenAPI `components.schemas`) built from Bindery's catalog, Spring-style pages, and clean mode.
 // Every field Komga's schema requires is always present (Mihon's deserializer rejects a missing non-null field);
 // see docs/komga.md for where this departs from Grimmory.
-import type { KomgaBookRow, KomgaSeries, LibraryRow, ShelfRow } from './catalog.ts';
+import type { KomgaBookRow, LibraryRow } from './catalog.ts';
 import { bookName } from './catalog.ts';
+import { komgaPage, type BookProgress } from './read-progress.ts';
+import type { BookSeries, SeriesSummary } from './series.ts';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
@@ -67,13 +69,25 @@ function authorsOf(row: KomgaBookRow): JsonObject[] {
   return row.authors.map((name) => ({ name, role: 'writer' }));
 }
 
-export interface BookContext {
-  seriesId: string;
-  seriesTitle: string;
-  oneshot: boolean;
+/** Komga's ReadProgressDto; Bindery has no device of its own, so a KOReader device is named when there is one. */
+export function readProgressDto(progress: BookProgress, pagesCount: number): JsonObject {
+  const epoch = new Date(0).toISOString();
+  return {
+    page: komgaPage(progress, pagesCount),
+    completed: progress.state === 'READ',
+    readDate: instant(progress.readDate ?? epoch),
+    created: instant(progress.created ?? progress.readDate ?? epoch),
+    lastModified: instant(progress.lastModified ?? progress.readDate ?? epoch),
+    deviceId: progress.deviceId,
+    deviceName: progress.device,
+  };
 }
 
-export function bookDto(row: KomgaBookRow, series: BookContext, links: Links): JsonObject {
+export function pagesCountOf(row: KomgaBookRow): number {
+  return row.pageCount ?? row.filePageCount ?? 0;
+}
+
+export function bookDto(row: KomgaBookRow, series: BookSeries, links: Links, progress?: BookProgress): JsonObject {
   const created = instant(row.addedOn);
   const bytes = bytesOf(row);
   const isbn = row.isbn13 ?? row.isbn10 ?? '';
@@ -82,8 +96,8 @@ export function bookDto(row: KomgaBookRow, series: BookContext, links: Links): J
   const profile = MEDIA_PROFILES[row.bookType ?? ''] ?? 'EPUB';
   return {
     id: String(row.id),
-    seriesId: series.seriesId,
-    seriesTitle: series.seriesTitle,
+    seriesId: series.id,
+    seriesTitle: series.title,
     libraryId: String(row.libraryId),
     name: title,
     url: `${links.apiRoot}/api/v1/books/${row.id}/file`,
@@ -97,7 +111,7 @@ export function bookDto(row: KomgaBookRow, series: BookContext, links: Links): J
       status: 'READY',
       mediaType: mediaType(row.bookType),
       mediaProfile: profile,
-      pagesCount: row.pageCount ?? row.filePageCount ?? 0,
+      pagesCount: pagesCountOf(row),
       comment: '',
       epubDivinaCompatible: false,
       epubIsKepub: false,
@@ -124,53 +138,38 @@ export function bookDto(row: KomgaBookRow, series: BookContext, links: Links): J
       created,
       lastModified: created,
     },
+    ...(progress && progress.state !== 'UNREAD' ? { readProgress: readProgressDto(progress, pagesCountOf(row)) } : {}),
     deleted: false,
     fileHash: row.hash ?? '',
     oneshot: series.oneshot,
   };
 }
 
-export function seriesContext(series: KomgaSeries): BookContext {
-  return { seriesId: series.id, seriesTitle: series.name, oneshot: series.books.length === 1 };
-}
-
-function latest(values: string[]): string {
-  return values.reduce((a, b) => (b > a ? b : a), new Date(0).toISOString());
-}
-
-function earliest(values: string[]): string {
-  return values.reduce((a, b) => (b < a ? b : a), values[0] ?? new Date(0).toISOString());
-}
-
-export function seriesDto(series: KomgaSeries, links: Links): JsonObject {
-  const first = series.books[0];
-  const dates = series.books.map((b) => instant(b.addedOn));
-  const created = earliest(dates);
-  const modified = latest(dates);
-  const count = series.books.length;
-  const authors = new Map<string, JsonObject>();
-  for (const book of series.books) for (const a of authorsOf(book)) authors.set(String(a.name), a);
-  const tags = [...new Set(series.books.flatMap((b) => b.tags))];
-  const releases = series.books.map((b) => releaseDate(b.publishedDate)).filter((d): d is string => d !== undefined).sort();
+/** A SeriesDto from the series' summary and its first book (in series order). */
+export function seriesDto(summary: SeriesSummary, first: KomgaBookRow | undefined, links: Links): JsonObject {
+  const { ref, count } = summary;
+  const created = instant(summary.created);
+  const modified = instant(summary.modified);
+  const release = releaseDate(summary.release);
   const ageRating = first?.ageRating ?? null;
   return {
-    id: series.id,
-    libraryId: String(series.libraryId),
-    name: series.name,
-    url: `${links.apiRoot}/api/v1/series/${encodeURIComponent(series.id)}`,
+    id: ref.id,
+    libraryId: String(ref.libraryId),
+    name: ref.name,
+    url: `${links.apiRoot}/api/v1/series/${encodeURIComponent(ref.id)}`,
     created,
     lastModified: modified,
     fileLastModified: modified,
     booksCount: count,
-    booksReadCount: 0,
-    booksUnreadCount: count,
-    booksInProgressCount: 0,
+    booksReadCount: summary.read,
+    booksUnreadCount: Math.max(0, count - summary.read - summary.inProgress),
+    booksInProgressCount: summary.inProgress,
     metadata: {
       status: 'ONGOING',
       statusLock: false,
-      title: series.name,
+      title: ref.name,
       titleLock: false,
-      titleSort: series.name,
+      titleSort: ref.name,
       titleSortLock: false,
       summary: first?.description ?? '',
       summaryLock: false,
@@ -198,9 +197,9 @@ export function seriesDto(series: KomgaSeries, links: Links): JsonObject {
       lastModified: modified,
     },
     booksMetadata: {
-      authors: [...authors.values()],
-      tags,
-      ...(releases[0] ? { releaseDate: releases[0] } : {}),
+      authors: summary.authors.map((name) => ({ name, role: 'writer' })),
+      tags: summary.tags,
+      ...(release ? { releaseDate: release } : {}),
       summary: first?.description ?? '',
       summaryNumber: first ? numberString(first.seriesNumber) : '',
       created,
@@ -245,10 +244,27 @@ export function libraryDto(library: LibraryRow): JsonObject {
   };
 }
 
-/** A shelf as a Komga collection: the series (as the reader sees them) of the shelf's visible books. */
-export function collectionDto(shelf: ShelfRow, seriesIdOfBook: ReadonlyMap<number, string>, createdDate: string): JsonObject {
-  const seriesIds = [...new Set(shelf.bookIds.flatMap((id) => seriesIdOfBook.get(id) ?? []))];
-  return { id: String(shelf.id), name: shelf.name, ordered: false, seriesIds, createdDate, lastModifiedDate: createdDate, filtered: false };
+export interface CollectionRow {
+  /** `12` for a shelf, `magic-12` for a magic shelf. */
+  id: string;
+  name: string;
+  seriesIds: string[];
+  created: string;
+  modified: string;
+  /** Some books of the collection are hidden from the reader. */
+  filtered: boolean;
+}
+
+export function collectionDto(collection: CollectionRow): JsonObject {
+  return {
+    id: collection.id,
+    name: collection.name,
+    ordered: false,
+    seriesIds: collection.seriesIds,
+    createdDate: instant(collection.created),
+    lastModifiedDate: instant(collection.modified),
+    filtered: collection.filtered,
+  };
 }
 
 export function userDto(opdsUserId: number, username: string, sharedLibraryIds: number[] | 'all'): JsonObject {
@@ -280,13 +296,17 @@ export function pageRequest(query: Record<string, unknown>, allowUnpaged = true)
   return { page: int(query.page, 0, 0, 1_000_000), size: int(query.size, 20, 1, 1000), unpaged: allowUnpaged && (flag === '' || flag === 'true') };
 }
 
-/** Spring's `Page` as Komga serializes it, `pageable` and `sort` included. */
-export function pageOf<T extends Json>(items: readonly T[], request: PageRequest): JsonObject {
-  const total = items.length;
-  const sort = { empty: true, sorted: false, unsorted: true };
+/** The slice of a list a page request asks for (everything when unpaged). */
+export function sliceOf(request: PageRequest): { offset: number; limit: number } | 'all' {
+  return request.unpaged ? 'all' : { offset: request.page * request.size, limit: request.size };
+}
+
+/** Spring's `Page` as Komga serializes it, `pageable` and `sort` included, for a page of a list of `total` items. */
+export function pageEnvelope<T extends Json>(content: readonly T[], total: number, request: PageRequest, sorted = false): JsonObject {
+  const sort = { empty: !sorted, sorted, unsorted: !sorted };
   if (request.unpaged) {
     return {
-      content: [...items],
+      content: [...content],
       pageable: { sort, offset: 0, pageNumber: 0, pageSize: total, paged: false, unpaged: true },
       totalElements: total,
       totalPages: 1,
@@ -295,16 +315,14 @@ export function pageOf<T extends Json>(items: readonly T[], request: PageRequest
       number: 0,
       sort,
       first: true,
-      numberOfElements: total,
-      empty: total === 0,
+      numberOfElements: content.length,
+      empty: content.length === 0,
     };
   }
-  const offset = request.page * request.size;
-  const content = items.slice(offset, offset + request.size);
   const totalPages = Math.ceil(total / request.size);
   return {
-    content,
-    pageable: { sort, offset, pageNumber: request.page, pageSize: request.size, paged: true, unpaged: false },
+    content: [...content],
+    pageable: { sort, offset: request.page * request.size, pageNumber: request.page, pageSize: request.size, paged: true, unpaged: false },
     totalElements: total,
     totalPages,
     last: request.page + 1 >= totalPages,
@@ -315,6 +333,12 @@ export function pageOf<T extends Json>(items: readonly T[], request: PageRequest
     numberOfElements: content.length,
     empty: content.length === 0,
   };
+}
+
+/** A page of a list held in memory. */
+export function pageOf<T extends Json>(items: readonly T[], request: PageRequest): JsonObject {
+  const slice = sliceOf(request);
+  return pageEnvelope(slice === 'all' ? items : items.slice(slice.offset, slice.offset + slice.limit), items.length, request);
 }
 
 /**

@@ -335,12 +335,14 @@ class Planner {
     }
     const catalogued = await this.db
       .selectFrom('book_file')
-      .select(['book_id', 'file_name'])
+      .select(['book_id', 'file_name', 'is_folder_based'])
       .where('library_path_id', '=', primary.library_path_id)
       .where('file_sub_path', '=', primary.file_sub_path)
       .execute();
     const cataloguedNames = new Set(catalogued.map((c) => c.file_name));
     const foreignBooks = catalogued.some((c) => c.book_id !== book.bookId);
+    // `Dune.Messiah.metadata.json` belongs to `Dune.Messiah.epub`, not to `Dune.epub` next to it.
+    const longerStems = catalogued.filter((c) => c.book_id !== book.bookId).map((c) => fileStem(c.file_name, c.is_folder_based === 1)).filter((s) => s.startsWith(`${oldBase}.`));
     // Folder-level sidecars (`cover.jpg`, `metadata.opf`) follow a book file only out of a folder that is all its own.
     let folderOnlyThisBook = !folderBased && !foreignBooks && sourceDir !== primaryTarget.fromRoot && dirname(primaryTarget.to) !== sourceDir;
     const candidates: { name: string; to: string }[] = [];
@@ -357,6 +359,7 @@ class Planner {
         continue;
       }
       if (name.startsWith(`${oldBase}.`) && name !== oldName) {
+        if (longerStems.some((s) => name.startsWith(`${s}.`))) continue;
         candidates.push({ name, to: join(dirname(primaryTarget.to), newBase + name.slice(oldBase.length)) });
       } else if (FOLDER_SIDECARS.has(name.toLowerCase())) {
         candidates.push({ name, to: join(dirname(primaryTarget.to), name) });

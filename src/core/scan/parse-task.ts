@@ -54,7 +54,7 @@ async function parseFile(task: ParseTask): Promise<Parsed> {
     const prints = await fingerprint(task);
     if (task.movedCandidates?.includes(prints.contentHash)) return { kind: 'moved', ...prints };
 
-    const { cover: rawCover, ...extraction } = await format.extract(task.absolutePath, { skipCover: task.skipCover ?? false });
+    const { cover: rawCover, ...extraction } = await format.extract(task.absolutePath, { skipCover: task.skipCover ?? false, blocking: true });
     if (!rawCover) return { kind: 'parsed', ...prints, extraction };
     try {
       const kind = extraction.bookType === 'AUDIOBOOK' ? 'audiobook' : 'book';

@@ -9,6 +9,7 @@ import type { Extraction } from '../formats/types.ts';
 import type { Library, LibraryPath } from '../libraries/libraries.ts';
 import type { DB } from '../store/db-types.ts';
 import type { Store } from '../store/store.ts';
+import { writeSidecarsForNewBooks } from '../sidecar/after-scan.ts';
 import { nowIso } from '../time.ts';
 import { attachFile, createBook, markMissing, markPresent, relocateFile, updateFile, type BookContext } from './catalog-updates.ts';
 import { groupKey } from './grouping.ts';
@@ -87,6 +88,7 @@ const FRESH = 2;
 
 export async function scanLibrary(store: Store, library: Library, options: ScanOptions): Promise<ScanSummary> {
   const started = performance.now();
+  const startedAt = nowIso();
   const summary: ScanSummary = {
     libraryId: library.id, libraryName: library.name, added: 0, updated: 0, moved: 0, missing: 0, restored: 0, unchanged: 0,
     failed: [], warnings: [], skippedRoots: [], durationMs: 0,
@@ -100,6 +102,7 @@ export async function scanLibrary(store: Store, library: Library, options: ScanO
     await rm(stagingDir, { recursive: true, force: true });
   }
   await store.db.updateTable('library').set({ last_scanned_at: nowIso() }).where('id', '=', library.id).execute();
+  summary.warnings.push(...(await writeSidecarsForNewBooks(store, library.id, startedAt, options.coversRoot)));
   summary.durationMs = Math.round(performance.now() - started);
   options.onProgress?.({ phase: 'done', root: '', total: 0, done: 0 });
   return summary;

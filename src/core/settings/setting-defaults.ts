@@ -30,6 +30,7 @@ export function defaultMetadataProviderSettings(): Record<string, unknown> {
     douban: { enabled: false },
     lubimyczytac: null,
     audible: null,
+    openLibrary: { enabled: true },
   };
 }
 

@@ -1,7 +1,8 @@
 // The JSON settings objects of Grimmory's AppSettings, property by property.
 import { bool, int, listOf, nullableBool, nullableInt, object, oneOf, str, type Shape } from './shape.ts';
 
-export const METADATA_PROVIDERS = ['Amazon', 'GoodReads', 'Google', 'Hardcover', 'Comicvine', 'Douban', 'Lubimyczytac', 'Ranobedb', 'Audible'] as const;
+/** Grimmory's MetadataProvider values plus Bindery's `OpenLibrary` (see src/core/metadata/provider.ts). */
+export const METADATA_PROVIDERS = ['Amazon', 'GoodReads', 'Google', 'Hardcover', 'Comicvine', 'Douban', 'Lubimyczytac', 'Ranobedb', 'Audible', 'OpenLibrary'] as const;
 export const REPLACE_MODES = ['REPLACE_ALL', 'REPLACE_MISSING', 'REPLACE_WHEN_PROVIDED'] as const;
 
 /** Metadata fields a refresh can fetch, in Grimmory's declaration order. */
@@ -37,6 +38,7 @@ export const MetadataProviderSettingsShape: Shape = object({
   douban: object({ enabled: bool() }),
   lubimyczytac: object({ enabled: bool() }),
   audible: object({ enabled: bool(), domain: str }),
+  openLibrary: object({ enabled: bool() }),
 });
 
 export const MATCH_WEIGHT_DEFAULTS = {

@@ -5,27 +5,28 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { FastifyReply } from 'fastify';
 import Type from 'typebox';
-import { FailureLimit } from '../../core/auth/login-rate-limit.ts';
-import { isAdmin, loadPrincipal, type Principal } from '../../core/auth/principal.ts';
-import { bookAccessNow } from '../../core/auth/visibility.ts';
+import type { Principal } from '../../core/auth/principal.ts';
+import { isAdmin } from '../../core/auth/principal.ts';
 import { bookFiles } from '../../core/books/file-locations.ts';
-import { findSeries, groupSeries, loadBookRows, visibleBooks, visibleLibraries, visibleShelves, type KomgaBookRow, type KomgaSeries } from '../../core/komga/catalog.ts';
-import {
-  bookDto,
-  cleaned,
-  collectionDto,
-  humanSize,
-  isCleanMode,
-  libraryDto,
-  pageOf,
-  pageRequest,
-  seriesContext,
-  seriesDto,
-  userDto,
-  type Json,
-  type Links,
-} from '../../core/komga/dto.ts';
+import { listedBookRow, loadBookRows, visibleLibraries, type KomgaBookRow } from '../../core/komga/catalog.ts';
+import { collectionRow, findCollection } from '../../core/komga/collections.ts';
+import { cleaned, collectionDto, humanSize, isCleanMode, libraryDto, pageOf, pageRequest, pagesCountOf, userDto, type Json } from '../../core/komga/dto.ts';
 import { comicPage, comicPages, pdfPage, pdfPages, type PageInfo } from '../../core/komga/pages.ts';
+import { KomgaProgressError, markBookProgress, markRead, markUnread } from '../../core/komga/read-progress.ts';
+import { findSeries, seriesBookIds, type SeriesRef } from '../../core/komga/series.ts';
+import {
+  authorsOf,
+  bookDtos,
+  booksPage,
+  collectionsPage,
+  namesOf,
+  seriesBooks,
+  seriesBooksPage,
+  seriesDtos,
+  seriesPage,
+  tachiyomiProgress,
+  type KomgaReader,
+} from '../../core/komga/views.ts';
 import { decideRange } from '../../core/media/byte-range.ts';
 import { ifRangeHolds, isNotModified } from '../../core/media/conditional-requests.ts';
 import { attachmentDisposition } from '../../core/media/content-types.ts';
@@ -33,9 +34,10 @@ import { coverResource } from '../../core/media/cover-media.ts';
 import { planFileDownload } from '../../core/media/download-plan.ts';
 import { placeholderCover } from '../../core/media/placeholder-cover.ts';
 import { zipStream } from '../../core/media/zip-stream.ts';
-import { checkOpdsCredentials, CredentialCache, parseBasic, type OpdsSession } from '../../core/opds/users.ts';
 import { readSetting } from '../../core/settings/app-settings.ts';
+import type { OpdsSession } from '../../core/opds/users.ts';
 import { filterRejection } from '../authenticate.ts';
+import { signInWithOpdsAccount } from '../basic-auth.ts';
 import type { DaemonContext } from '../context.ts';
 import { ApiError } from '../http-errors.ts';
 import type { RouteRequest, RouteSpec } from '../route-spec.ts';
@@ -43,28 +45,10 @@ import type { RouteRequest, RouteSpec } from '../route-spec.ts';
 const BASE = '/komga/api';
 const REALM = 'Booklore Komga API';
 
-interface KomgaState {
-  credentials: CredentialCache;
-  failures: FailureLimit;
-}
-
-const states = new WeakMap<DaemonContext, KomgaState>();
-
-function stateOf(ctx: DaemonContext): KomgaState {
-  let state = states.get(ctx);
-  if (!state) {
-    state = { credentials: new CredentialCache(), failures: new FailureLimit({ maxFailures: 30, windowMs: 15 * 60 * 1000, maxKeys: 1000, now: Date.now }) };
-    states.set(ctx, state);
-  }
-  return state;
-}
-
-interface Reader {
+interface Reader extends KomgaReader {
   session: OpdsSession;
   principal: Principal;
   clean: boolean;
-  groupUnknown: boolean;
-  links: Links;
   query: Record<string, unknown>;
 }
 
@@ -74,34 +58,25 @@ function challenge(reply: FastifyReply, reason: string): FastifyReply {
 
 /** HTTP Basic against the OPDS accounts, then the switch (after authentication, as in Grimmory), then the owner. */
 async function signIn(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext): Promise<Reader | undefined> {
-  const state = stateOf(ctx);
-  const header = request.headers.authorization;
-  const key = `${request.ip ?? 'unknown'}|${parseBasic(header)?.username.toLowerCase() ?? ''}`;
-  if (state.failures.isBlocked(key)) {
+  const outcome = await signInWithOpdsAccount(request, ctx, REALM, 'KOMGA_API_ENABLED');
+  if (outcome.kind === 'blocked') {
     reply.header('Retry-After', '900').header('WWW-Authenticate', `Basic realm="${REALM}"`);
     reply.status(429).type('text/plain;charset=utf-8').send('HTTP Status 429 - Too many failed sign-ins; try again later.');
     return undefined;
   }
-  const result = await checkOpdsCredentials(ctx.store.db, state.credentials, header);
-  if (typeof result === 'string') {
-    if (result !== 'MISSING') state.failures.recordFailure(key);
-    challenge(reply, result === 'MISSING' ? 'Full authentication is required to access this resource' : 'Bad credentials');
+  if (outcome.kind === 'challenge') {
+    challenge(reply, outcome.reason);
     return undefined;
   }
-  state.failures.reset(key);
-  if ((await readSetting(ctx.store.db, 'KOMGA_API_ENABLED')) !== true) {
+  if (outcome.kind === 'disabled') {
     filterRejection(reply, request, 403);
-    return undefined;
-  }
-  const principal = await loadPrincipal(ctx.store.db, result.ownerId);
-  if (!principal) {
-    challenge(reply, 'Bad credentials');
     return undefined;
   }
   const query = (request.query ?? {}) as Record<string, unknown>;
   return {
-    session: result,
-    principal,
+    session: outcome.session,
+    principal: outcome.principal,
+    store: ctx.store,
     clean: isCleanMode(query),
     groupUnknown: (await readSetting(ctx.store.db, 'KOMGA_GROUP_UNKNOWN')) !== false,
     links: { apiRoot: `${ctx.config.basePath}/komga` },
@@ -121,9 +96,9 @@ function paramsSchema(url: string): RouteSpec['schema'] {
   return names.length === 0 ? {} : { params: Type.Object(Object.fromEntries(names.map((n) => [n, Type.String()]))) };
 }
 
-function route(url: string, handler: Handler): RouteSpec {
+function route(url: string, handler: Handler, method: RouteSpec['method'] = 'GET'): RouteSpec {
   return {
-    method: 'GET',
+    method,
     url: `${BASE}${url}`,
     auth: 'custom',
     schema: paramsSchema(url),
@@ -137,14 +112,6 @@ function route(url: string, handler: Handler): RouteSpec {
 
 const paramOf = (request: RouteRequest, name: string): string => String((request.params as Record<string, unknown>)[name] ?? '');
 
-/** Comma-separated or repeated `library_id` values; undefined when absent. */
-function libraryFilter(query: Record<string, unknown>): number[] | undefined {
-  const raw = query.library_id;
-  if (raw === undefined) return undefined;
-  const values = (Array.isArray(raw) ? raw : [raw]).flatMap((v) => String(v).split(','));
-  return values.filter((v) => /^\d{1,15}$/.test(v.trim())).map((v) => Number(v.trim()));
-}
-
 /** A numeric path id, or 404 (Komga ids are strings; anything else names nothing here). */
 function numericId(request: RouteRequest, name: string): number {
   const text = paramOf(request, name);
@@ -152,26 +119,18 @@ function numericId(request: RouteRequest, name: string): number {
   return Number(text);
 }
 
-function seriesOf(reader: Reader, ctx: DaemonContext, request: RouteRequest): KomgaSeries {
+function seriesOf(reader: Reader, request: RouteRequest): SeriesRef {
   const id = paramOf(request, 'seriesId');
-  const series = findSeries(ctx.store, reader.principal, id, reader.groupUnknown);
+  const series = findSeries(reader.store, reader.principal, id, reader.groupUnknown);
   if (!series) throw new ApiError(404, `Series not found: ${id}`);
   return series;
 }
 
-/** The book if the reader may see it; a hidden book is as absent as a missing one. */
-function visibleBook(reader: Reader, ctx: DaemonContext, bookId: number): KomgaBookRow {
-  const access = bookAccessNow(ctx.store, reader.principal, bookId);
-  const row = access === 'ok' ? loadBookRows(ctx.store, [bookId])[0] : undefined;
-  if (!row || ctx.store.sqlite.prepare('SELECT deleted FROM book WHERE id = ?').pluck().get(bookId) === 1) throw new ApiError(404, `Book not found with ID: ${bookId}`);
+/** The book if the reader may see it (and it is listed: not deleted, not physical); a hidden book is as absent as a missing one. */
+function visibleBook(reader: Reader, bookId: number): KomgaBookRow {
+  const row = listedBookRow(reader.store, reader.principal, bookId);
+  if (!row) throw new ApiError(404, `Book not found with ID: ${bookId}`);
   return row;
-}
-
-/** The series a single book belongs to, computed over the books of its library the reader can see. */
-function seriesOfBook(reader: Reader, ctx: DaemonContext, row: KomgaBookRow): KomgaSeries {
-  const all = groupSeries(visibleBooks(ctx.store, reader.principal, [row.libraryId]), reader.groupUnknown);
-  const found = all.find((s) => s.books.some((b) => b.id === row.id));
-  return found ?? { id: `${row.libraryId}-`, libraryId: row.libraryId, name: '', books: [row] };
 }
 
 async function sendCover(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext, bookId: number | undefined): Promise<FastifyReply> {
@@ -207,59 +166,120 @@ async function pagesOf(ctx: DaemonContext, bookId: number): Promise<PageInfo[]> 
   }
 }
 
+/** A JSON request body as an object; anything else is a 400. */
+function bodyObject(request: RouteRequest): Record<string, unknown> {
+  const body = request.body;
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new ApiError(400, 'A JSON object is required');
+  return body as Record<string, unknown>;
+}
+
+/** The page count Komga's read progress counts in: the known count, else the pages of the comic or PDF itself. */
+async function pagesCountFor(ctx: DaemonContext, row: KomgaBookRow): Promise<number> {
+  const known = pagesCountOf(row);
+  return known > 0 ? known : (await pagesOf(ctx, row.id)).length;
+}
+
+async function markProgress(reader: Reader, ctx: DaemonContext, row: KomgaBookRow, body: Record<string, unknown>): Promise<void> {
+  const { page, completed } = body;
+  if (page !== undefined && page !== null && (typeof page !== 'number' || !Number.isInteger(page) || page < 0)) throw new ApiError(400, 'page must be a whole number');
+  if (completed !== undefined && completed !== null && typeof completed !== 'boolean') throw new ApiError(400, 'completed must be true or false');
+  const files = await bookFiles(ctx.store.db, row.id);
+  const target = { bookId: row.id, primaryFileId: files?.primary?.id, bookType: files?.primary?.bookType ?? row.bookType, pagesCount: await pagesCountFor(ctx, row) };
+  try {
+    await markBookProgress(reader.store, reader.principal.userId, target, { page: typeof page === 'number' ? page : undefined, completed: completed === true ? true : completed === false ? false : undefined });
+  } catch (error) {
+    if (error instanceof KomgaProgressError) throw new ApiError(400, error.message);
+    throw error;
+  }
+}
+
+const seriesBookIdsOf = (reader: Reader, ref: SeriesRef): number[] => seriesBookIds(reader.store, reader.principal, ref, [], 'all').ids;
+
 export const komgaRoutes: RouteSpec[] = [
   route('/v2/users/me', (reader, _request, reply) =>
     sendJson(reply, reader, userDto(reader.session.opdsUserId, reader.session.username, isAdmin(reader.principal) ? 'all' : reader.principal.libraryIds)),
   ),
 
-  route('/v1/libraries', (reader, _request, reply, ctx) => sendJson(reply, reader, visibleLibraries(ctx.store, reader.principal).map(libraryDto))),
+  route('/v1/libraries', (reader, _request, reply) => sendJson(reply, reader, visibleLibraries(reader.store, reader.principal).map(libraryDto))),
 
-  route('/v1/libraries/{libraryId}', (reader, request, reply, ctx) => {
+  route('/v1/libraries/{libraryId}', (reader, request, reply) => {
     const id = paramOf(request, 'libraryId');
-    const library = visibleLibraries(ctx.store, reader.principal).find((l) => String(l.id) === id);
+    const library = visibleLibraries(reader.store, reader.principal).find((l) => String(l.id) === id);
     if (!library) throw new ApiError(404, `Library not found with ID: ${id}`);
     return sendJson(reply, reader, libraryDto(library));
   }),
 
-  route('/v1/series', (reader, _request, reply, ctx) => {
-    const libraries = libraryFilter(reader.query);
-    const series = groupSeries(visibleBooks(ctx.store, reader.principal, libraries), reader.groupUnknown);
-    const search = typeof reader.query.search === 'string' ? reader.query.search.trim().toLowerCase() : '';
-    const matching = search ? series.filter((s) => s.name.toLowerCase().includes(search)) : series;
-    return sendJson(reply, reader, pageOf(matching.map((s) => seriesDto(s, reader.links)), pageRequest(reader.query)));
+  route('/v1/series', (reader, _request, reply) => sendJson(reply, reader, seriesPage(reader, reader.query))),
+
+  route('/v1/series/{seriesId}', (reader, request, reply) => sendJson(reply, reader, seriesDtos(reader, [seriesOf(reader, request)])[0] as Json)),
+
+  route('/v1/series/{seriesId}/books', (reader, request, reply) => sendJson(reply, reader, seriesBooksPage(reader, seriesOf(reader, request), reader.query))),
+
+  route('/v1/series/{seriesId}/thumbnail', (reader, request, reply, ctx) => {
+    const ref = seriesOf(reader, request);
+    return sendCover(request, reply, ctx, seriesBookIds(reader.store, reader.principal, ref, [], { offset: 0, limit: 1 }).ids[0]);
   }),
 
-  route('/v1/series/{seriesId}', (reader, request, reply, ctx) => sendJson(reply, reader, seriesDto(seriesOf(reader, ctx, request), reader.links))),
+  route(
+    '/v1/series/{seriesId}/read-progress',
+    async (reader, request, reply) => {
+      await markRead(reader.store, reader.principal.userId, seriesBookIdsOf(reader, seriesOf(reader, request)));
+      return reply.status(204).send();
+    },
+    'POST',
+  ),
 
-  route('/v1/series/{seriesId}/books', (reader, request, reply, ctx) => {
-    const series = seriesOf(reader, ctx, request);
-    const context = seriesContext(series);
-    return sendJson(reply, reader, pageOf(series.books.map((b) => bookDto(b, context, reader.links)), pageRequest(reader.query)));
-  }),
+  route(
+    '/v1/series/{seriesId}/read-progress',
+    async (reader, request, reply) => {
+      await markUnread(reader.store, reader.principal.userId, seriesBookIdsOf(reader, seriesOf(reader, request)));
+      return reply.status(204).send();
+    },
+    'DELETE',
+  ),
 
-  route('/v1/series/{seriesId}/thumbnail', (reader, request, reply, ctx) => sendCover(request, reply, ctx, seriesOf(reader, ctx, request).books[0]?.id)),
+  route('/v2/series/{seriesId}/read-progress/tachiyomi', (reader, request, reply) => sendJson(reply, reader, tachiyomiProgress(reader, seriesOf(reader, request)))),
 
-  route('/v1/books', (reader, _request, reply, ctx) => {
-    const libraries = libraryFilter(reader.query);
-    const series = groupSeries(visibleBooks(ctx.store, reader.principal, libraries), reader.groupUnknown);
-    const search = typeof reader.query.search === 'string' ? reader.query.search.trim().toLowerCase() : '';
-    const books = series.flatMap((s) => {
-      const context = seriesContext(s);
-      return s.books.filter((b) => !search || (b.title ?? '').toLowerCase().includes(search)).map((b) => ({ id: b.id, dto: bookDto(b, context, reader.links) }));
-    });
-    books.sort((a, b) => a.id - b.id);
-    return sendJson(reply, reader, pageOf(books.map((b) => b.dto), pageRequest(reader.query, false)));
-  }),
+  route(
+    '/v2/series/{seriesId}/read-progress/tachiyomi',
+    async (reader, request, reply) => {
+      const ref = seriesOf(reader, request);
+      const last = bodyObject(request).lastBookNumberSortRead;
+      if (typeof last !== 'number' || !Number.isFinite(last)) throw new ApiError(400, 'lastBookNumberSortRead must be a number');
+      const upTo = seriesBooks(reader, ref).filter((b) => b.numberSort <= last && b.state !== 'READ');
+      await markRead(reader.store, reader.principal.userId, upTo.map((b) => b.id));
+      return reply.status(204).send();
+    },
+    'PUT',
+  ),
 
-  route('/v1/books/{bookId}', (reader, request, reply, ctx) => {
-    const row = visibleBook(reader, ctx, numericId(request, 'bookId'));
-    return sendJson(reply, reader, bookDto(row, seriesContext(seriesOfBook(reader, ctx, row)), reader.links));
-  }),
+  route('/v1/books', (reader, _request, reply) => sendJson(reply, reader, booksPage(reader, reader.query))),
 
-  route('/v1/books/{bookId}/thumbnail', (reader, request, reply, ctx) => sendCover(request, reply, ctx, visibleBook(reader, ctx, numericId(request, 'bookId')).id)),
+  route('/v1/books/{bookId}', (reader, request, reply) => sendJson(reply, reader, bookDtos(reader, [visibleBook(reader, numericId(request, 'bookId'))])[0] as Json)),
+
+  route(
+    '/v1/books/{bookId}/read-progress',
+    async (reader, request, reply, ctx) => {
+      const row = visibleBook(reader, numericId(request, 'bookId'));
+      await markProgress(reader, ctx, row, bodyObject(request));
+      return reply.status(204).send();
+    },
+    'PATCH',
+  ),
+
+  route(
+    '/v1/books/{bookId}/read-progress',
+    async (reader, request, reply) => {
+      await markUnread(reader.store, reader.principal.userId, [visibleBook(reader, numericId(request, 'bookId')).id]);
+      return reply.status(204).send();
+    },
+    'DELETE',
+  ),
+
+  route('/v1/books/{bookId}/thumbnail', (reader, request, reply, ctx) => sendCover(request, reply, ctx, visibleBook(reader, numericId(request, 'bookId')).id)),
 
   route('/v1/books/{bookId}/pages', async (reader, request, reply, ctx) => {
-    const row = visibleBook(reader, ctx, numericId(request, 'bookId'));
+    const row = visibleBook(reader, numericId(request, 'bookId'));
     const pages = await pagesOf(ctx, row.id);
     return sendJson(
       reply,
@@ -269,7 +289,7 @@ export const komgaRoutes: RouteSpec[] = [
   }),
 
   route('/v1/books/{bookId}/pages/{pageNumber}', async (reader, request, reply, ctx) => {
-    const row = visibleBook(reader, ctx, numericId(request, 'bookId'));
+    const row = visibleBook(reader, numericId(request, 'bookId'));
     const numberText = paramOf(request, 'pageNumber');
     const number = /^\d{1,6}$/.test(numberText) ? Number(numberText) : 0;
     const file = await readableFile(ctx, row.id);
@@ -291,7 +311,7 @@ export const komgaRoutes: RouteSpec[] = [
   }),
 
   route('/v1/books/{bookId}/file', async (reader, request, reply, ctx) => {
-    const row = visibleBook(reader, ctx, numericId(request, 'bookId'));
+    const row = visibleBook(reader, numericId(request, 'bookId'));
     const files = await bookFiles(ctx.store.db, row.id);
     const plan = await planFileDownload(files?.primary);
     if (plan.kind === 'missing') throw new ApiError(404, `File not found for book: ${row.id}`);
@@ -315,12 +335,27 @@ export const komgaRoutes: RouteSpec[] = [
     return reply.type(type).header('Content-Length', plan.size).send(createReadStream(plan.path));
   }),
 
-  route('/v1/collections', (reader, _request, reply, ctx) => {
-    const series = groupSeries(visibleBooks(ctx.store, reader.principal), reader.groupUnknown);
-    const seriesIdOfBook = new Map<number, string>();
-    for (const s of series) for (const b of s.books) seriesIdOfBook.set(b.id, s.id);
-    const epoch = new Date(0).toISOString();
-    const collections = visibleShelves(ctx.store, reader.principal).map((shelf) => collectionDto(shelf, seriesIdOfBook, epoch));
-    return sendJson(reply, reader, pageOf(collections, pageRequest(reader.query)));
+  route('/v1/collections', (reader, _request, reply) => sendJson(reply, reader, collectionsPage(reader, reader.query))),
+
+  route('/v1/collections/{collectionId}', (reader, request, reply) => {
+    const id = paramOf(request, 'collectionId');
+    const collection = findCollection(reader.store, reader.principal, id);
+    if (!collection) throw new ApiError(404, `Collection not found: ${id}`);
+    return sendJson(reply, reader, collectionDto(collectionRow(reader.store, reader.principal, collection, reader.groupUnknown)));
   }),
+
+  route('/v1/collections/{collectionId}/series', (reader, request, reply) => {
+    const id = paramOf(request, 'collectionId');
+    const collection = findCollection(reader.store, reader.principal, id);
+    if (!collection) throw new ApiError(404, `Collection not found: ${id}`);
+    return sendJson(reply, reader, seriesPage(reader, reader.query, collection));
+  }),
+
+  // Read lists: Bindery has none; an empty page keeps Mihon's "read lists" type filter working.
+  route('/v1/readlists', (reader, _request, reply) => sendJson(reply, reader, pageOf([], pageRequest(reader.query)))),
+
+  route('/v1/genres', (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'genres', reader.query))),
+  route('/v1/tags', (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'tags', reader.query))),
+  route('/v1/publishers', (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'publishers', reader.query))),
+  route('/v1/authors', (reader, _request, reply) => sendJson(reply, reader, authorsOf(reader, reader.query))),
 ];

@@ -6,8 +6,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { FastifyReply } from 'fastify';
 import Type from 'typebox';
-import { FailureLimit } from '../../core/auth/login-rate-limit.ts';
-import { loadPrincipal, type Principal } from '../../core/auth/principal.ts';
+import type { Principal } from '../../core/auth/principal.ts';
 import { bookAccess } from '../../core/auth/visibility.ts';
 import { bookFiles } from '../../core/books/file-locations.ts';
 import { decideRange } from '../../core/media/byte-range.ts';
@@ -37,9 +36,9 @@ import {
 import { acquisitionType } from '../../core/opds/mime.ts';
 import { AUTHENTICATION_TYPE, authenticationDocument, OPDS2_TYPE, problem, renderOpds2, searchFeed } from '../../core/opds/opds2.ts';
 import { openSearchDescription } from '../../core/opds/opensearch.ts';
-import { checkOpdsCredentials, CredentialCache, parseBasic, type OpdsSession } from '../../core/opds/users.ts';
-import { readSetting } from '../../core/settings/app-settings.ts';
+import type { OpdsSession } from '../../core/opds/users.ts';
 import { filterRejection } from '../authenticate.ts';
+import { signInWithOpdsAccount, switchedOn } from '../basic-auth.ts';
 import type { DaemonContext } from '../context.ts';
 import { ApiError, errorBody } from '../http-errors.ts';
 import type { RouteRequest, RouteSpec } from '../route-spec.ts';
@@ -52,23 +51,6 @@ const CATALOG_NAME = 'Bindery';
 
 type Family = 'v1' | 'v2';
 type Format = 'atom' | 'json';
-
-/** Per daemon: verified credentials, and failed sign-ins per address and account name. */
-interface OpdsState {
-  credentials: CredentialCache;
-  failures: FailureLimit;
-}
-
-const states = new WeakMap<DaemonContext, OpdsState>();
-
-function stateOf(ctx: DaemonContext): OpdsState {
-  let state = states.get(ctx);
-  if (!state) {
-    state = { credentials: new CredentialCache(), failures: new FailureLimit({ maxFailures: 30, windowMs: 15 * 60 * 1000, maxKeys: 1000, now: Date.now }) };
-    states.set(ctx, state);
-  }
-  return state;
-}
 
 const rootOf = (ctx: DaemonContext, family: Family): string => `${ctx.config.basePath}${family === 'v1' ? V1 : V2}`;
 
@@ -95,10 +77,6 @@ function formatOf(request: RouteRequest, family: Family): Format {
   const atom = Math.max(weights.get('application/atom+xml') ?? 0, weights.get('application/xml') ?? 0, weights.get('text/xml') ?? 0);
   if (family === 'v2') return atom > 0 && json === 0 ? 'atom' : 'json';
   return json > 0 && json >= atom ? 'json' : 'atom';
-}
-
-function clientAddress(request: RouteRequest): string {
-  return request.ip ?? 'unknown';
 }
 
 function absoluteRoot(request: RouteRequest, ctx: DaemonContext, family: Family): string {
@@ -129,7 +107,8 @@ function challenge(request: RouteRequest, reply: FastifyReply, ctx: DaemonContex
   return reply.status(401).type('text/plain;charset=utf-8').send(`HTTP Status 401 - ${reason}`);
 }
 
-const opdsEnabled = async (ctx: DaemonContext): Promise<boolean> => (await readSetting(ctx.store.db, 'OPDS_SERVER_ENABLED')) === true;
+const SWITCH = 'OPDS_SERVER_ENABLED';
+const opdsEnabled = (ctx: DaemonContext): Promise<boolean> => switchedOn(ctx, SWITCH);
 
 function disabled(request: RouteRequest, reply: FastifyReply, format: Format): FastifyReply {
   const message = 'OPDS Server is disabled.';
@@ -142,36 +121,25 @@ interface Signed {
 }
 
 /**
- * HTTP Basic against the OPDS accounts, then the server switch (Grimmory checks it after authentication), then the
- * owning user. Sends the refusal and returns undefined when any of them says no.
+ * HTTP Basic against the OPDS accounts, then the server switch, then the owning user (basic-auth.ts). Sends the refusal
+ * in the caller's format and returns undefined when any of them says no.
  */
 async function signIn(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext, format: Format): Promise<Signed | undefined> {
-  const state = stateOf(ctx);
-  const header = request.headers.authorization;
-  const name = parseBasic(header)?.username.toLowerCase() ?? '';
-  const key = `${clientAddress(request)}|${name}`;
-  if (state.failures.isBlocked(key)) {
-    reply.header('Retry-After', '900');
-    sendError(reply, format, 429, 'Too many failed sign-ins; try again later.');
-    return undefined;
+  const outcome = await signInWithOpdsAccount(request, ctx, REALM, SWITCH);
+  switch (outcome.kind) {
+    case 'signed-in':
+      return { session: outcome.session, principal: outcome.principal };
+    case 'blocked':
+      reply.header('Retry-After', '900');
+      sendError(reply, format, 429, 'Too many failed sign-ins; try again later.');
+      return undefined;
+    case 'challenge':
+      challenge(request, reply, ctx, format, outcome.reason);
+      return undefined;
+    case 'disabled':
+      disabled(request, reply, format);
+      return undefined;
   }
-  const result = await checkOpdsCredentials(ctx.store.db, state.credentials, header);
-  if (typeof result === 'string') {
-    if (result !== 'MISSING') state.failures.recordFailure(key);
-    challenge(request, reply, ctx, format, result === 'MISSING' ? 'Full authentication is required to access this resource' : 'Bad credentials');
-    return undefined;
-  }
-  state.failures.reset(key);
-  if (!(await opdsEnabled(ctx))) {
-    disabled(request, reply, format);
-    return undefined;
-  }
-  const principal = await loadPrincipal(ctx.store.db, result.ownerId);
-  if (!principal) {
-    challenge(request, reply, ctx, format, 'Bad credentials');
-    return undefined;
-  }
-  return { session: result, principal };
 }
 
 function feedOptions(): FeedOptions {

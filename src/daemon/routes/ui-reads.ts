@@ -2,6 +2,7 @@
 import Type from 'typebox';
 import { authorDetails, authorDetailsByName, authorNamesOfBook, listAuthors } from '../../core/authors/authors.ts';
 import { bookdropSummary } from '../../core/bookdrop/bookdrop-summary.ts';
+import { activeFetchTasks } from '../../core/metadata/fetch-tasks.ts';
 import { listMagicShelves } from '../../core/shelves/magic-shelves.ts';
 import { VERSION } from '../../version.ts';
 import { requireBookAccess } from '../access.ts';
@@ -65,12 +66,11 @@ export const uiReadRoutes: RouteSpec[] = [
     handler: async (request, _reply, ctx) => listMagicShelves(ctx.store.db, principalOf(request).userId),
   },
   {
-    // No metadata fetch task can run yet, so none is active.
     method: 'GET',
     url: '/api/metadata/tasks/active',
     auth: 'jwt',
     rule: adminOr('canEditMetadata'),
-    handler: () => [],
+    handler: async (_request, _reply, ctx) => activeFetchTasks(ctx.store.db),
   },
   {
     method: 'GET',

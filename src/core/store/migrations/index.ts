@@ -7,7 +7,13 @@ import * as moveJournal from './006-move-journal.ts';
 import * as koreader from './007-koreader.ts';
 import * as listIndexes from './008-list-indexes.ts';
 import * as opdsUsers from './009-opds-users.ts';
+import * as kobo from './010-kobo.ts';
+import * as bookdrop from './011-bookdrop.ts';
+import * as metadataTasks from './012-metadata-tasks.ts';
+import * as bookReviews from './013-book-reviews.ts';
 
+import * as readerNotes from './016-reader-notes.ts';
+import * as email from './018-email.ts';
 const MIGRATIONS: Record<string, Migration> = {
   '001-initial': initial,
   '002-auth': auth,
@@ -16,6 +22,12 @@ const MIGRATIONS: Record<string, Migration> = {
   '007-koreader': koreader,
   '008-list-indexes': listIndexes,
   '009-opds-users': opdsUsers,
+  '010-kobo': kobo,
+  '011-bookdrop': bookdrop,
+  '012-metadata-tasks': metadataTasks,
+  '013-book-reviews': bookReviews,
+  '016-reader-notes': readerNotes,
+  '018-email': email,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,234 @@
+// AppBookSummary: the mobile app's compact book, with the caller's status, rating and progress. Loaded for a page of
+// ids at once (one set query per table), in the order given.
+import type Database from 'better-sqlite3';
+import { metadataSelectList, parseFormatPriority } from '../books/book-json.ts';
+import { pickPrimary } from '../books/primary-file.ts';
+import { cachedStatement, readSnapshot } from '../store/snapshot.ts';
+import type { Store } from '../store/store.ts';
+
+export type Json = Record<string, unknown>;
+
+/** The ids as one JSON array parameter: one statement text whatever the number of ids. */
+export const IN_IDS = 'IN (SELECT value FROM json_each(?))';
+
+/** `allMetadataLocked`, computed as the list-view Book JSON computes it (lock columns exist on book_metadata only). */
+const ALL_LOCKED = metadataSelectList([], { listView: true, withDescription: false }).slice(1).join(', ');
+
+export const SUMMARY_BOOKS_SQL = `SELECT b.id, b.library_id, b.added_on, b.metadata_match_score, b.is_physical, l.format_priority,
+  m.title, m.series_name, m.series_number, m.cover_updated_on, m.audiobook_cover_updated_on, m.publisher, m.language, m.narrator,
+  m.isbn_13, m.isbn_10, m.published_date, m.page_count, m.age_rating, m.content_rating, m.amazon_rating, m.amazon_review_count,
+  m.goodreads_rating, m.goodreads_review_count, m.hardcover_rating, m.hardcover_review_count, m.ranobedb_rating,
+  m.lubimyczytac_rating, m.audible_rating, m.audible_review_count, m.book_id AS has_metadata, ${ALL_LOCKED}
+  FROM book b JOIN library l ON l.id = b.library_id LEFT JOIN book_metadata m ON m.book_id = b.id WHERE b.id ${IN_IDS}`;
+
+export interface SummaryBookRow {
+  id: number;
+  library_id: number;
+  added_on: string;
+  metadata_match_score: number | null;
+  is_physical: number;
+  format_priority: string | null;
+  title: string | null;
+  series_name: string | null;
+  series_number: number | null;
+  cover_updated_on: string | null;
+  audiobook_cover_updated_on: string | null;
+  publisher: string | null;
+  language: string | null;
+  narrator: string | null;
+  isbn_13: string | null;
+  isbn_10: string | null;
+  published_date: string | null;
+  page_count: number | null;
+  age_rating: number | null;
+  content_rating: string | null;
+  amazon_rating: number | null;
+  amazon_review_count: number | null;
+  goodreads_rating: number | null;
+  goodreads_review_count: number | null;
+  hardcover_rating: number | null;
+  hardcover_review_count: number | null;
+  ranobedb_rating: number | null;
+  lubimyczytac_rating: number | null;
+  audible_rating: number | null;
+  audible_review_count: number | null;
+  has_metadata: number | null;
+  all_metadata_locked: number | null;
+}
+
+export interface FileRow {
+  id: number;
+  book_id: number;
+  file_name: string;
+  file_size_kb: number | null;
+  is_book: number;
+  book_type: string | null;
+  archive_type: string | null;
+  is_folder_based: number;
+  added_on: string;
+  missing_at: string | null;
+}
+
+export interface ProgressRow {
+  book_id: number;
+  read_status: string | null;
+  personal_rating: number | null;
+  last_read_time: string | null;
+  date_finished: string | null;
+  epub_progress: string | null;
+  epub_progress_href: string | null;
+  epub_progress_percent: number | null;
+  pdf_progress: number | null;
+  pdf_progress_percent: number | null;
+  cbx_progress: number | null;
+  cbx_progress_percent: number | null;
+  koreader_progress_percent: number | null;
+  koreader_device: string | null;
+  koreader_device_id: string | null;
+  koreader_last_sync_time: string | null;
+  kobo_progress_percent: number | null;
+}
+
+const NAMES_SQL = ['book_metadata_author_mapping:author:author_id:x.sort_order', 'book_metadata_category_mapping:category:category_id:n.name', 'book_metadata_tag_mapping:tag:tag_id:n.name', 'book_metadata_mood_mapping:mood:mood_id:n.name']
+  .map((spec, kind) => {
+    const [mapping, table, column, order] = spec.split(':') as [string, string, string, string];
+    return `SELECT x.book_id, ${kind} AS kind, n.name, ${order} AS ord FROM ${mapping} x JOIN ${table} n ON n.id = x.${column} WHERE x.book_id ${IN_IDS}`;
+  })
+  .join(' UNION ALL ');
+
+export const FILES_SQL = `SELECT id, book_id, file_name, file_size_kb, is_book, book_type, archive_type, is_folder_based, added_on, missing_at
+  FROM book_file WHERE book_id ${IN_IDS} ORDER BY book_id, id`;
+
+export const PROGRESS_SQL = `SELECT book_id, read_status, personal_rating, last_read_time, date_finished, epub_progress, epub_progress_href,
+  epub_progress_percent, pdf_progress, pdf_progress_percent, cbx_progress, cbx_progress_percent, koreader_progress_percent, koreader_device,
+  koreader_device_id, koreader_last_sync_time, kobo_progress_percent FROM user_book_progress WHERE user_id = ? AND book_id ${IN_IDS}`;
+
+export interface BookNames {
+  authors: string[];
+  categories: string[];
+  tags: string[];
+  moods: string[];
+}
+
+/** Authors in credit order; categories, tags and moods by name. */
+export function namesByBook(sqlite: Database.Database, idsJson: string): Map<number, BookNames> {
+  const rows = cachedStatement(sqlite, NAMES_SQL).all(idsJson, idsJson, idsJson, idsJson) as { book_id: number; kind: number; name: string; ord: number | string }[];
+  rows.sort((a, b) => a.book_id - b.book_id || a.kind - b.kind || (a.ord < b.ord ? -1 : a.ord > b.ord ? 1 : 0));
+  const out = new Map<number, BookNames>();
+  const keys = ['authors', 'categories', 'tags', 'moods'] as const;
+  for (const r of rows) {
+    let names = out.get(r.book_id);
+    if (!names) out.set(r.book_id, (names = { authors: [], categories: [], tags: [], moods: [] }));
+    names[keys[r.kind] as keyof BookNames].push(r.name);
+  }
+  return out;
+}
+
+export function groupBy<T extends { book_id: number }>(rows: T[]): Map<number, T[]> {
+  const out = new Map<number, T[]>();
+  for (const r of rows) {
+    const list = out.get(r.book_id);
+    if (list) list.push(r);
+    else out.set(r.book_id, [r]);
+  }
+  return out;
+}
+
+/** The file that speaks for the book: the library's preferred format among its book files, then the oldest. */
+export function primaryFileOf(files: FileRow[], formatPriority: string | null): FileRow | undefined {
+  return pickPrimary(
+    files.filter((f) => f.is_book === 1),
+    parseFormatPriority(formatPriority),
+  );
+}
+
+/**
+ * Grimmory's app `readProgress`: the first percent the progress row has, in this order — KOReader (kept as the 0..1
+ * fraction KOReader sends, as Grimmory does), Kobo, EPUB, PDF, comic.
+ */
+export function readProgressOf(p: ProgressRow | undefined): number | undefined {
+  if (!p) return undefined;
+  return p.koreader_progress_percent ?? p.kobo_progress_percent ?? p.epub_progress_percent ?? p.pdf_progress_percent ?? p.cbx_progress_percent ?? undefined;
+}
+
+/** Copies the non-null values, under their JSON names. */
+export function put(out: Json, values: Record<string, unknown>): Json {
+  for (const key in values) {
+    const value = values[key];
+    if (value !== null && value !== undefined) out[key] = value;
+  }
+  return out;
+}
+
+/** Grimmory's app thumbnail path (as it sends it; the app builds cover URLs of its own). */
+export const thumbnailUrl = (bookId: number): string => `/api/books/${bookId}/cover`;
+
+function summaryJson(book: SummaryBookRow, names: BookNames | undefined, files: FileRow[], progress: ProgressRow | undefined): Json {
+  const primary = primaryFileOf(files, book.format_priority);
+  return put(
+    {},
+    {
+      id: book.id,
+      title: book.title,
+      authors: names?.authors ?? [],
+      thumbnailUrl: thumbnailUrl(book.id),
+      readStatus: progress?.read_status,
+      personalRating: progress?.personal_rating,
+      seriesName: book.series_name,
+      seriesNumber: book.series_number,
+      libraryId: book.library_id,
+      addedOn: book.added_on,
+      lastReadTime: progress?.last_read_time,
+      readProgress: readProgressOf(progress),
+      primaryFileId: primary?.id,
+      primaryFileType: primary?.book_type,
+      primaryFileName: primary?.file_name,
+      coverUpdatedOn: book.cover_updated_on,
+      audiobookCoverUpdatedOn: book.audiobook_cover_updated_on,
+      isPhysical: book.is_physical === 1,
+      publisher: book.publisher,
+      categories: names?.categories ?? [],
+      tags: names?.tags ?? [],
+      moods: names?.moods ?? [],
+      language: book.language,
+      narrator: book.narrator,
+      isbn13: book.isbn_13,
+      isbn10: book.isbn_10,
+      publishedDate: book.published_date,
+      pageCount: book.page_count,
+      ageRating: book.age_rating,
+      contentRating: book.content_rating,
+      metadataMatchScore: book.metadata_match_score,
+      fileSizeKb: primary?.file_size_kb,
+      amazonRating: book.amazon_rating,
+      amazonReviewCount: book.amazon_review_count,
+      goodreadsRating: book.goodreads_rating,
+      goodreadsReviewCount: book.goodreads_review_count,
+      hardcoverRating: book.hardcover_rating,
+      hardcoverReviewCount: book.hardcover_review_count,
+      ranobedbRating: book.ranobedb_rating,
+      lubimyczytacRating: book.lubimyczytac_rating,
+      audibleRating: book.audible_rating,
+      audibleReviewCount: book.audible_review_count,
+      allMetadataLocked: book.has_metadata !== null && book.all_metadata_locked === 1,
+    },
+  );
+}
+
+/** AppBookSummary of each id that exists, in the order given, with `userId`'s reading state. */
+export function bookSummaries(store: Store, userId: number, ids: readonly number[]): Json[] {
+  if (ids.length === 0) return [];
+  const idsJson = JSON.stringify(ids);
+  return readSnapshot(store.sqlite, () => {
+    const books = new Map((cachedStatement(store.sqlite, SUMMARY_BOOKS_SQL).all(idsJson) as SummaryBookRow[]).map((b) => [b.id, b]));
+    const names = namesByBook(store.sqlite, idsJson);
+    const files = groupBy(cachedStatement(store.sqlite, FILES_SQL).all(idsJson) as FileRow[]);
+    const progress = new Map((cachedStatement(store.sqlite, PROGRESS_SQL).all(userId, idsJson) as ProgressRow[]).map((p) => [p.book_id, p]));
+    const out: Json[] = [];
+    for (const id of ids) {
+      const book = books.get(id);
+      if (book) out.push(summaryJson(book, names.get(id), files.get(id) ?? [], progress.get(id)));
+    }
+    return out;
+  });
+}

@@ -1,0 +1,144 @@
+// Keeping the queue true to the folder: rows whose file has gone, imports cut short by a crash, and discarding.
+import { readdir, rmdir, stat, unlink } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { nodeMoveFs } from '../moves/fs.ts';
+import type { Store } from '../store/store.ts';
+import { nowIso } from '../time.ts';
+import { FINALIZED, PENDING, rowsByIds, type BookdropRow } from './bookdrop-files.ts';
+import { isInsideDir, removeBookdropCover } from './bookdrop-paths.ts';
+import type { BookdropEnv } from './intake.ts';
+
+async function exists(path: string): Promise<boolean> {
+  return (await stat(path).catch(() => undefined)) !== undefined;
+}
+
+async function deleteRows(env: Pick<BookdropEnv, 'store' | 'dataDir'>, ids: number[]): Promise<void> {
+  for (let i = 0; i < ids.length; i += 500) await env.store.db.deleteFrom('bookdrop_file').where('id', 'in', ids.slice(i, i + 500)).execute();
+  for (const id of ids) await removeBookdropCover(env.dataDir, id);
+}
+
+/**
+ * Drops rows whose file is no longer there. When the folder holds no book at all although rows point into it (a
+ * network share that is not mounted), nothing is dropped: the review work done on those rows is kept.
+ */
+export async function removeVanished(env: BookdropEnv, folderLooksEmpty: boolean): Promise<number> {
+  const rows = await env.store.db.selectFrom('bookdrop_file').select(['id', 'file_path', 'status']).execute();
+  if (rows.length === 0 || folderLooksEmpty) return 0;
+  const gone: number[] = [];
+  for (const row of rows) if (!(await exists(row.file_path))) gone.push(row.id);
+  await deleteRows(env, gone);
+  return gone.length;
+}
+
+/** Rows a watcher saw disappear: the file, or everything under a removed folder. */
+export async function forgetPath(env: Pick<BookdropEnv, 'store' | 'dataDir'>, path: string, isFolder: boolean): Promise<number> {
+  const absolute = resolve(path);
+  const all = await env.store.db.selectFrom('bookdrop_file').select(['id', 'file_path']).execute();
+  const rows = all.filter((r) => (isFolder ? isInsideDir(absolute, r.file_path) : r.file_path === absolute));
+  // A file that is back (renamed over, re-created) keeps its row.
+  const gone: number[] = [];
+  for (const row of rows) if (!(await exists(row.file_path))) gone.push(row.id);
+  await deleteRows(env, gone);
+  return gone.length;
+}
+
+/** An import claims its row (FINALIZED) before copying; one whose process died is looked at after this long. */
+export const STALE_CLAIM_MS = 60 * 60 * 1000;
+
+/**
+ * Finishes or releases imports cut short by a crash (rows FINALIZED for over an hour whose file is still in the
+ * bookdrop): when the catalog has a file with the same content on disk, the import had been recorded and only the
+ * original's removal is left; otherwise the file goes back to PENDING_REVIEW.
+ */
+export async function recoverInterruptedImports(env: BookdropEnv, now = Date.now()): Promise<{ completed: number; released: number }> {
+  const { db } = env.store;
+  const cutoff = new Date(now - STALE_CLAIM_MS).toISOString();
+  const rows = await db.selectFrom('bookdrop_file').selectAll().where('status', '=', FINALIZED).where('updated_at', '<', cutoff).execute();
+  const out = { completed: 0, released: 0 };
+  for (const row of rows) {
+    if (!(await exists(row.file_path))) {
+      await deleteRows(env, [row.id]);
+      continue;
+    }
+    if (await importedCopyExists(env.store, row.file_path)) {
+      await unlink(row.file_path).catch(() => undefined);
+      if (!(await exists(row.file_path))) {
+        await deleteRows(env, [row.id]);
+        out.completed++;
+        continue;
+      }
+    }
+    await db.updateTable('bookdrop_file').set({ status: PENDING, updated_at: nowIso() }).where('id', '=', row.id).where('status', '=', FINALIZED).execute();
+    out.released++;
+  }
+  if (out.completed + out.released > 0) env.log?.('warn', `bookdrop: ${out.completed} interrupted imports completed, ${out.released} released for review`);
+  return out;
+}
+
+/** Whether a catalog file with the same size and content as `path` is on disk. */
+async function importedCopyExists(store: Store, path: string): Promise<boolean> {
+  const { size, hash } = await nodeMoveFs.fingerprint(path);
+  const rows = await store.db
+    .selectFrom('book_file')
+    .innerJoin('library_path', 'library_path.id', 'book_file.library_path_id')
+    .select(['library_path.path as root', 'book_file.file_sub_path', 'book_file.file_name'])
+    .where('book_file.content_hash', '=', hash)
+    .where('book_file.size_bytes', '=', size)
+    .execute();
+  for (const r of rows) {
+    const info = await stat(join(r.root, r.file_sub_path, r.file_name)).catch(() => undefined);
+    if (info?.isFile() && info.size === size) return true;
+  }
+  return false;
+}
+
+export interface DiscardSummary {
+  rows: number;
+  deletedFiles: number;
+  /** Files that could not be deleted (their rows are kept). */
+  failures: { path: string; reason: string }[];
+}
+
+/**
+ * Deletes the selected files from the bookdrop folder (what the user asked for), their rows and covers, then any
+ * folder of the bookdrop left empty. A file that cannot be deleted keeps its row.
+ */
+export async function discardFiles(env: Pick<BookdropEnv, 'store' | 'dataDir' | 'bookdropDir'>, ids: readonly number[]): Promise<DiscardSummary> {
+  const rows: BookdropRow[] = await rowsByIds(env.store.db, ids);
+  const dir = resolve(env.bookdropDir);
+  const summary: DiscardSummary = { rows: 0, deletedFiles: 0, failures: [] };
+  const done: number[] = [];
+  const folders = new Set<string>();
+  for (const row of rows) {
+    // Only ever inside the bookdrop folder, whatever a row says.
+    if (isInsideDir(dir, row.file_path)) {
+      try {
+        const info = await stat(row.file_path).catch(() => undefined);
+        if (info?.isFile()) {
+          await unlink(row.file_path);
+          summary.deletedFiles++;
+        }
+        folders.add(dirname(row.file_path));
+      } catch (error) {
+        summary.failures.push({ path: row.file_path, reason: (error as Error).message });
+        continue;
+      }
+    }
+    done.push(row.id);
+  }
+  await deleteRows(env, done);
+  summary.rows = done.length;
+  for (const folder of folders) await removeEmptyFolders(dir, folder);
+  return summary;
+}
+
+/** Removes `from` and its parents while they are empty, up to but never including `root`. */
+export async function removeEmptyFolders(root: string, from: string): Promise<void> {
+  let current = from;
+  while (isInsideDir(root, current)) {
+    const names = await readdir(current).catch(() => undefined);
+    if (!names || names.length > 0) return;
+    if (!(await rmdir(current).then(() => true, () => false))) return;
+    current = dirname(current);
+  }
+}

@@ -1,0 +1,200 @@
+// The JSON a device syncs: book entitlements, book metadata, removal notices and shelf tags, property by property in
+// the order and spelling of Kobo's store API (UpperCamelCase).
+import { koboFormat } from './compatibility.ts';
+import { javaStringHash } from './java-hash.ts';
+import type { KoboBook, KoboPrimaryFile } from './kobo-books.ts';
+import { koboTimestamp, parseKoboTime } from './kobo-time.ts';
+import type { KoboReadingState } from './reading-state.ts';
+import type { KoboServerSettings } from './server-settings.ts';
+
+export type Json = Record<string, unknown>;
+
+/** Kobo's "no genre / no category" id. */
+export const DEFAULT_CATEGORY = '00000000-0000-0000-0000-000000000001';
+
+/** Where a device fetches things from this server: `<base>/api/kobo/<token>`. */
+export interface KoboUrls {
+  /** Absolute URL of `/api/kobo/<token>` on this server, no trailing slash. */
+  koboBase: string;
+}
+
+export function downloadUrl(urls: KoboUrls, bookId: number): string {
+  return `${urls.koboBase}/v1/books/${bookId}/download`;
+}
+
+function createdOf(book: Pick<KoboBook, 'addedOn'>, now: Date): string {
+  return koboTimestamp(parseKoboTime(book.addedOn) ?? now);
+}
+
+export function bookEntitlement(book: Pick<KoboBook, 'id' | 'addedOn'>, removed: boolean, now: Date): Json {
+  const id = String(book.id);
+  const stamp = koboTimestamp(now);
+  return {
+    ActivePeriod: { From: stamp },
+    IsRemoved: removed,
+    Status: 'Active',
+    Accessibility: 'Full',
+    CrossRevisionId: id,
+    RevisionId: id,
+    IsHiddenFromArchive: false,
+    Id: id,
+    Created: createdOf(book, now),
+    LastModified: stamp,
+    IsLocked: false,
+    OriginCategory: 'Imported',
+  };
+}
+
+/** `2001-05-17` as Grimmory writes a publication date (midnight UTC, seconds left out). */
+function publicationDate(value: string | null): string | null {
+  const day = value === null ? undefined : /^(\d{4}-\d{2}-\d{2})/.exec(value.trim())?.[1];
+  return day ? `${day}T00:00Z` : null;
+}
+
+function seriesOf(book: KoboBook): Json {
+  const name = book.seriesName?.trim() ? book.seriesName : undefined;
+  if (!name) return { Id: '', Name: '', Number: '', NumberFloat: 0 };
+  const number = book.seriesNumber ?? 1;
+  return { Id: `series_${javaStringHash(name)}`, Name: name, Number: String(number), NumberFloat: number };
+}
+
+/** The metadata properties every BookMetadata carries, in Kobo's order, around the book-specific ones. */
+function metadataShape(parts: {
+  id: string;
+  coverImageId: string | null;
+  title: string | null;
+  publisher?: Json | null;
+  publicationDate?: string | null;
+  language?: string;
+  isbn?: string | null;
+  genre?: string;
+  slug?: string | null;
+  description?: string | null;
+  subtitle?: string | null;
+  downloadUrls?: Json[];
+  contributors?: string[];
+  series?: Json | null;
+}): Json {
+  const out: Json = {
+    CrossRevisionId: parts.id,
+    RevisionId: parts.id,
+    Publisher: parts.publisher ?? null,
+    PublicationDate: parts.publicationDate ?? null,
+    Language: parts.language ?? 'en',
+    Isbn: parts.isbn ?? null,
+    Genre: parts.genre ?? DEFAULT_CATEGORY,
+    Slug: parts.slug ?? null,
+    CoverImageId: parts.coverImageId,
+    IsSocialEnabled: true,
+    WorkId: parts.id,
+    ExternalIds: [],
+    IsPreOrder: false,
+    ContributorRoles: [],
+    IsInternetArchive: false,
+    EntitlementId: parts.id,
+    Title: parts.title,
+    Description: parts.description ?? null,
+  };
+  if (parts.subtitle !== null && parts.subtitle !== undefined) out.Subtitle = parts.subtitle;
+  Object.assign(out, {
+    Categories: [DEFAULT_CATEGORY],
+    DownloadUrls: parts.downloadUrls ?? [],
+    Contributors: parts.contributors ?? [],
+    Series: parts.series ?? null,
+    CurrentDisplayPrice: { TotalAmount: 0, CurrencyCode: 'USD' },
+    CurrentLoveDisplayPrice: { TotalAmount: 0 },
+    IsEligibleForKoboLove: false,
+    PhoneticPronunciations: {},
+  });
+  return out;
+}
+
+/** The file the device downloads: its format and, for an unconverted file, its size. */
+function downloadEntry(book: KoboBook, primary: KoboPrimaryFile, settings: KoboServerSettings, urls: KoboUrls): Json {
+  return {
+    DrmType: 'None',
+    Format: koboFormat(primary, settings),
+    Url: downloadUrl(urls, book.id),
+    Size: (primary.sizeKb ?? 0) * 1024,
+    Platform: 'Generic',
+  };
+}
+
+export function bookMetadata(book: KoboBook, settings: KoboServerSettings, urls: KoboUrls): Json {
+  const publisher: Json = {};
+  if (book.publisher !== null) Object.assign(publisher, { Name: book.publisher, Imprint: book.publisher });
+  return metadataShape({
+    id: String(book.id),
+    coverImageId: book.coverHash,
+    title: book.title,
+    publisher,
+    publicationDate: publicationDate(book.publishedDate),
+    language: book.language?.trim() || 'en',
+    isbn: book.isbn13 ?? book.isbn10,
+    genre: book.categories[0] ?? DEFAULT_CATEGORY,
+    slug: book.title === null ? null : book.title.toLowerCase().replace(/[^a-z0-9]/g, '-'),
+    description: book.description,
+    subtitle: book.subtitle,
+    downloadUrls: book.primary ? [downloadEntry(book, book.primary, settings, urls)] : [],
+    contributors: book.authors,
+    series: seriesOf(book),
+  });
+}
+
+export function newEntitlement(book: KoboBook, settings: KoboServerSettings, urls: KoboUrls, readingState: KoboReadingState, now: Date): Json {
+  return { NewEntitlement: { BookEntitlement: bookEntitlement(book, false, now), BookMetadata: bookMetadata(book, settings, urls), ReadingState: readingState } };
+}
+
+export function changedMetadata(book: KoboBook, settings: KoboServerSettings, urls: KoboUrls, now: Date): Json {
+  return { ChangedProductMetadata: { BookEntitlement: bookEntitlement(book, false, now), BookMetadata: bookMetadata(book, settings, urls) } };
+}
+
+/** A book the device should drop: its entitlement marked removed, with just enough metadata to name it. */
+export function removedEntitlement(bookId: number, addedOn: string | null, coverHash: string | null, now: Date): Json {
+  const id = String(bookId);
+  return {
+    ChangedEntitlement: {
+      BookEntitlement: bookEntitlement({ id: bookId, addedOn: addedOn ?? '' }, true, now),
+      BookMetadata: metadataShape({ id, coverImageId: coverHash, title: id }),
+    },
+  };
+}
+
+export function changedReadingState(state: KoboReadingState): Json {
+  return { ChangedReadingState: { ReadingState: state } };
+}
+
+export interface TagInput {
+  id: string;
+  name: string;
+  created?: string | null;
+  lastModified?: string | null;
+  bookIds: readonly number[];
+}
+
+/** A shelf as a device collection; a shelf with none of the synced books is deleted from the device instead. */
+export function tagEntry(tag: TagInput): Json {
+  const withTimes = (base: Json): Json => {
+    if (tag.created) base.Created = tag.created;
+    if (tag.lastModified) base.LastModified = tag.lastModified;
+    return base;
+  };
+  if (tag.bookIds.length === 0) {
+    const deleted: Json = { Id: tag.id };
+    if (tag.lastModified) deleted.LastModified = tag.lastModified;
+    return { DeletedTag: { Tag: deleted } };
+  }
+  const body = withTimes({});
+  return {
+    ChangedTag: {
+      Tag: {
+        ...body,
+        Id: tag.id,
+        Name: tag.name,
+        Type: 'UserTag',
+        Items: tag.bookIds.map((id) => ({ RevisionId: String(id), Type: 'ProductRevisionTagItem' })),
+      },
+    },
+  };
+}
+

@@ -1,0 +1,30 @@
+// Kobo's timestamp spelling: UTC with seven fraction digits (`2025-01-02T10:00:00.0000000Z`), as the store writes them.
+
+/** `date` as Kobo writes instants. */
+export function koboTimestamp(date: Date = new Date()): string {
+  return `${date.toISOString().slice(0, 19)}.${String(date.getUTCMilliseconds()).padStart(3, '0')}0000Z`;
+}
+
+/**
+ * An instant from what a device or the catalog holds: ISO-8601 with any number of fraction digits, with `Z` or an
+ * offset, or a zone-less `yyyy-MM-dd HH:mm:ss[.f]` read as UTC. Undefined for blanks, `null` and anything else.
+ */
+export function parseKoboTime(value: string | null | undefined): Date | undefined {
+  if (value === null || value === undefined) return undefined;
+  const text = value.trim();
+  if (text === '' || text.toLowerCase() === 'null') return undefined;
+  const m = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2})(?::(\d{2})(?:\.(\d+))?)?(Z|[+-]\d{2}:?\d{2})?$/i.exec(text);
+  if (!m) return undefined;
+  const [, day, hm, sec = '00', fraction = '', zone] = m;
+  const millis = fraction.slice(0, 3).padEnd(3, '0');
+  const offset = zone === undefined || zone.toUpperCase() === 'Z' ? 'Z' : zone.length === 5 ? `${zone.slice(0, 3)}:${zone.slice(3)}` : zone;
+  const time = Date.parse(`${day}T${hm}:${sec}.${millis}${offset}`);
+  return Number.isNaN(time) ? undefined : new Date(time);
+}
+
+/** A timestamp as Kobo writes it, truncated to the second; text that is no timestamp is returned unchanged. */
+export function normalizeKoboTime(value: string | null | undefined): string | null | undefined {
+  const date = parseKoboTime(value);
+  if (!date) return value;
+  return koboTimestamp(new Date(Math.floor(date.getTime() / 1000) * 1000));
+}

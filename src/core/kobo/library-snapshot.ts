@@ -1,0 +1,166 @@
+// Snapshots of a user's Kobo shelf. A sync session takes one snapshot when it starts and pages through it; the next
+// session diffs its own snapshot against the last finished one: books added, books whose file, metadata or cover
+// changed, books gone. Every step is an indexed query over the snapshot rows, so a page costs the same on a 10,000-book
+// shelf as on a small one.
+import { randomUUID } from 'node:crypto';
+import type Database from 'better-sqlite3';
+import { sql, type Transaction } from 'kysely';
+import type { Principal } from '../auth/principal.ts';
+import { visibleBookFilter } from '../auth/visibility.ts';
+import type { DB } from '../store/db-types.ts';
+import { syncsToKobo } from './compatibility.ts';
+import { FILE_COLUMNS, libraryPriorities, primaryFiles } from './kobo-books.ts';
+
+type Trx = Transaction<DB>;
+
+/** Snapshots nobody finished or came back to within this time are dropped (a device gone for good). */
+const FORGET_AFTER_DAYS = 90;
+
+export async function snapshotOf(trx: Trx, userId: number, id: string | null): Promise<string | undefined> {
+  if (!id) return undefined;
+  const row = await trx.selectFrom('kobo_library_snapshot').select('id').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+  return row?.id;
+}
+
+interface SnapshotRow {
+  snapshot_id: string;
+  book_id: number;
+  synced: number;
+  file_hash: string | null;
+  metadata_updated_at: string | null;
+  cover_hash: string | null;
+}
+
+/** The books of the shelf the device may receive now: visible to the user, in the catalog, with an EPUB to send. */
+async function shelfContents(trx: Trx, principal: Principal, shelfId: number | undefined, snapshotId: string): Promise<SnapshotRow[]> {
+  if (shelfId === undefined) return [];
+  const onShelf = trx.selectFrom('book_shelf_mapping').select('book_id').where('shelf_id', '=', shelfId);
+  const [books, files, priorities] = await Promise.all([
+    trx
+      .selectFrom('book')
+      .select(['book.id', 'book.library_id', 'book.metadata_updated_at', 'book.book_cover_hash'])
+      .where('book.id', 'in', onShelf)
+      .where('book.deleted', '=', 0)
+      .where('book.is_physical', '=', 0)
+      .where(visibleBookFilter(principal))
+      .execute(),
+    trx
+      .selectFrom('book_file')
+      .select(FILE_COLUMNS)
+      .where('book_file.is_book', '=', 1)
+      .where('book_file.book_id', 'in', onShelf)
+      .execute(),
+    libraryPriorities(trx),
+  ]);
+  const primaries = primaryFiles(files, priorities, new Map(books.map((b) => [b.id, b.library_id])));
+  const rows: SnapshotRow[] = [];
+  for (const book of books) {
+    const primary = primaries.get(book.id);
+    if (!syncsToKobo(primary)) continue;
+    rows.push({ snapshot_id: snapshotId, book_id: book.id, synced: 0, file_hash: primary.hash, metadata_updated_at: book.metadata_updated_at, cover_hash: book.book_cover_hash });
+  }
+  return rows;
+}
+
+type SnapshotKey = Pick<SnapshotRow, 'file_hash' | 'metadata_updated_at' | 'cover_hash'>;
+
+const sameState = (a: SnapshotKey, b: SnapshotKey): boolean => a.file_hash === b.file_hash && a.metadata_updated_at === b.metadata_updated_at && a.cover_hash === b.cover_hash;
+
+/**
+ * The snapshot a new session pages through. When the shelf is exactly as the previous (finished) snapshot holds it,
+ * that snapshot is reused and nothing is written: a sync with nothing new costs two reads. Otherwise a new one is
+ * written, books unchanged since the previous one already marked synced (the device has them as they are).
+ *
+ * `sqlite` is the connection `trx` runs on: the rows are written with one prepared statement inside the transaction.
+ */
+export async function createSnapshot(trx: Trx, sqlite: Database.Database, principal: Principal, shelfId: number | undefined, previousId: string | undefined): Promise<string> {
+  const id = randomUUID();
+  const rows = await shelfContents(trx, principal, shelfId, id);
+  const previous = new Map<number, SnapshotKey & { synced: number }>();
+  if (previousId !== undefined) {
+    const kept = await trx.selectFrom('kobo_library_snapshot_book').select(['book_id', 'synced', 'file_hash', 'metadata_updated_at', 'cover_hash']).where('snapshot_id', '=', previousId).execute();
+    for (const r of kept) previous.set(r.book_id, r);
+    const unchanged = previous.size === rows.length && rows.every((r) => {
+      const before = previous.get(r.book_id);
+      return before !== undefined && before.synced === 1 && sameState(before, r);
+    });
+    if (unchanged) return previousId;
+  }
+  await trx.insertInto('kobo_library_snapshot').values({ id, user_id: principal.userId, created_date: new Date().toISOString() }).execute();
+  const insert = sqlite.prepare('INSERT INTO kobo_library_snapshot_book (snapshot_id, book_id, synced, file_hash, metadata_updated_at, cover_hash) VALUES (?, ?, ?, ?, ?, ?)');
+  for (const r of rows) {
+    const before = previous.get(r.book_id);
+    insert.run(id, r.book_id, before !== undefined && sameState(before, r) ? 1 : 0, r.file_hash, r.metadata_updated_at, r.cover_hash);
+  }
+  return id;
+}
+
+export interface Taken {
+  ids: number[];
+  /** More books of this kind wait for a later page. */
+  more: boolean;
+}
+
+const take = (rows: { book_id: number }[], limit: number): Taken => ({ ids: rows.slice(0, limit).map((r) => r.book_id), more: rows.length > limit });
+
+async function markSynced(trx: Trx, snapshotId: string, ids: number[]): Promise<void> {
+  if (ids.length === 0) return;
+  await trx.updateTable('kobo_library_snapshot_book').set({ synced: 1 }).where('snapshot_id', '=', snapshotId).where('book_id', 'in', ids).execute();
+}
+
+/**
+ * The next unsynced books of the current snapshot: those the previous one lacked (`added`) or those it had in another
+ * state (`changed`), marked synced as they are handed out. `limit` may be 0: the answer then only says whether any wait.
+ */
+export async function takeUnsynced(trx: Trx, currentId: string, previousId: string | undefined, kind: 'added' | 'changed', limit: number): Promise<Taken> {
+  if (kind === 'changed' && previousId === undefined) return { ids: [], more: false };
+  const inPrevious = sql<boolean>`exists (select 1 from kobo_library_snapshot_book p where p.snapshot_id = ${previousId ?? ''} and p.book_id = c.book_id)`;
+  const rows = await trx
+    .selectFrom('kobo_library_snapshot_book as c')
+    .select('c.book_id')
+    .where('c.snapshot_id', '=', currentId)
+    .where('c.synced', '=', 0)
+    .where(kind === 'added' ? sql<boolean>`not ${inPrevious}` : inPrevious)
+    .orderBy('c.book_id')
+    .limit(limit + 1)
+    .execute();
+  const taken = take(rows, limit);
+  await markSynced(trx, currentId, taken.ids);
+  return taken;
+}
+
+export interface Removed {
+  bookId: number;
+  coverHash: string | null;
+}
+
+/** Books of the previous snapshot missing from the current one and not yet reported in this session. */
+export async function takeRemoved(trx: Trx, userId: number, currentId: string, previousId: string | undefined, limit: number): Promise<{ removed: Removed[]; more: boolean }> {
+  if (previousId === undefined) return { removed: [], more: false };
+  const rows = await trx
+    .selectFrom('kobo_library_snapshot_book as p')
+    .select(['p.book_id', 'p.cover_hash'])
+    .where('p.snapshot_id', '=', previousId)
+    .where(sql<boolean>`not exists (select 1 from kobo_library_snapshot_book c where c.snapshot_id = ${currentId} and c.book_id = p.book_id)`)
+    .where(sql<boolean>`not exists (select 1 from kobo_removed_books_tracking t where t.snapshot_id = ${currentId} and t.user_id = ${userId} and t.book_id_synced = p.book_id)`)
+    .orderBy('p.book_id')
+    .limit(limit + 1)
+    .execute();
+  const removed = rows.slice(0, limit).map((r) => ({ bookId: r.book_id, coverHash: r.cover_hash }));
+  if (removed.length > 0) {
+    await trx
+      .insertInto('kobo_removed_books_tracking')
+      .values(removed.map((r) => ({ snapshot_id: currentId, user_id: userId, book_id_synced: r.bookId })))
+      .onConflict((oc) => oc.doNothing())
+      .execute();
+  }
+  return { removed, more: rows.length > limit };
+}
+
+/** The session is over: the current snapshot becomes the device's reference, the previous one and stale ones go. */
+export async function finishSession(trx: Trx, userId: number, currentId: string, previousId: string | undefined): Promise<void> {
+  if (previousId !== undefined && previousId !== currentId) await trx.deleteFrom('kobo_library_snapshot').where('id', '=', previousId).execute();
+  await trx.deleteFrom('kobo_removed_books_tracking').where('snapshot_id', '=', currentId).where('user_id', '=', userId).execute();
+  const cutoff = new Date(Date.now() - FORGET_AFTER_DAYS * 24 * 3600 * 1000).toISOString();
+  await trx.deleteFrom('kobo_library_snapshot').where('user_id', '=', userId).where('id', '!=', currentId).where('created_date', '<', cutoff).execute();
+}

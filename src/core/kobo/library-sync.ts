@@ -1,0 +1,142 @@
+// One /v1/library/sync page: at most 100 books (new, then changed, then removed), and once every book is out the
+// reading states and shelf tags. The session's progress lives in the snapshot rows and the token the device returns.
+import type { Transaction } from 'kysely';
+import type { Principal } from '../auth/principal.ts';
+import { visibleBookFilter } from '../auth/visibility.ts';
+import type { DB } from '../store/db-types.ts';
+import type { Store } from '../store/store.ts';
+import { syncsToKobo } from './compatibility.ts';
+import { changedMetadata, changedReadingState, newEntitlement, removedEntitlement, type Json, type KoboUrls } from './entitlements.ts';
+import { loadKoboBooks, loadPrimaries } from './kobo-books.ts';
+import { koboShelfId } from './kobo-shelf.ts';
+import { createSnapshot, finishSession, snapshotOf, takeRemoved, takeUnsynced } from './library-snapshot.ts';
+import { initialStates, pendingStates, type DeviceContext } from './reading-state-store.ts';
+import { orderedState } from './reading-state.ts';
+import type { LocationLoader } from './span-locations.ts';
+import type { KoboServerSettings } from './server-settings.ts';
+import { shelfTags } from './shelf-tags.ts';
+import type { KoboSettingsRow } from './sync-settings.ts';
+import type { SyncToken } from './sync-token.ts';
+
+/** Books per page, as Kobo's store pages them. */
+export const SYNC_PAGE_SIZE = 100;
+
+export interface SyncPageInput {
+  store: Store;
+  principal: Principal;
+  settings: KoboSettingsRow;
+  server: KoboServerSettings;
+  urls: KoboUrls;
+  token: SyncToken;
+  now?: Date;
+  /** Places web-reader positions in the KEPUBs (two-way sync). */
+  locations?: LocationLoader;
+}
+
+export interface LocalPage {
+  items: Json[];
+  /** More books wait: the device must call again (X-Kobo-sync: continue). */
+  more: boolean;
+  currentId: string;
+  previousId: string | undefined;
+}
+
+/** Books added to the library since auto-add was turned on go on the Kobo shelf (once: removing one keeps it off). */
+async function autoAdd(trx: Transaction<DB>, principal: Principal, settings: KoboSettingsRow, shelfId: number | undefined): Promise<void> {
+  if (settings.auto_add_to_shelf !== 1 || settings.sync_enabled !== 1 || shelfId === undefined) return;
+  const after = settings.auto_add_after_book_id ?? 0;
+  const books = await trx
+    .selectFrom('book')
+    .select('book.id')
+    .where('book.id', '>', after)
+    .where('book.deleted', '=', 0)
+    .where('book.is_physical', '=', 0)
+    .where(visibleBookFilter(principal))
+    .execute();
+  const newest = await trx.selectFrom('book').select((eb) => eb.fn.max('id').as('id')).executeTakeFirst();
+  await trx.updateTable('kobo_user_settings').set({ auto_add_after_book_id: Math.max(after, newest?.id ?? 0) }).where('id', '=', settings.id).execute();
+  if (books.length === 0) return;
+  const ids = books.map((b) => b.id);
+  const primaries = await loadPrimaries(trx, ids);
+  const eligible = ids.filter((id) => syncsToKobo(primaries.get(id)));
+  for (let i = 0; i < eligible.length; i += 500) {
+    await trx
+      .insertInto('book_shelf_mapping')
+      .values(eligible.slice(i, i + 500).map((book_id) => ({ book_id, shelf_id: shelfId })))
+      .onConflict((oc) => oc.doNothing())
+      .execute();
+  }
+}
+
+function deviceContext(input: SyncPageInput): DeviceContext {
+  return {
+    userId: input.principal.userId,
+    twoWay: input.settings.two_way_progress_sync === 1,
+    thresholds: { reading: input.settings.progress_mark_as_reading_threshold ?? 1, finished: input.settings.progress_mark_as_finished_threshold ?? 99 },
+  };
+}
+
+/**
+ * The library part of a page, in one transaction. The last page (`more` false) also carries the reading states and
+ * tags; the session is finished separately (finishSync), after the Kobo store had its say when forwarding.
+ */
+export async function localSyncPage(input: SyncPageInput): Promise<LocalPage> {
+  const { store, principal, settings, server, urls } = input;
+  const now = input.now ?? new Date();
+  const ctx = deviceContext(input);
+  return store.db.transaction().execute(async (trx) => {
+    const shelfId = await koboShelfId(trx, principal.userId);
+    const previousId = await snapshotOf(trx, principal.userId, input.token.lastSuccessfulSyncPointId);
+    let currentId = await snapshotOf(trx, principal.userId, input.token.ongoingSyncPointId);
+    if (currentId === undefined) {
+      await autoAdd(trx, principal, settings, shelfId);
+      currentId = await createSnapshot(trx, store.sqlite, principal, shelfId, previousId);
+    }
+
+    let room = SYNC_PAGE_SIZE;
+    const added = await takeUnsynced(trx, currentId, previousId, 'added', room);
+    room -= added.ids.length;
+    const changed = added.more ? { ids: [], more: true } : await takeUnsynced(trx, currentId, previousId, 'changed', room);
+    room -= changed.ids.length;
+    const removed = added.more || changed.more ? { removed: [], more: true } : await takeRemoved(trx, principal.userId, currentId, previousId, room);
+    const more = added.more || changed.more || removed.more;
+
+    const books = await loadKoboBooks(trx, [...added.ids, ...changed.ids]);
+    const byId = new Map(books.map((b) => [b.id, b]));
+    const states = await initialStates(trx, ctx, books.filter((b) => added.ids.includes(b.id)), now, input.locations);
+    const items: Json[] = [];
+    for (const id of added.ids) {
+      const book = byId.get(id);
+      const state = states.get(id);
+      if (book && state && syncsToKobo(book.primary)) items.push(newEntitlement(book, server, urls, orderedState(state), now));
+    }
+    for (const id of changed.ids) {
+      const book = byId.get(id);
+      if (book && syncsToKobo(book.primary)) items.push(changedMetadata(book, server, urls, now));
+    }
+    if (removed.removed.length > 0) {
+      const addedOn = new Map(
+        (await trx.selectFrom('book').select(['id', 'added_on']).where('id', 'in', removed.removed.map((r) => r.bookId)).execute()).map((r) => [r.id, r.added_on]),
+      );
+      for (const r of removed.removed) items.push(removedEntitlement(r.bookId, addedOn.get(r.bookId) ?? null, r.coverHash, now));
+    }
+
+    if (!more) {
+      for (const state of await pendingStates(trx, ctx, currentId, (ids) => loadPrimaries(trx, ids), now, input.locations)) items.push(changedReadingState(orderedState(state)));
+      items.push(...(await shelfTags(trx, store, principal, currentId)));
+    }
+    return { items, more, currentId, previousId };
+  });
+}
+
+/** The device has everything: its reference becomes the current snapshot. */
+export async function finishSync(store: Store, userId: number, page: Pick<LocalPage, 'currentId' | 'previousId'>): Promise<void> {
+  await store.db.transaction().execute((trx) => finishSession(trx, userId, page.currentId, page.previousId));
+}
+
+/** The token for the device's next call. */
+export function nextToken(token: SyncToken, page: Pick<LocalPage, 'currentId'>, more: boolean, rawKoboSyncToken: string | null = token.rawKoboSyncToken): SyncToken {
+  return more
+    ? { ongoingSyncPointId: page.currentId, lastSuccessfulSyncPointId: token.lastSuccessfulSyncPointId, rawKoboSyncToken }
+    : { ongoingSyncPointId: null, lastSuccessfulSyncPointId: page.currentId, rawKoboSyncToken };
+}

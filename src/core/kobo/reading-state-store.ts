@@ -1,0 +1,305 @@
+// Reading state kept for Kobo devices: the states devices send (merged part by part), the progress and read status
+// they imply in Bindery (with the user's thresholds), and the states a sync sends back.
+import type { Transaction } from 'kysely';
+import type { DB } from '../store/db-types.ts';
+import type { Db } from '../store/store.ts';
+import type { KoboPrimaryFile } from './kobo-books.ts';
+import type { LocationLoader } from './span-locations.ts';
+import { koboTimestamp, parseKoboTime } from './kobo-time.ts';
+import {
+  bookmarkFromProgress,
+  emptyBookmark,
+  firstState,
+  hasBookmarkData,
+  keepsBinderyStatus,
+  mergeStates,
+  normalizeStateTimes,
+  orderedState,
+  stampMissingTimes,
+  stateFromProgress,
+  statusFromKoboPercent,
+  statusInfoFromProgress,
+  webReaderIsNewer,
+  type FileProgressForKobo,
+  type KoboReadingState,
+  type ProgressForKobo,
+  type Thresholds,
+} from './reading-state.ts';
+
+type Exec = Db | Transaction<DB>;
+
+const PROGRESS_COLUMNS = [
+  'book_id', 'read_status', 'read_status_modified_time', 'date_finished', 'last_read_time', 'epub_progress', 'epub_progress_href',
+  'epub_progress_percent', 'kobo_progress_percent', 'kobo_location', 'kobo_location_type', 'kobo_location_source',
+  'kobo_progress_received_time', 'kobo_progress_sent_time', 'kobo_status_sent_time',
+] as const;
+
+type ProgressRow = ProgressForKobo & { book_id: number };
+
+export async function progressRows(db: Exec, userId: number, bookIds: readonly number[]): Promise<Map<number, ProgressRow>> {
+  const out = new Map<number, ProgressRow>();
+  for (let i = 0; i < bookIds.length; i += 500) {
+    const rows = await db.selectFrom('user_book_progress').select(PROGRESS_COLUMNS).where('user_id', '=', userId).where('book_id', 'in', bookIds.slice(i, i + 500)).execute();
+    for (const r of rows) out.set(r.book_id, r);
+  }
+  return out;
+}
+
+/** The web reader's progress in each book's synced EPUB (the primary file), by book id. */
+export async function syncedFileProgress(db: Exec, userId: number, primaries: ReadonlyMap<number, KoboPrimaryFile | undefined>): Promise<Map<number, FileProgressForKobo>> {
+  const bookOfFile = new Map<number, number>();
+  for (const [bookId, file] of primaries) if (file?.bookType === 'EPUB') bookOfFile.set(file.id, bookId);
+  const fileIds = [...bookOfFile.keys()];
+  const out = new Map<number, FileProgressForKobo>();
+  for (let i = 0; i < fileIds.length; i += 500) {
+    const rows = await db
+      .selectFrom('user_book_file_progress')
+      .select(['book_file_id', 'progress_percent', 'content_source_progress_percent', 'position_href', 'position_data', 'last_read_time'])
+      .where('user_id', '=', userId)
+      .where('book_file_id', 'in', fileIds.slice(i, i + 500))
+      .execute();
+    for (const r of rows) out.set(bookOfFile.get(r.book_file_id) as number, r);
+  }
+  return out;
+}
+
+const parseJson = <T>(text: string | null): T | undefined => {
+  if (text === null) return undefined;
+  try {
+    return (JSON.parse(text) as T | null) ?? undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+/** The state a device last stored for the book, as kept (parts merged). */
+export async function storedStates(db: Exec, userId: number, entitlementIds: readonly string[]): Promise<Map<string, KoboReadingState>> {
+  const out = new Map<string, KoboReadingState>();
+  for (let i = 0; i < entitlementIds.length; i += 500) {
+    const rows = await db.selectFrom('kobo_reading_state').selectAll().where('user_id', '=', userId).where('entitlement_id', 'in', entitlementIds.slice(i, i + 500)).execute();
+    for (const r of rows) {
+      const state: KoboReadingState = { EntitlementId: r.entitlement_id };
+      if (r.created !== null) state.Created = r.created;
+      if (r.last_modified_string ?? r.last_modified) state.LastModified = (r.last_modified_string ?? r.last_modified) as string;
+      const status = parseJson<KoboReadingState['StatusInfo']>(r.status_info_json);
+      const stats = parseJson<KoboReadingState['Statistics']>(r.statistics_json);
+      const mark = parseJson<KoboReadingState['CurrentBookmark']>(r.current_bookmark_json);
+      if (status) state.StatusInfo = status;
+      if (stats) state.Statistics = stats;
+      if (mark) state.CurrentBookmark = mark;
+      if (r.priority_timestamp !== null) state.PriorityTimestamp = r.priority_timestamp;
+      out.set(r.entitlement_id, state);
+    }
+  }
+  return out;
+}
+
+async function saveState(trx: Transaction<DB>, userId: number, entitlementId: string, state: KoboReadingState): Promise<void> {
+  const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
+  const values = {
+    created: state.Created ?? null,
+    last_modified: state.LastModified ?? null,
+    last_modified_string: state.LastModified ?? null,
+    priority_timestamp: state.PriorityTimestamp ?? null,
+    current_bookmark_json: json(state.CurrentBookmark),
+    statistics_json: json(state.Statistics),
+    status_info_json: json(state.StatusInfo),
+  };
+  await trx
+    .insertInto('kobo_reading_state')
+    .values({ user_id: userId, entitlement_id: entitlementId, ...values })
+    .onConflict((oc) => oc.columns(['user_id', 'entitlement_id']).doUpdateSet(values))
+    .execute();
+}
+
+export interface DeviceContext {
+  userId: number;
+  twoWay: boolean;
+  thresholds: Thresholds;
+}
+
+/** A book the device reported on: its id and its synced EPUB, when it has one. */
+export interface ReportedBook {
+  id: number;
+  primary: KoboPrimaryFile | undefined;
+}
+
+/**
+ * What a device's bookmark means in Bindery: the Kobo position and percent, the time it was received, the web-reader
+ * position too with two-way sync (unless the web reader moved on since), and the read status from the thresholds
+ * (unless the status was set in Bindery and not yet sent to the device).
+ */
+async function applyBookmark(trx: Transaction<DB>, ctx: DeviceContext, book: ReportedBook, state: KoboReadingState, now: Date): Promise<void> {
+  const row = (await progressRows(trx, ctx.userId, [book.id])).get(book.id);
+  const bookmark = state.CurrentBookmark;
+  const patch: Record<string, unknown> = {};
+  if (bookmark?.ProgressPercent !== undefined) patch.kobo_progress_percent = bookmark.ProgressPercent;
+  if (bookmark?.Location) {
+    patch.kobo_location = bookmark.Location.Value ?? null;
+    patch.kobo_location_type = bookmark.Location.Type ?? null;
+    patch.kobo_location_source = bookmark.Location.Source ?? null;
+  }
+  const bookmarkTime = parseKoboTime(bookmark?.LastModified);
+  const effective = bookmarkTime ?? now;
+  const epubFile = book.primary?.bookType === 'EPUB' ? book.primary : undefined;
+  const fileProgress = epubFile ? (await syncedFileProgress(trx, ctx.userId, new Map([[book.id, epubFile]]))).get(book.id) : undefined;
+  const webTime = parseKoboTime(fileProgress?.last_read_time);
+  const webNewer = ctx.twoWay && bookmarkTime !== undefined && webTime !== undefined && webTime > bookmarkTime;
+  if (bookmark && (bookmark.ProgressPercent !== undefined || bookmark.Location !== undefined)) patch.kobo_progress_received_time = effective.toISOString();
+
+  if (ctx.twoWay && bookmark?.ProgressPercent !== undefined && !webNewer) {
+    const source = bookmark.Location?.Source ?? null;
+    Object.assign(patch, { epub_progress_percent: bookmark.ProgressPercent, epub_progress: null, epub_progress_href: source, last_read_time: effective.toISOString() });
+    if (epubFile) {
+      const values = {
+        progress_percent: bookmark.ProgressPercent,
+        content_source_progress_percent: bookmark.ContentSourceProgressPercent ?? null,
+        position_data: null,
+        position_href: source,
+        last_read_time: effective.toISOString(),
+      };
+      await trx
+        .insertInto('user_book_file_progress')
+        .values({ user_id: ctx.userId, book_file_id: epubFile.id, ...values })
+        .onConflict((oc) => oc.columns(['user_id', 'book_file_id']).doUpdateSet(values))
+        .execute();
+    }
+  }
+
+  const percent = (patch.kobo_progress_percent as number | undefined) ?? row?.kobo_progress_percent ?? null;
+  const current = { read_status_modified_time: row?.read_status_modified_time ?? null, kobo_status_sent_time: row?.kobo_status_sent_time ?? null };
+  if (percent !== null && !webNewer && !keepsBinderyStatus(current, effective)) {
+    const status = statusFromKoboPercent(percent, ctx.thresholds);
+    patch.read_status = status;
+    if (status === 'READ' && !row?.date_finished) patch.date_finished = now.toISOString();
+  }
+  if (Object.keys(patch).length === 0) return;
+  await trx
+    .insertInto('user_book_progress')
+    .values({ user_id: ctx.userId, book_id: book.id, ...patch })
+    .onConflict((oc) => oc.columns(['user_id', 'book_id']).doUpdateSet(patch))
+    .execute();
+}
+
+/** Stores one state a device sent for a book and applies it to the user's progress. */
+export async function saveDeviceState(db: Db, ctx: DeviceContext, book: ReportedBook, incoming: KoboReadingState, now: Date = new Date()): Promise<void> {
+  const entitlementId = String(book.id);
+  const stamped = stampMissingTimes({ ...incoming, EntitlementId: entitlementId }, now);
+  await db.transaction().execute(async (trx) => {
+    const existing = (await storedStates(trx, ctx.userId, [entitlementId])).get(entitlementId);
+    const state = existing ? mergeStates(existing, stamped) : firstState(stamped, now);
+    await saveState(trx, ctx.userId, entitlementId, state);
+    await applyBookmark(trx, ctx, book, state, now);
+  });
+}
+
+/**
+ * The state a device reads for one book: the stored one, or one built from progress; with two-way sync the web
+ * reader's newer position replaces the bookmark. Undefined when nothing is known.
+ */
+export async function readingStateFor(db: Db, ctx: DeviceContext, book: ReportedBook, locations?: LocationLoader): Promise<KoboReadingState | undefined> {
+  const entitlementId = String(book.id);
+  const resolve = ctx.twoWay && locations ? (await locations(new Map([[book.id, book.primary]])))(book.id) : undefined;
+  const stored = (await storedStates(db, ctx.userId, [entitlementId])).get(entitlementId);
+  const progress = (await progressRows(db, ctx.userId, [book.id])).get(book.id);
+  const file = (await syncedFileProgress(db, ctx.userId, new Map([[book.id, book.primary]]))).get(book.id);
+  let state = stored;
+  if (!state && progress && (progress.kobo_progress_percent !== null || progress.kobo_location !== null || (ctx.twoWay && progress.epub_progress_percent !== null))) {
+    state = stateFromProgress(entitlementId, progress, file, ctx.twoWay, resolve);
+  }
+  if (!state) return undefined;
+  if (progress && webReaderIsNewer(progress, ctx.twoWay)) state = { ...state, CurrentBookmark: bookmarkFromProgress(progress, file, ctx.twoWay, undefined, resolve) };
+  return orderedState(normalizeStateTimes(state));
+}
+
+/** The ReadingState of a NewEntitlement, for each book of a page. */
+export async function initialStates(db: Exec, ctx: DeviceContext, books: readonly { id: number; addedOn: string; primary: KoboPrimaryFile | undefined }[], now: Date, locations?: LocationLoader): Promise<Map<number, KoboReadingState>> {
+  const ids = books.map((b) => b.id);
+  const resolverFor = ctx.twoWay && locations ? await locations(new Map(books.map((b) => [b.id, b.primary]))) : () => undefined;
+  const [stored, progress, files] = await Promise.all([
+    storedStates(db, ctx.userId, ids.map(String)),
+    progressRows(db, ctx.userId, ids),
+    syncedFileProgress(db, ctx.userId, new Map(books.map((b) => [b.id, b.primary]))),
+  ]);
+  const at = koboTimestamp(now);
+  const out = new Map<number, KoboReadingState>();
+  for (const book of books) {
+    const row = progress.get(book.id);
+    const file = files.get(book.id);
+    const existing = stored.get(String(book.id))?.CurrentBookmark;
+    const resolve = resolverFor(book.id);
+    let bookmark = row && webReaderIsNewer(row, ctx.twoWay) ? bookmarkFromProgress(row, file, ctx.twoWay, now, resolve) : existing;
+    if (!bookmark) bookmark = row && hasBookmarkData(row, ctx.twoWay) ? bookmarkFromProgress(row, file, ctx.twoWay, now, resolve) : emptyBookmark(now);
+    const added = parseKoboTime(book.addedOn);
+    out.set(book.id, {
+      EntitlementId: String(book.id),
+      Created: added ? koboTimestamp(added) : at,
+      LastModified: at,
+      StatusInfo: row ? statusInfoFromProgress(row, at) : { LastModified: at, Status: 'ReadyToRead', TimesStartedReading: 0 },
+      Statistics: { LastModified: at },
+      CurrentBookmark: bookmark,
+      PriorityTimestamp: at,
+    });
+  }
+  return out;
+}
+
+const later = (a: string | null, b: string | null): boolean => {
+  const x = parseKoboTime(a);
+  if (x === undefined) return false;
+  const y = parseKoboTime(b);
+  return y === undefined || x > y;
+};
+
+/** A status set in Bindery the device has not been sent. */
+const statusPending = (p: ProgressForKobo): boolean => p.read_status_modified_time !== null && later(p.read_status_modified_time, p.kobo_status_sent_time);
+/** A Kobo bookmark received and not yet echoed back. */
+const koboPending = (p: ProgressForKobo): boolean => p.kobo_progress_received_time !== null && later(p.kobo_progress_received_time, p.kobo_progress_sent_time);
+/** A web-reader position the device has not been sent (two-way sync). */
+const webPending = (p: ProgressForKobo): boolean => p.epub_progress_percent !== null && p.epub_progress !== null && later(p.last_read_time, p.kobo_progress_sent_time);
+
+/**
+ * Reading states for the end of a sync: books of the snapshot whose status changed in Bindery, whose Kobo bookmark
+ * was received but not echoed, and with two-way sync whose web-reader position is newer than what was sent. Each is
+ * stamped as sent.
+ */
+export async function pendingStates(trx: Transaction<DB>, ctx: DeviceContext, snapshotId: string, primaries: (ids: number[]) => Promise<ReadonlyMap<number, KoboPrimaryFile | undefined>>, now: Date, locations?: LocationLoader): Promise<KoboReadingState[]> {
+  const candidates = await trx
+    .selectFrom('user_book_progress')
+    .select(PROGRESS_COLUMNS)
+    .where('user_id', '=', ctx.userId)
+    .where('book_id', 'in', (eb) => eb.selectFrom('kobo_library_snapshot_book').select('book_id').where('snapshot_id', '=', snapshotId))
+    .where((eb) => eb.or([eb('read_status_modified_time', 'is not', null), eb('kobo_progress_received_time', 'is not', null), eb('epub_progress_percent', 'is not', null)]))
+    .execute();
+  const due = candidates.filter((p) => statusPending(p) || koboPending(p) || (ctx.twoWay && webPending(p)));
+  if (due.length === 0) return [];
+  const ids = due.map((p) => p.book_id);
+  const primaryOf = await primaries(ids);
+  const files = await syncedFileProgress(trx, ctx.userId, primaryOf);
+  const resolverFor = ctx.twoWay && locations ? await locations(primaryOf) : () => undefined;
+  const at = koboTimestamp(now);
+  const sentAt = now.toISOString();
+  const states: KoboReadingState[] = [];
+  const statusSent: number[] = [];
+  const progressSent: number[] = [];
+  for (const p of due) {
+    const file = files.get(p.book_id);
+    states.push({
+      EntitlementId: String(p.book_id),
+      Created: at,
+      LastModified: at,
+      StatusInfo: statusInfoFromProgress(p, at),
+      Statistics: { LastModified: at },
+      CurrentBookmark: hasBookmarkData(p, ctx.twoWay) ? bookmarkFromProgress(p, file, ctx.twoWay, now, resolverFor(p.book_id)) : emptyBookmark(now),
+      PriorityTimestamp: at,
+    });
+    if (statusPending(p)) statusSent.push(p.book_id);
+    if (koboPending(p) || (ctx.twoWay && webPending(p))) progressSent.push(p.book_id);
+  }
+  for (const [column, bookIds] of [['kobo_status_sent_time', statusSent], ['kobo_progress_sent_time', progressSent]] as const) {
+    for (let i = 0; i < bookIds.length; i += 500) {
+      await trx.updateTable('user_book_progress').set({ [column]: sentAt }).where('user_id', '=', ctx.userId).where('book_id', 'in', bookIds.slice(i, i + 500)).execute();
+    }
+  }
+  return states;
+}

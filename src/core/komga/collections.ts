@@ -1,0 +1,96 @@
+// Komga collections: the reader's own and public shelves (id `<shelfId>`), and the magic shelves they may open (id
+// `magic-<id>`: own and public ones, for an administrator or an owner with canAccessOpds, as the OPDS feeds allow),
+// each with the series of its visible books. Grimmory exposes only magic shelves, without `seriesIds`.
+import type { Expression, RawBuilder, SqlBool } from 'kysely';
+import { sql } from 'kysely';
+import { hasAny, isAdmin, type Principal } from '../auth/principal.ts';
+import { compileMagicShelf } from '../opds/magic-shelf-rules.ts';
+import type { Store } from '../store/store.ts';
+import type { CollectionRow } from './dto.ts';
+import { seriesId, seriesKeysWhere } from './series.ts';
+import { column, compareNocase, listedBooks, NOTHING } from './sql.ts';
+
+type Cond = RawBuilder<SqlBool> | Expression<SqlBool>;
+
+export interface Collection {
+  id: string;
+  name: string;
+  created: string;
+  modified: string;
+  /** Which books are in it (over `book` and `m`). */
+  books: Cond;
+  /** For a shelf: its id (the hidden-books check needs it). */
+  shelfId?: number;
+}
+
+interface ShelfSqlRow {
+  id: number;
+  name: string;
+}
+
+interface MagicSqlRow {
+  id: number;
+  name: string;
+  filter_json: string;
+  created_at: string | null;
+  updated_at: string | null;
+}
+
+const EPOCH = new Date(0).toISOString();
+
+function shelfCollection(row: ShelfSqlRow): Collection {
+  return { id: String(row.id), name: row.name, created: EPOCH, modified: EPOCH, books: sql<SqlBool>`book.id IN (SELECT s.book_id FROM book_shelf_mapping s WHERE s.shelf_id = ${row.id})`, shelfId: row.id };
+}
+
+function magicCollection(row: MagicSqlRow, userId: number): Collection {
+  // Rules that cannot be read select nothing rather than everything.
+  const rules = compileMagicShelf(row.filter_json, userId);
+  return { id: `magic-${row.id}`, name: row.name, created: row.created_at ?? EPOCH, modified: row.updated_at ?? row.created_at ?? EPOCH, books: rules ?? NOTHING };
+}
+
+const mayOpenMagicShelves = (principal: Principal): boolean => hasAny(principal, ['admin', 'canAccessOpds']);
+
+/** Every collection the principal may open, by name. */
+export function visibleCollections(store: Store, principal: Principal): Collection[] {
+  const shelves = (store.sqlite.prepare('SELECT id, name FROM shelf WHERE user_id = ? OR is_public = 1').all(principal.userId) as ShelfSqlRow[]).map(shelfCollection);
+  const magic = mayOpenMagicShelves(principal)
+    ? (store.sqlite.prepare('SELECT id, name, filter_json, created_at, updated_at FROM magic_shelf WHERE user_id = ? OR is_public = 1').all(principal.userId) as MagicSqlRow[]).map((r) =>
+        magicCollection(r, principal.userId),
+      )
+    : [];
+  return [...shelves, ...magic].sort((a, b) => compareNocase(a.name, b.name) || (a.id < b.id ? -1 : 1));
+}
+
+/** The collection with this id, if the principal may open it. */
+export function findCollection(store: Store, principal: Principal, id: string): Collection | undefined {
+  const shelf = /^\d{1,15}$/.exec(id);
+  if (shelf) {
+    const row = store.sqlite.prepare('SELECT id, name, user_id, is_public FROM shelf WHERE id = ?').get(Number(id)) as (ShelfSqlRow & { user_id: number; is_public: number }) | undefined;
+    return row && (row.user_id === principal.userId || row.is_public === 1) ? shelfCollection(row) : undefined;
+  }
+  const magic = /^magic-(\d{1,15})$/.exec(id);
+  if (!magic || !mayOpenMagicShelves(principal)) return undefined;
+  const row = store.sqlite.prepare('SELECT id, name, filter_json, created_at, updated_at, user_id, is_public FROM magic_shelf WHERE id = ?').get(Number(magic[1])) as
+    | (MagicSqlRow & { user_id: number; is_public: number })
+    | undefined;
+  return row && (row.user_id === principal.userId || row.is_public === 1 || isAdmin(principal)) ? magicCollection(row, principal.userId) : undefined;
+}
+
+/** The collection as CollectionDto describes it: the ids of the series of its visible books, by name. */
+export function collectionRow(store: Store, principal: Principal, collection: Collection, groupUnknown: boolean): CollectionRow {
+  const series = [...seriesKeysWhere(store, principal, groupUnknown, collection.books as RawBuilder<SqlBool>).values()].sort((a, b) => compareNocase(a.name, b.name) || a.libraryId - b.libraryId);
+  let filtered = false;
+  if (collection.shelfId !== undefined) {
+    const onShelf = store.sqlite.prepare('SELECT count(*) FROM book_shelf_mapping s JOIN book b ON b.id = s.book_id WHERE s.shelf_id = ? AND b.deleted = 0').pluck().get(collection.shelfId) as number;
+    const [visible] = column<number>(store, listedBooks(store, principal, { metadata: false }).where(collection.books).select(sql<number>`count(*)`.as('n')).compile());
+    filtered = (visible ?? 0) < onShelf;
+  }
+  return {
+    id: collection.id,
+    name: collection.name,
+    seriesIds: [...new Set(series.map((s) => seriesId(s.libraryId, s.name)))],
+    created: collection.created,
+    modified: collection.modified,
+    filtered,
+  };
+}
