@@ -1,4 +1,5 @@
 // Runs one scan in a fresh process and prints its figures as JSON (so peak RSS is the scan's own).
+import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dataPaths } from '../src/core/config.ts';
 import { createLibrary, findLibrary } from '../src/core/libraries/libraries.ts';
@@ -9,18 +10,57 @@ const [dataDir, corpus, workersArg] = process.argv.slice(2) as [string, string, 
 const paths = dataPaths({ dataDir });
 const store = await openStore(paths.catalog);
 const library = await findLibrary(store.db, 'bench').catch(() => createLibrary(store.db, { name: 'bench', paths: [corpus], organizationMode: 'BOOK_PER_FILE' }));
+
+// CPU seconds per thread (by thread name: MainThread, WorkerThread, libuv-worker, libvips worker, V8Worker…), read
+// from /proc now and then during the scan, since worker threads are gone by the end.
+const TICK = 100;
+const threads = new Map<string, { name: string; cpu: number }>();
+function sampleThreads(): void {
+  let tids: string[];
+  try {
+    tids = readdirSync('/proc/self/task');
+  } catch {
+    return;
+  }
+  for (const tid of tids) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      threads.set(tid, { name, cpu: (Number(fields[11]) + Number(fields[12])) / TICK });
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+}
+let lastSample = 0;
+
 const load = loadavg()[0] as number;
 const cpu = process.cpuUsage();
 const started = performance.now();
-const summary = await scanLibrary(store, library, { coversRoot: paths.covers, workers: Number(workersArg) });
+sampleThreads();
+const before = new Map([...threads].map(([tid, t]) => [tid, t.cpu]));
+const summary = await scanLibrary(store, library, {
+  coversRoot: paths.covers,
+  workers: Number(workersArg),
+  onProgress: () => {
+    if (performance.now() - lastSample < 500) return;
+    lastSample = performance.now();
+    sampleThreads();
+  },
+});
 const seconds = (performance.now() - started) / 1000;
 // Every thread of the process: the workers, libvips and the libuv pool included.
 const used = process.cpuUsage(cpu);
+sampleThreads();
 await store.close();
+const byName: Record<string, number> = {};
+for (const [tid, t] of threads) byName[t.name] = Math.round(((byName[t.name] ?? 0) + t.cpu - (before.get(tid) ?? 0)) * 100) / 100;
 process.stdout.write(
   `${JSON.stringify({
     seconds,
     cpuSeconds: (used.user + used.system) / 1e6,
+    threadCpuSeconds: byName,
     load: [load, loadavg()[0] as number],
     added: summary.added,
     unchanged: summary.unchanged,

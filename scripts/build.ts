@@ -153,6 +153,9 @@ async function bundleInto(rolldown: Rolldown, outDir: string, staging: string, s
     // The path helper the location rewrite uses, and a mark `bindery serve` logs (runtime: "bundle").
     banner: "import { fileURLToPath as __bindery_fileURLToPath } from 'node:url'; globalThis.__binderyBundle = true;",
     minify: true,
+    // V8 keeps each module's source in memory, as two bytes per character once it holds one character above U+00FF
+    // (a box-drawing glyph, an ellipsis in a message): escaped, the bundle loaded at start takes ~1.5 MB less.
+    charset: 'ascii',
     sourcemap: false,
   });
   await bundle.close();

@@ -133,6 +133,11 @@ export function registerServe(program: Command, run: RunCommand): void {
           'bindery is ready',
         );
         bookdrop = startBookdrop(app, built.ctx);
+        // Scheduled tasks (library sync, cleanups) start once the server answers; the app stops them on close.
+        void import('../daemon/scheduler.ts')
+          .then(({ startScheduler }) => startScheduler(built.ctx))
+          .then((scheduler) => app.log.info({ tasks: scheduler.scheduled() }, 'scheduled tasks'))
+          .catch((error: unknown) => app.log.error({ err: error }, 'scheduled tasks could not start'));
         await untilStopped(app);
         app.log.info('stopped');
       }).then(() => {

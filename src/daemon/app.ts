@@ -239,6 +239,9 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
     // A library scan can take minutes: stop it (it resumes on the next scan) rather than hold up shutdown.
     const { existingScanJobs } = await import('../core/libraries/library-scan-jobs.ts');
     await existingScanJobs(store)?.cancelAll();
+    const [{ existingTaskRunner }, { schedulerOf }] = await Promise.all([import('./metadata-runtime.ts'), import('./scheduler.ts')]);
+    schedulerOf(ctx)?.stop();
+    existingTaskRunner(ctx)?.cancelAll();
     await Promise.allSettled([...ctx.background]);
   });
   return { app, ctx, routes };

@@ -3,6 +3,7 @@
 import { metadataProviderBaseUrls } from '../core/config.ts';
 import { listLibraries } from '../core/libraries/libraries.ts';
 import { loadProviderRuntime } from '../core/metadata/book-match.ts';
+import { forgetFinishedFetchJobs } from '../core/metadata/fetch-task-cleanup.ts';
 import type { ProviderRuntime } from '../core/metadata/provider-context.ts';
 import { ProviderError } from '../core/metadata/provider.ts';
 import { booksOfRequest, runMetadataRefresh, type RefreshRequest } from '../core/metadata/refresh-run.ts';
@@ -54,6 +55,11 @@ async function rescanLibraries(ctx: DaemonContext, options: unknown, isCancelled
 
 const runners = new WeakMap<DaemonContext, TaskRunner>();
 
+/** The runner if one was made (shutdown asks it to stop without making one). */
+export function existingTaskRunner(ctx: DaemonContext): TaskRunner | undefined {
+  return runners.get(ctx);
+}
+
 export function taskRunnerFor(ctx: DaemonContext): TaskRunner {
   let runner = runners.get(ctx);
   if (runner) return runner;
@@ -83,6 +89,15 @@ export function taskRunnerFor(ctx: DaemonContext): TaskRunner {
         },
       },
       REFRESH_LIBRARY_METADATA: { run: (task) => rescanLibraries(ctx, task.options, task.isCancelled) },
+      SYNC_LIBRARY_FILES: { run: (task) => rescanLibraries(ctx, {}, task.isCancelled) },
+      BOOKDROP_PERIODIC_SCANNING: {
+        run: async () => {
+          const [{ syncBookdrop }, { daemonBookdropEnv }, { daemonBookdropFetcher }] = await Promise.all([import('../core/bookdrop/intake.ts'), import('./bookdrop-watcher.ts'), import('./bookdrop-fetcher.ts')]);
+          const summary = await syncBookdrop(daemonBookdropEnv(ctx, daemonBookdropFetcher(ctx)));
+          return `Bookdrop: ${summary.added.length} new, ${summary.removed} gone, ${summary.unsettled.length} still being written`;
+        },
+      },
+      CLEANUP_TEMP_METADATA: { run: async () => `Forgot ${await forgetFinishedFetchJobs(ctx.store.db)} finished metadata fetch jobs` },
     },
     (job) => {
       ctx.background.add(job);

@@ -92,6 +92,43 @@ describe('bindery bookdrop', () => {
     expect(readdirSync(bookdrop())).toEqual([]);
   });
 
+  it('on a terminal, reviews each file: an edited title names the file, a skipped file stays', async ({ skip }) => {
+    // A real pseudo-terminal from util-linux `script`; the keys are sent as the screens appear.
+    const { spawnSync, spawn } = await import('node:child_process');
+    if (spawnSync('script', ['--version']).status !== 0) skip('script(1) is not installed');
+    const { BIN } = await import('../helpers/cli.ts');
+    const child = spawn('script', ['-qfec', `${BIN} --data-dir ${lib.dataDir} bookdrop import`, '/dev/null'], { env: { ...process.env, BINDERY_CONFIG: '' } });
+    let screen = '';
+    child.stdout.on('data', (c: Buffer) => (screen += c.toString()));
+    const exited = new Promise<number | null>((done) => child.on('close', done));
+    const seen = async (text: string): Promise<void> => {
+      for (let i = 0; i < 600 && !screen.includes(text); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(screen, `waiting for ${text}`).toContain(text);
+    };
+    const keys = async (text: string): Promise<void> => {
+      child.stdin.write(text);
+      await new Promise((r) => setTimeout(r, 150));
+    };
+    await seen('Bookdrop 1/2');
+    const first = screen.includes('dune.epub') ? 'dune' : 'emma';
+    await keys('e');
+    await seen('Esc cancel');
+    await keys('\x7f'.repeat(10) + 'Edited');
+    await keys('\r');
+    await seen('Edited - ');
+    await keys('a');
+    await seen('Bookdrop 2/2');
+    await keys('s');
+    await seen('1 of 2 accepted');
+    await keys('y');
+    await seen('1 imported, 0 failed');
+    child.stdin.end();
+    expect(await exited).toBe(0);
+    const imported = readdirSync(lib.root, { recursive: true }).map(String);
+    expect(imported.some((p) => p.endsWith('Edited - Frank Herbert.epub') || p.endsWith('Edited - Jane Austen.epub'))).toBe(true);
+    expect(readdirSync(bookdrop())).toEqual([first === 'dune' ? 'emma.epub' : 'dune.epub']);
+  }, 60_000);
+
   it('uses the folder given by --bookdrop-dir or BINDERY_BOOKDROP_DIR', async () => {
     const elsewhere = lib.path('..', 'drop-here');
     await writeSimpleEpub(join(elsewhere, 'persuasion.epub'), { title: 'Persuasion' });

@@ -69,6 +69,10 @@ describe('finalizing bookdrop files', () => {
       .where('book_file.file_name', '=', 'Dune - Frank Herbert.epub')
       .executeTakeFirstOrThrow();
     expect(book).toEqual({ file_sub_path: 'Frank Herbert/Dune', file_name: 'Dune - Frank Herbert.epub', content_hash: before, title: 'Dune' });
+    // The book gets its cover and thumbnail (made from the cover taken when the file arrived).
+    const { book_id: bookId } = await store.db.selectFrom('book_file').select('book_id').where('file_name', '=', 'Dune - Frank Herbert.epub').executeTakeFirstOrThrow();
+    expect(readdirSync(join(lib.dataDir, 'covers', String(bookId))).sort()).toEqual(['cover.jpg', 'thumbnail.jpg']);
+    expect((await store.db.selectFrom('book').select('book_cover_hash').where('id', '=', bookId).executeTakeFirstOrThrow()).book_cover_hash).toMatch(/^BL-/);
     // Nothing half-written is left anywhere in the library.
     expect(libraryFiles().filter((f) => f.split('/').pop()!.startsWith('.'))).toEqual([]);
     expect(finalizeResultJson(outcome)).toEqual({

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLibrary } from '../../src/core/libraries/libraries.ts';
 import { scanLibrary } from '../../src/core/scan/scanner.ts';
 import { hashPassword } from '../../src/core/users/users.ts';
+import { allRoutes } from '../../src/daemon/routes/index.ts';
 import { jpeg, png, writeZip } from '../helpers/comic-fixtures.ts';
 import { conformancePath } from '../helpers/conformance.ts';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.ts';
@@ -350,10 +351,166 @@ describe('collections', () => {
     for (const c of content) expectKomga('CollectionDto', c);
     // Every user starts with a Favorites shelf of their own.
     expect(content.map((c) => c.name)).toEqual(['Favorites', 'Favourites']);
-    expect(content[1]).toMatchObject({ name: 'Favourites', seriesIds: [`${mainLibrary}-dune`], ordered: false, filtered: false });
+    // Neuromancer (restricted) and the Secret Diary (another library) are on the shelf but hidden from bob.
+    expect(content[1]).toMatchObject({ name: 'Favourites', seriesIds: [`${mainLibrary}-dune`], ordered: false, filtered: true });
     // alice (an admin's account) sees no private shelf of another user.
     const alices = (await json('/komga/api/v1/collections', alice)).content as Obj[];
     expect(alices.map((c) => c.name)).toEqual(['Favorites']);
+  });
+
+  it('serves one collection and its series, 404 for one the account may not open', async () => {
+    const shelf = await d.store.db.selectFrom('shelf').select('id').where('name', '=', 'Favourites').executeTakeFirstOrThrow();
+    const one = await json(`/komga/api/v1/collections/${shelf.id}`, bob);
+    expectKomga('CollectionDto', one);
+    expectMihon('CollectionDto', one);
+    expect(one).toMatchObject({ id: String(shelf.id), seriesIds: [`${mainLibrary}-dune`] });
+    const series = expectPage('PageSeriesDto', 'SeriesDto', await json(`/komga/api/v1/collections/${shelf.id}/series?unpaged=true`, bob));
+    for (const s of series) expectKomga('SeriesDto', s);
+    expect(series.map((s) => s.id)).toEqual([`${mainLibrary}-dune`]);
+    for (const url of [`/komga/api/v1/collections/${shelf.id}`, `/komga/api/v1/collections/${shelf.id}/series`, '/komga/api/v1/collections/99999', '/komga/api/v1/collections/magic-99999', '/komga/api/v1/collections/nope']) {
+      expect((await komga(url, alice)).statusCode, url).toBe(404);
+    }
+    // The series list filtered by a collection, as Mihon's collection filter asks.
+    const filtered = expectPage('PageSeriesDto', 'SeriesDto', await json(`/komga/api/v1/series?collection_id=${shelf.id}`, bob));
+    expect(filtered.map((s) => s.name)).toEqual(['Dune']);
+  });
+
+  it('exposes magic shelves as collections (own and public ones, owner with OPDS access)', async () => {
+    const admin = await d.store.db.selectFrom('users').select('id').where('username', '=', 'boss').executeTakeFirstOrThrow();
+    const rules = JSON.stringify({ type: 'group', join: 'or', rules: [{ field: 'fileType', operator: 'equals', value: 'pdf' }, { field: 'seriesName', operator: 'equals', value: 'hidden saga' }] });
+    const magic = await d.store.db.insertInto('magic_shelf').values({ user_id: admin.id, name: 'Reports and secrets', filter_json: rules, is_public: 1 }).returning('id').executeTakeFirstOrThrow();
+    try {
+      const all = (await json('/komga/api/v1/collections?unpaged=true')).content as Obj[];
+      const entry = all.find((c) => c.id === `magic-${magic.id}`) as Obj;
+      expectKomga('CollectionDto', entry);
+      expect(entry).toMatchObject({ name: 'Reports and secrets', seriesIds: [`${privateLibrary}-hidden-saga`, `${mainLibrary}-unknown-series`], filtered: false });
+      const series = expectPage('PageSeriesDto', 'SeriesDto', await json(`/komga/api/v1/collections/magic-${magic.id}/series`));
+      expect(series.map((s) => s.name)).toEqual(['Hidden Saga', 'Unknown Series']);
+      // bob's owner has no OPDS access: no magic shelves for him.
+      expect(((await json('/komga/api/v1/collections?unpaged=true', bob)).content as Obj[]).map((c) => c.id)).not.toContain(`magic-${magic.id}`);
+      expect((await komga(`/komga/api/v1/collections/magic-${magic.id}`, bob)).statusCode).toBe(404);
+    } finally {
+      await d.store.db.deleteFrom('magic_shelf').where('id', '=', magic.id).execute();
+    }
+  });
+});
+
+describe('filters Komga clients send', () => {
+  it('filters series by search, genre, tag, publisher, author, read status and oneshot', async () => {
+    const names = async (query: string, account: Account = alice): Promise<unknown[]> => expectPage('PageSeriesDto', 'SeriesDto', await json(`/komga/api/v1/series?${query}`, account)).map((s) => s.name);
+    expect(await names('search=dun&deleted=false&sort=metadata.titleSort,asc')).toEqual(['Dune']);
+    expect(await names('genre=cyberpunk')).toEqual(['Unknown Series']);
+    expect(await names('genre=cyberpunk', bob)).toEqual([]);
+    expect(await names('author=Frank%20Herbert,writer')).toEqual(['Dune']);
+    expect(await names('author=Frank%20Herbert,penciller')).toEqual([]);
+    expect(await names('status=ENDED')).toEqual([]);
+    expect(await names('status=ONGOING&complete=true')).toEqual(['Dune', 'Hidden Saga', 'Unknown Series']);
+    expect(await names('oneshot=true')).toEqual(['Hidden Saga']);
+    expect(await names(`library_id=${privateLibrary},${mainLibrary}&sort=booksCount,desc`)).toEqual(['Unknown Series', 'Dune', 'Hidden Saga']);
+    expect(await names('sort=metadata.titleSort,desc')).toEqual(['Unknown Series', 'Hidden Saga', 'Dune']);
+    expect(await names('read_status=UNREAD')).toEqual(['Dune', 'Hidden Saga', 'Unknown Series']);
+    expect(await names('sharing_label=kids')).toEqual([]);
+  });
+
+  it('filters books by library, search, tag, media status and deleted', async () => {
+    const names = async (query: string, account: Account = alice): Promise<unknown[]> =>
+      expectPage('PageBookDto', 'BookDto', await json(`/komga/api/v1/books?${query}`, account))
+        .map((b) => b.name)
+        .sort();
+    expect(await names(`library_id=${privateLibrary}`)).toEqual(['Secret Diary']);
+    expect(await names('search=DUNE&page=0&deleted=false')).toEqual(['Dune', 'Dune Messiah']);
+    expect(await names('media_status=READY&size=100')).toHaveLength(6);
+    expect(await names('media_status=ERROR')).toEqual([]);
+    expect(await names('deleted=true')).toEqual([]);
+    expect(await names(`library_id=${privateLibrary}`, bob)).toEqual([]);
+    const sorted = expectPage('PageBookDto', 'BookDto', await json('/komga/api/v1/books?sort=metadata.title,desc&size=2'));
+    expect(sorted.map((b) => b.name)).toEqual(['Secret Diary', 'Neuromancer']);
+  });
+
+  it('lists genres, tags, publishers and authors of the visible books', async () => {
+    expect(await json('/komga/api/v1/genres')).toEqual(['Cyberpunk']);
+    expect(await json('/komga/api/v1/genres', bob)).toEqual([]);
+    expect(Array.isArray(await json('/komga/api/v1/tags'))).toBe(true);
+    expect(Array.isArray(await json(`/komga/api/v1/publishers?library_id=${mainLibrary}`))).toBe(true);
+    const authors = (await komga('/komga/api/v1/authors', bob)).json() as Obj[];
+    for (const a of authors) expectKomga('AuthorDto', a);
+    expect(authors).toEqual([{ name: 'Frank Herbert', role: 'writer' }]);
+    expect(((await komga('/komga/api/v1/authors?search=gib')).json() as Obj[]).map((a) => a.name)).toEqual(['William Gibson']);
+    const lists = await json('/komga/api/v1/readlists');
+    expectKomga('PageReadListDto', lists);
+    expect(lists).toMatchObject({ content: [], totalElements: 0 });
+  });
+});
+
+describe('read progress', () => {
+  const progressOf = async (bookId: number, account: Account = alice): Promise<Obj | undefined> => {
+    const book = await json(`/komga/api/v1/books/${bookId}`, account);
+    expectKomga('BookDto', book);
+    return book.readProgress as Obj | undefined;
+  };
+
+  it('marks a comic page, completes it and clears it, on the owner’s Bindery progress', async () => {
+    const comic = ids.Comic as number;
+    expect(await progressOf(comic)).toBeUndefined();
+    const patch = await d.inject({ method: 'PATCH', url: `/komga/api/v1/books/${comic}/read-progress`, headers: { authorization: basic(alice) }, payload: { page: 2 } });
+    expect(patch.statusCode, patch.body).toBe(204);
+    expect(await progressOf(comic)).toMatchObject({ page: 2, completed: false });
+    const owner = await d.store.db.selectFrom('opds_user_v2').select('user_id').where('username', '=', 'alice').executeTakeFirstOrThrow();
+    const row = await d.store.db.selectFrom('user_book_progress').selectAll().where('user_id', '=', owner.user_id).where('book_id', '=', comic).executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ cbx_progress: 2, read_status: 'READING' });
+    const inProgress = expectPage('PageBookDto', 'BookDto', await json('/komga/api/v1/books?read_status=IN_PROGRESS'));
+    expect(inProgress.map((b) => b.id)).toEqual([String(comic)]);
+    // Another account (another owner) has its own progress.
+    expect(await progressOf(comic, bob)).toBeUndefined();
+
+    expect((await d.inject({ method: 'PATCH', url: `/komga/api/v1/books/${comic}/read-progress`, headers: { authorization: basic(alice) }, payload: { completed: true } })).statusCode).toBe(204);
+    expect(await progressOf(comic)).toMatchObject({ page: 3, completed: true });
+    expect((await d.inject({ method: 'DELETE', url: `/komga/api/v1/books/${comic}/read-progress`, headers: { authorization: basic(alice) } })).statusCode).toBe(204);
+    expect(await progressOf(comic)).toBeUndefined();
+
+    for (const payload of [{ page: 'two' }, { completed: 'yes' }, {}, [1]]) {
+      const bad = await d.inject({ method: 'PATCH', url: `/komga/api/v1/books/${comic}/read-progress`, headers: { authorization: basic(alice) }, payload });
+      expect(bad.statusCode, JSON.stringify(payload)).toBe(400);
+    }
+    const hidden = await d.inject({ method: 'PATCH', url: `/komga/api/v1/books/${ids.Secret}/read-progress`, headers: { authorization: basic(bob) }, payload: { completed: true } });
+    expect(hidden.statusCode).toBe(404);
+  });
+
+  it('marks a series read and unread, and answers Mihon’s tracker', async () => {
+    const id = `${mainLibrary}-dune`;
+    const tracker = async (): Promise<Obj> => {
+      const body = await json(`/komga/api/v2/series/${id}/read-progress/tachiyomi`);
+      expectKomga('TachiyomiReadProgressV2Dto', body);
+      return body;
+    };
+    expect(await tracker()).toEqual({ booksCount: 2, booksReadCount: 0, booksUnreadCount: 2, booksInProgressCount: 0, lastReadContinuousNumberSort: 0, maxNumberSort: 2 });
+    const put = await d.inject({ method: 'PUT', url: `/komga/api/v2/series/${id}/read-progress/tachiyomi`, headers: { authorization: basic(alice) }, payload: { lastBookNumberSortRead: 1 } });
+    expect(put.statusCode, put.body).toBe(204);
+    expect(await tracker()).toMatchObject({ booksReadCount: 1, lastReadContinuousNumberSort: 1 });
+    const series = await json(`/komga/api/v1/series/${id}`);
+    expectKomga('SeriesDto', series);
+    expect(series).toMatchObject({ booksReadCount: 1, booksUnreadCount: 1, booksInProgressCount: 0 });
+    expect((await d.inject({ method: 'POST', url: `/komga/api/v1/series/${id}/read-progress`, headers: { authorization: basic(alice) } })).statusCode).toBe(204);
+    expect(await tracker()).toMatchObject({ booksReadCount: 2, lastReadContinuousNumberSort: 2 });
+    expect(((await json('/komga/api/v1/series?read_status=READ')).content as Obj[]).map((s) => s.name)).toEqual(['Dune']);
+    expect((await d.inject({ method: 'DELETE', url: `/komga/api/v1/series/${id}/read-progress`, headers: { authorization: basic(alice) } })).statusCode).toBe(204);
+    expect(await tracker()).toMatchObject({ booksReadCount: 0, booksUnreadCount: 2 });
+    const bad = await d.inject({ method: 'PUT', url: `/komga/api/v2/series/${id}/read-progress/tachiyomi`, headers: { authorization: basic(alice) }, payload: { lastBookNumberSortRead: 'x' } });
+    expect(bad.statusCode).toBe(400);
+    expect((await komga(`/komga/api/v2/series/${privateLibrary}-hidden-saga/read-progress/tachiyomi`, bob)).statusCode).toBe(404);
+  });
+});
+
+describe('every route', () => {
+  it('answers 401 with the Basic challenge to anonymous callers', async () => {
+    const routes = allRoutes().filter((r) => r.url.startsWith('/komga/api/'));
+    expect(routes.length).toBeGreaterThanOrEqual(27);
+    for (const route of routes) {
+      const url = route.url.replace(/\{(\w+)\}/g, '1');
+      const res = await d.inject({ method: route.method as 'GET', url });
+      expect(res.statusCode, `${route.method} ${url}`).toBe(401);
+      expect(res.headers['www-authenticate']).toBe('Basic realm="Booklore Komga API"');
+    }
   });
 });
 

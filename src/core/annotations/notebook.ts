@@ -67,7 +67,8 @@ function filtered(db: Db, principal: Principal, query: NotebookQuery) {
   let q = db
     .selectFrom(entries().as('ne') as never)
     .where(sql.ref('ne.user_id'), '=', principal.userId)
-    .where(sql.ref('ne.book_id'), 'in', db.selectFrom('book').select('book.id').where(visibleBookFilter(principal)));
+    // Per entry rather than as the set of visible books: a notebook holds far fewer entries than a catalog holds books.
+    .where(({ exists }) => exists(db.selectFrom('book').select('book.id').where(sql<boolean>`book.id = ne.book_id`).where(visibleBookFilter(principal, { perRow: true }))));
   if (types.length > 0) q = q.where(sql.ref('ne.type'), 'in', types);
   if (query.bookId !== undefined) q = q.where(sql.ref('ne.book_id'), '=', query.bookId);
   if (pattern) {

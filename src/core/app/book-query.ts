@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
 import type { Store } from '../store/store.ts';
 import { filterConditions, type BookFilters, type Cond } from './book-filters.ts';
-import { listedBooks, scopeConditions, type BookScope } from './book-scope.ts';
+import { listedBooks, listedBooksByMetadata, scopeConditions, type BookScope } from './book-scope.ts';
 import { columnOf, rememberedCount } from './sql.ts';
 
 export interface AppBookQuery extends BookFilters, BookScope {
@@ -22,14 +22,16 @@ interface SortColumn {
   expression: string;
   /** Reads the caller's progress row (`p`). */
   progress?: boolean;
+  /** Has an index on book_metadata that an ordered walk can follow. */
+  indexed?: boolean;
 }
 
 /** The app's sort names (any letter case) and what they order by; an unknown name orders by date added. */
 const SORTS: Record<string, SortColumn> = {
   addedon: { expression: 'book.added_on' },
-  title: { expression: 'm.title COLLATE NOCASE' },
-  seriesname: { expression: 'm.series_name COLLATE NOCASE' },
-  series: { expression: 'm.series_name COLLATE NOCASE' },
+  title: { expression: 'm.title COLLATE NOCASE', indexed: true },
+  seriesname: { expression: 'm.series_name COLLATE NOCASE', indexed: true },
+  series: { expression: 'm.series_name COLLATE NOCASE', indexed: true },
   seriesnumber: { expression: 'm.series_number' },
   pagecount: { expression: 'm.page_count' },
   language: { expression: 'm.language COLLATE NOCASE' },
@@ -68,23 +70,31 @@ export function queryConditions(store: Store, principal: Principal, query: AppBo
 
 const allConditions = (conditions: Cond[]): Cond => (conditions.length === 0 ? sql<SqlBool>`1 = 1` : sql<SqlBool>`(${sql.join(conditions, sql` and `)})`);
 
+/** Whether every book has its metadata row (the catalog always writes one); counted once per catalog change. */
+function everyBookHasMetadata(store: Store): boolean {
+  return rememberedCount(store, { sql: 'SELECT (SELECT count(*) FROM book) = (SELECT count(*) FROM book_metadata)', parameters: [] }) === 1;
+}
+
 /**
- * A page of matching books in the order, and how many match. The newest-first order walks the date index with the
- * library condition kept off the library index (which SQLite would otherwise prefer and then sort all of it).
+ * A page of matching books in the order, and how many match. The newest-first order walks the date index, with the
+ * library condition kept off the library index (which SQLite would otherwise prefer and then sort all of it); title
+ * and series orders walk their metadata index.
  */
 export function pageOfAppBooks(store: Store, principal: Principal, conditions: Cond[], order: AppOrder, page: { offset: number; limit: number }): PageOfIds {
   const where = allConditions(conditions);
   const total = rememberedCount(store, listedBooks(store, principal).where(where).select(sql<number>`count(*)`.as('n')).compile());
   if (page.offset >= total) return { ids: [], total };
   const direction = sql.raw(order.descending ? 'DESC' : 'ASC');
-  let query = listedBooks(store, principal, { libraryIndex: order.column !== ADDED_ON }).where(where);
+  const byMetadata = order.column.indexed === true && everyBookHasMetadata(store);
+  let query = (byMetadata ? listedBooksByMetadata(store, principal) : listedBooks(store, principal, { libraryIndex: order.column !== ADDED_ON })).where(where) as ReturnType<typeof listedBooks>;
   if (order.column.progress) {
     query = query.leftJoin('user_book_progress as p', (join) => join.onRef('p.book_id', '=', 'book.id').on('p.user_id', '=', principal.userId)) as unknown as typeof query;
   }
+  // Ties go by id; by the metadata row's id when walking its index, which SQLite then sees the index already orders.
   const compiled = query
     .select('book.id')
     .orderBy(sql`${sql.raw(order.column.expression)} ${direction}`)
-    .orderBy(sql`book.id ${direction}`)
+    .orderBy(sql`${sql.raw(byMetadata ? 'm.book_id' : 'book.id')} ${direction}`)
     .limit(page.limit)
     .offset(page.offset)
     .compile();

@@ -4,9 +4,10 @@
 import type { RawBuilder } from 'kysely';
 import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
+import { catalogGeneration, readSnapshot, type Generation } from '../store/snapshot.ts';
 import type { Store } from '../store/store.ts';
 import { listedBooks, scopeConditions, type BookScope } from './book-scope.ts';
-import { remembered, rowsOf } from './sql.ts';
+import { rowsOf } from './sql.ts';
 
 export interface CountedOption {
   name: string;
@@ -38,40 +39,54 @@ type Branch = RawBuilder<unknown>;
 const column = (key: CountedKey | 'languages', expression: string): Branch =>
   sql`select ${key} as k, ${sql.raw(expression)} as name, count(*) as n from s where ${sql.raw(expression)} is not null and ${sql.raw(expression)} <> '' group by ${sql.raw(expression)}`;
 
-/** Names linked to the books through a mapping table, counted by books. */
+/**
+ * Names linked to the books through a mapping table, counted by books (a book is linked to a name once): grouped by
+ * the name's id, the thousand most frequent looked up by name afterwards.
+ */
 const linked = (key: CountedKey, mapping: string, table: string, idColumn: string): Branch =>
-  sql`select ${key} as k, n.name as name, count(distinct s.id) as n from s join ${sql.table(mapping)} x on x.book_id = s.id join ${sql.table(table)} n on n.id = ${sql.ref(`x.${idColumn}`)} group by n.name`;
+  sql`select ${key} as k, n.name as name, g.n as n from (select ${sql.ref(`x.${idColumn}`)} as id, count(*) as n from s join ${sql.table(mapping)} x on x.book_id = s.id group by 1 order by 2 desc limit ${NAME_LIMIT}) g join ${sql.table(table)} n on n.id = g.id`;
 
-/** `case when e >= b1 then 'k1' …` over [key, lower bound] pairs (first match wins), `otherwise` below all of them. */
-const buckets = (expression: string, bounds: [string, number][], otherwise: string | null): string =>
-  `case ${bounds.map(([key, low]) => `when ${expression} >= ${low} then '${key}'`).join(' ')} ${otherwise === null ? '' : `else '${otherwise}'`} end`;
+/** A bucket key computed per book (`case … end`), counted; books without a value are left out. */
+const bucketed = (key: CountedKey, expression: string): Branch => sql`select ${key} as k, ${sql.raw(expression)} as name, count(*) as n from s group by 2`;
 
-const bucketed = (key: CountedKey, expression: string, from = 's'): Branch =>
-  sql`select ${key} as k, b as name, count(distinct id) as n from (select s.id as id, ${sql.raw(expression)} as b from ${sql.raw(from)}) where b is not null group by b`;
+/** `case when e >= b1 then 'k1' …` over [key, lower bound] pairs (first match wins); null when e is null. */
+const steps = (expression: string, bounds: [string, number][], below: string | null): string =>
+  `case when ${expression} is null then null ${bounds.map(([key, low]) => `when ${expression} >= ${low} then '${key}'`).join(' ')} ${below === null ? '' : `else '${below}'`} end`;
 
 const RATING: [string, number][] = [['5', 4.5], ['4', 4], ['3', 3], ['2', 2], ['1', 1]];
-
-function rating(key: CountedKey, column: string): Branch {
-  return sql`select ${key} as k, ${sql.raw(buckets(`s.${column}`, RATING, '0'))} as name, count(*) as n from s where s.${sql.raw(column)} is not null group by 2`;
-}
+const rating = (key: CountedKey, column: string): Branch => bucketed(key, steps(`s.${column}`, RATING, '0'));
 
 const AGE = `case when s.age_rating >= 0 and s.age_rating < 6 then '0' when s.age_rating >= 6 and s.age_rating < 10 then '6' when s.age_rating >= 10 and s.age_rating < 13 then '10'
   when s.age_rating >= 13 and s.age_rating < 16 then '13' when s.age_rating >= 16 and s.age_rating < 18 then '16' when s.age_rating >= 18 and s.age_rating < 21 then '18' when s.age_rating >= 21 then '21' end`;
-const MATCH = buckets('s.score', [['0', 0.95], ['1', 0.9], ['2', 0.8], ['3', 0.7], ['4', 0.5], ['5', 0.3], ['6', 0]], null);
-const FILE_SIZE = `case when f.file_size_kb < 1024 then '0' when f.file_size_kb < 10240 then '1' when f.file_size_kb < 51200 then '2' when f.file_size_kb < 102400 then '3'
-  when f.file_size_kb < 512000 then '4' when f.file_size_kb < 1048576 then '5' when f.file_size_kb < 2097152 then '6' when f.file_size_kb >= 2097152 then '7' end`;
-const PAGES = `case when s.page_count < 50 then '0' when s.page_count < 100 then '1' when s.page_count < 200 then '2' when s.page_count < 400 then '3'
-  when s.page_count < 600 then '4' when s.page_count < 1000 then '5' when s.page_count >= 1000 then '6' end`;
+const MATCH = steps('s.score', [['0', 0.95], ['1', 0.9], ['2', 0.8], ['3', 0.7], ['4', 0.5], ['5', 0.3], ['6', 0]], null);
+const FILE_SIZE = steps('f.file_size_kb', [['7', 2097152], ['6', 1048576], ['5', 512000], ['4', 102400], ['3', 51200], ['2', 10240], ['1', 1024], ['0', 0]], null);
+const PAGES = steps('s.page_count', [['6', 1000], ['5', 600], ['4', 400], ['3', 200], ['2', 100], ['1', 50]], '0');
 const CREATOR_LABELS: Record<string, string> = { PENCILLER: 'penciller', INKER: 'inker', COLORIST: 'colorist', LETTERER: 'letterer', COVER_ARTIST: 'coverArtist', EDITOR: 'editor' };
 
-function branches(userId: number): Branch[] {
+/** Separates the parts of a composite name computed in SQL. */
+const SEP = '\u0001';
+
+/** The comic name tables, whose branches are left out while they are empty (each would still probe every book). */
+const COMIC_TABLES = ['comic_metadata_character_mapping', 'comic_metadata_team_mapping', 'comic_metadata_location_mapping', 'comic_metadata_creator_mapping'] as const;
+
+function branches(userId: number, withComics: boolean): Branch[] {
   const visibleShelf = sql`(sh.user_id = ${userId} or sh.is_public = 1)`;
+  const comics = withComics
+    ? [
+        linked('comicCharacters', 'comic_metadata_character_mapping', 'comic_character', 'character_id'),
+        linked('comicTeams', 'comic_metadata_team_mapping', 'comic_team', 'team_id'),
+        linked('comicLocations', 'comic_metadata_location_mapping', 'comic_location', 'location_id'),
+        sql`select 'comicCreators' as k, c.name || ${SEP} || x.role as name, count(*) as n from s join comic_metadata_creator_mapping x on x.book_id = s.id join comic_creator c on c.id = x.creator_id group by c.id, x.role`,
+      ]
+    : [];
   return [
+    sql`select 'total' as k, null as name, count(*) as n from s`,
     linked('authors', 'book_metadata_author_mapping', 'author', 'author_id'),
     column('languages', 's.language'),
-    sql`select 'readStatuses' as k, p.read_status as name, count(*) as n from s join user_book_progress p on p.book_id = s.id and p.user_id = ${userId} where p.read_status is not null and p.read_status <> 'UNSET' group by p.read_status`,
-    sql`select 'unset' as k, null as name, count(*) as n from s where s.id not in (select book_id from user_book_progress where user_id = ${userId})`,
-    sql`select 'fileTypes' as k, f.book_type as name, count(distinct s.id) as n from s join book_file f on f.book_id = s.id where f.is_book = 1 and f.book_type is not null group by f.book_type`,
+    // The caller's status and rating per book, in one pass: `<has a row>␁<status>␁<rating>`.
+    sql`select 'progress' as k, (p.book_id is not null) || ${SEP} || coalesce(p.read_status, '') || ${SEP} || coalesce(p.personal_rating, '') as name, count(*) as n
+        from s left join user_book_progress p on p.user_id = ${userId} and p.book_id = s.id group by 2`,
+    sql`select 'fileTypes' as k, f.book_type as name, count(distinct f.book_id) as n from s join book_file f on f.book_id = s.id where f.is_book = 1 and f.book_type is not null group by f.book_type`,
     linked('categories', 'book_metadata_category_mapping', 'category', 'category_id'),
     column('publishers', 's.publisher'),
     column('series', 's.series_name'),
@@ -81,9 +96,8 @@ function branches(userId: number): Branch[] {
     bucketed('ageRatings', AGE),
     column('contentRatings', 's.content_rating'),
     bucketed('matchScores', MATCH),
-    column('publishedYears', "cast(cast(substr(s.published_date, 1, 4) as integer) as text)"),
-    bucketed('fileSizes', FILE_SIZE, 's join book_file f on f.book_id = s.id and f.is_book = 1'),
-    sql`select 'personalRatings' as k, cast(p.personal_rating as text) as name, count(*) as n from s join user_book_progress p on p.book_id = s.id and p.user_id = ${userId} where p.personal_rating is not null group by p.personal_rating`,
+    column('publishedYears', 'substr(s.published_date, 1, 4)'),
+    sql`select 'fileSizes' as k, ${sql.raw(FILE_SIZE)} as name, count(distinct f.book_id) as n from s join book_file f on f.book_id = s.id where f.is_book = 1 group by 2`,
     rating('amazonRatings', 'amazon_rating'),
     rating('goodreadsRatings', 'goodreads_rating'),
     rating('hardcoverRatings', 'hardcover_rating'),
@@ -91,13 +105,10 @@ function branches(userId: number): Branch[] {
     rating('ranobedbRatings', 'ranobedb_rating'),
     rating('audibleRatings', 'audible_rating'),
     bucketed('pageCounts', PAGES),
-    sql`select 'shelfStatuses' as k, case when exists (select 1 from book_shelf_mapping sm join shelf sh on sh.id = sm.shelf_id where sm.book_id = s.id and ${visibleShelf}) then 'shelved' else 'unshelved' end as name, count(*) as n from s group by 2`,
-    linked('comicCharacters', 'comic_metadata_character_mapping', 'comic_character', 'character_id'),
-    linked('comicTeams', 'comic_metadata_team_mapping', 'comic_team', 'team_id'),
-    linked('comicLocations', 'comic_metadata_location_mapping', 'comic_location', 'location_id'),
-    sql`select 'comicCreators' as k, c.name || char(0) || x.role as name, count(distinct s.id) as n from s join comic_metadata_creator_mapping x on x.book_id = s.id join comic_creator c on c.id = x.creator_id group by c.name, x.role`,
-    sql`select 'shelves' as k, sh.id || ':' || sh.name as name, count(distinct s.id) as n from s join book_shelf_mapping sm on sm.book_id = s.id join shelf sh on sh.id = sm.shelf_id where ${visibleShelf} group by sh.id`,
-    sql`select 'libraries' as k, l.id || ':' || l.name as name, count(*) as n from s join library l on l.id = s.library_id group by l.id`,
+    sql`select 'shelved' as k, null as name, count(distinct sm.book_id) as n from book_shelf_mapping sm join shelf sh on sh.id = sm.shelf_id where ${visibleShelf} and sm.book_id in (select id from s)`,
+    ...comics,
+    sql`select 'shelves' as k, sh.id || ':' || sh.name as name, g.n as n from (select sm.shelf_id as id, count(*) as n from s join book_shelf_mapping sm on sm.book_id = s.id group by 1) g join shelf sh on sh.id = g.id where ${visibleShelf}`,
+    sql`select 'libraries' as k, l.id || ':' || l.name as name, g.n as n from (select s.library_id as id, count(*) as n from s group by 1) g join library l on l.id = g.id`,
   ];
 }
 
@@ -120,23 +131,36 @@ const BUCKET_KEYS = new Set<string>(['ageRatings', 'matchScores', 'fileSizes', '
 
 function assemble(rows: { k: string; name: string | null; n: number }[]): AppFilterOptions {
   const lists = new Map<string, CountedOption[]>();
+  const add = (key: string, name: string, count: number): void => {
+    lists.set(key, [...(lists.get(key) ?? []), { name, count }]);
+  };
+  let total = 0;
+  let shelved = 0;
   let unset = 0;
+  const statuses = new Map<string, number>();
+  const ratings = new Map<string, number>();
   for (const r of rows) {
-    if (r.k === 'unset') {
-      unset = r.n;
-      continue;
-    }
-    if (r.name === null) continue;
-    const name = r.k === 'comicCreators' ? creatorName(r.name) : r.name;
-    lists.set(r.k, [...(lists.get(r.k) ?? []), { name, count: r.n }]);
+    if (r.k === 'total') total = r.n;
+    else if (r.k === 'shelved') shelved = r.n;
+    else if (r.k === 'progress') {
+      const [hasRow, status = '', rating = ''] = (r.name ?? '').split(SEP);
+      // Books without a progress row count as UNSET; a row without a status (or marked UNSET) is not counted.
+      if (hasRow !== '1') unset += r.n;
+      else if (status !== '' && status !== 'UNSET') statuses.set(status, (statuses.get(status) ?? 0) + r.n);
+      if (rating !== '') ratings.set(rating, (ratings.get(rating) ?? 0) + r.n);
+    } else if (r.name !== null) add(r.k, r.k === 'comicCreators' ? creatorName(r.name) : r.name, r.n);
   }
+  for (const [name, count] of statuses) add('readStatuses', name, count);
+  for (const [name, count] of ratings) add('personalRatings', name, count);
+  if (shelved > 0) add('shelfStatuses', 'shelved', shelved);
+  if (total - shelved > 0) add('shelfStatuses', 'unshelved', total - shelved);
   const out: Record<string, unknown> = {};
   for (const key of COUNTED_KEYS) {
     const list = lists.get(key) ?? [];
     if (BUCKET_KEYS.has(key)) list.sort(byBucket);
     else if (key === 'personalRatings') list.sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : 0));
     else list.sort(byCount);
-    out[key] = BUCKET_KEYS.has(key) || key === 'shelfStatuses' ? list : list.slice(0, NAME_LIMIT);
+    out[key] = list.slice(0, NAME_LIMIT);
   }
   // Books without any progress row first, as UNSET.
   if (unset > 0) out.readStatuses = [{ name: 'UNSET', count: unset }, ...(out.readStatuses as CountedOption[])];
@@ -145,9 +169,47 @@ function assemble(rows: { k: string; name: string | null; n: number }[]): AppFil
 }
 
 function creatorName(joined: string): string {
-  const [name, role = ''] = joined.split('\u0000');
+  const [name, role = ''] = joined.split(SEP);
   return `${name}:${CREATOR_LABELS[role] ?? role.toLowerCase()}`;
 }
+
+interface Cached {
+  generation: Generation;
+  at: number;
+  costMs: number;
+  value: AppFilterOptions;
+}
+
+const cache = new WeakMap<Store['sqlite'], Map<string, Cached>>();
+const CACHE_ENTRIES = 64;
+/** Counting that took longer than this is not done again for the same caller and scope within STALE_MS. */
+const EXPENSIVE_MS = 150;
+/** Grimmory keeps filter options for 30 seconds whatever changes. */
+const STALE_MS = 30_000;
+
+/**
+ * Kept until the catalog changes; on a catalog where counting is expensive (tens of thousands of books), for up to 30
+ * seconds even then, as Grimmory keeps them: a reader's progress reports change the catalog every few seconds.
+ */
+function cached(store: Store, key: string, compute: () => AppFilterOptions): AppFilterOptions {
+  let entries = cache.get(store.sqlite);
+  if (!entries) cache.set(store.sqlite, (entries = new Map()));
+  const generation = catalogGeneration(store.sqlite);
+  const hit = entries.get(key);
+  const now = Date.now();
+  if (hit) {
+    const same = hit.generation.dataVersion === generation.dataVersion && hit.generation.changes === generation.changes;
+    if (same || (hit.costMs > EXPENSIVE_MS && now - hit.at < STALE_MS)) return hit.value;
+  }
+  const started = performance.now();
+  const value = compute();
+  entries.delete(key);
+  entries.set(key, { generation, at: now, costMs: performance.now() - started, value });
+  if (entries.size > CACHE_ENTRIES) entries.delete(entries.keys().next().value as string);
+  return value;
+}
+
+const hasRows = (store: Store, table: string): boolean => store.sqlite.prepare(`SELECT 1 FROM ${table} LIMIT 1`).get() !== undefined;
 
 /** The filter options of the scope; AppError 403/404 for a library, shelf or magic shelf the caller may not open. */
 export function appFilterOptions(store: Store, principal: Principal, scope: BookScope): AppFilterOptions {
@@ -172,6 +234,9 @@ export function appFilterOptions(store: Store, principal: Principal, scope: Book
     'm.ranobedb_rating',
     'm.audible_rating',
   ]);
-  const compiled = sql`with s as materialized (${source}) ${sql.join(branches(principal.userId), sql` union all `)}`.compile(store.db);
-  return remembered(store, compiled, () => assemble(rowsOf<{ k: string; name: string | null; n: number }>(store, compiled)));
+  const withComics = COMIC_TABLES.some((t) => hasRows(store, t));
+  // Kysely puts the embedded query in parentheses itself.
+  const compiled = sql`with s as materialized ${source} ${sql.join(branches(principal.userId, withComics), sql` union all `)}`.compile(store.db);
+  const key = `${compiled.sql}\u0000${JSON.stringify(compiled.parameters)}`;
+  return cached(store, key, () => readSnapshot(store.sqlite, () => assemble(rowsOf<{ k: string; name: string | null; n: number }>(store, compiled))));
 }

@@ -9,6 +9,7 @@ import { containsPattern, type Cond } from './book-filters.ts';
 import type { PageOfIds } from './book-query.ts';
 import { libraryCondition, listedBooks } from './book-scope.ts';
 import { FILES_SQL, groupBy, IN_IDS, primaryFileOf, put, type FileRow, type Json } from './book-summary.ts';
+import { cachedStatement } from '../store/snapshot.ts';
 import { columnOf, remembered, rememberedCount, rowsOf } from './sql.ts';
 
 const IN_SERIES = sql<SqlBool>`(m.series_name is not null and trim(m.series_name) <> '')`;
@@ -79,12 +80,14 @@ function matchingSeries(store: Store, principal: Principal, query: SeriesQuery):
   return remembered(store, compiled, () => rowsOf<SeriesRow>(store, compiled));
 }
 
+const SERIES_AUTHORS_SQL = `SELECT x.book_id, a.name FROM book_metadata_author_mapping x JOIN author a ON a.id = x.author_id WHERE x.book_id ${IN_IDS} ORDER BY x.book_id, x.sort_order`;
+
 interface SeriesBookRow {
   id: number;
+  library_id: number;
   series_key: string;
   series_number: number | null;
   cover_updated_on: string | null;
-  format_priority: string | null;
 }
 
 export function appSeriesPage(store: Store, principal: Principal, query: SeriesQuery, page: number, size: number): AppPage<Json> {
@@ -92,22 +95,20 @@ export function appSeriesPage(store: Store, principal: Principal, query: SeriesQ
   const rows = all.slice(page * size, page * size + size);
   if (rows.length === 0) return appPage([], page, size, all.length);
   // The books of the page's series, for their authors and covers.
-  let q = listedBooks(store, principal)
-    .innerJoin('library as l', 'l.id', 'book.library_id')
-    .where(sql<SqlBool>`lower(m.series_name) in (${sql.join(rows.map((r) => r.series_key))})`);
+  // No join with library here: SQLite would then read every book of the library instead of the series index.
+  let q = listedBooks(store, principal).where(sql<SqlBool>`m.series_name COLLATE NOCASE in (${sql.join(rows.map((r) => r.series_name))})`);
   for (const cond of scopeConditions(principal, query.libraryId)) q = q.where(cond);
   const books = rowsOf<SeriesBookRow>(
     store,
     q
-      .select(['book.id', sql<string>`lower(m.series_name)`.as('series_key'), 'm.series_number', 'm.cover_updated_on', 'l.format_priority'])
+      .select(['book.id', 'book.library_id', sql<string>`lower(m.series_name)`.as('series_key'), 'm.series_number', 'm.cover_updated_on'])
       .orderBy(sql`m.series_number IS NULL, m.series_number, book.id`)
       .compile(),
   );
   const idsJson = JSON.stringify(books.map((b) => b.id));
-  const files = groupBy(store.sqlite.prepare(FILES_SQL).all(idsJson) as FileRow[]);
-  const authors = store.sqlite
-    .prepare(`SELECT x.book_id, a.name FROM book_metadata_author_mapping x JOIN author a ON a.id = x.author_id WHERE x.book_id ${IN_IDS} ORDER BY x.book_id, x.sort_order`)
-    .all(idsJson) as { book_id: number; name: string }[];
+  const priorities = new Map((cachedStatement(store.sqlite, 'SELECT id, format_priority FROM library').all() as { id: number; format_priority: string | null }[]).map((l) => [l.id, l.format_priority]));
+  const files = groupBy(cachedStatement(store.sqlite, FILES_SQL).all(idsJson) as FileRow[]);
+  const authors = cachedStatement(store.sqlite, SERIES_AUTHORS_SQL).all(idsJson) as { book_id: number; name: string }[];
   const authorsByBook = new Map<number, string[]>();
   for (const a of authors) authorsByBook.set(a.book_id, [...(authorsByBook.get(a.book_id) ?? []), a.name]);
   const bySeries = new Map<string, SeriesBookRow[]>();
@@ -124,7 +125,7 @@ export function appSeriesPage(store: Store, principal: Principal, query: SeriesQ
         booksRead: r.books_read,
         latestAddedOn: r.latest_added_on,
         coverBooks: seriesBooks.map((b) =>
-          put({}, { bookId: b.id, coverUpdatedOn: b.cover_updated_on, seriesNumber: b.series_number, primaryFileType: primaryFileOf(files.get(b.id) ?? [], b.format_priority)?.book_type }),
+          put({}, { bookId: b.id, coverUpdatedOn: b.cover_updated_on, seriesNumber: b.series_number, primaryFileType: primaryFileOf(files.get(b.id) ?? [], priorities.get(b.library_id) ?? null)?.book_type }),
         ),
       },
     );
@@ -136,7 +137,8 @@ const BOOK_ORDERS: Record<string, string> = { title: 'm.title COLLATE NOCASE', s
 
 /** A page of one series' books (name compared without regard to case), by number unless asked otherwise. */
 export function seriesBooks(store: Store, principal: Principal, seriesName: string, query: { sort?: string; dir?: string; libraryId?: number }, page: { offset: number; limit: number }): PageOfIds {
-  const conditions = [sql<SqlBool>`lower(m.series_name) = lower(${seriesName})`, ...scopeConditions(principal, query.libraryId)];
+  // NOCASE compares as lower() does (ASCII letters only), and lets SQLite use the series index.
+  const conditions = [sql<SqlBool>`m.series_name = ${seriesName} COLLATE NOCASE`, ...scopeConditions(principal, query.libraryId)];
   const matching = () => conditions.reduce((q, cond) => q.where(cond), listedBooks(store, principal));
   const total = rememberedCount(store, matching().select(sql<number>`count(*)`.as('n')).compile());
   if (page.offset >= total) return { ids: [], total };

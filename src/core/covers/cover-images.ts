@@ -1,8 +1,9 @@
 // Turns whatever image a book carries into a bounded JPEG cover and a thumbnail.
-import sharp, { type Metadata, type Sharp } from 'sharp';
+import sharp from 'sharp';
 import { FormatError } from '../formats/errors.ts';
 import { LIMITS } from '../formats/limits.ts';
 import { DEFAULT_COVER_CROPPING, type CoverCropping } from './cover-cropping.ts';
+import { readJpegHeader } from './jpeg-header.ts';
 
 export { DEFAULT_COVER_CROPPING, type CoverCropping };
 
@@ -45,8 +46,32 @@ export function cropFor(width: number, height: number, settings: CoverCropping):
   return undefined;
 }
 
+/** What the source image is, as far as the decisions below need to know. */
+interface SourceInfo {
+  format: string | undefined;
+  width: number;
+  height: number;
+  orientation?: number | undefined;
+  space?: string | undefined;
+  icc?: Buffer | undefined;
+}
+
+type InputOptions = { limitInputPixels: number; failOn: 'error'; animated: false; ignoreIcc: boolean };
+
+/** A JPEG's header is read here (most covers are JPEGs); anything else is asked of libvips, one trip more. */
+async function inspect(input: Buffer, options: InputOptions): Promise<SourceInfo> {
+  const jpeg = readJpegHeader(input);
+  if (jpeg) return { format: 'jpeg', ...jpeg };
+  try {
+    const meta = await sharp(input, options).metadata();
+    return { format: meta.format, width: meta.width ?? 0, height: meta.height ?? 0, orientation: meta.orientation, space: meta.space, icc: meta.icc };
+  } catch (error) {
+    throw new FormatError('CORRUPT', `cover image cannot be decoded: ${(error as Error).message}`);
+  }
+}
+
 /** A JPEG that already fits the cover box, needs no rotation, crop or colour conversion is stored as it is. */
-function canKeepAsCover(meta: Metadata, kind: CoverKind, crop: CropBox | undefined, cropping: CoverCropping): boolean {
+function canKeepAsCover(meta: SourceInfo, kind: CoverKind, crop: CropBox | undefined, cropping: CoverCropping): boolean {
   const [cw, ch] = SIZES[kind].cover;
   return (
     meta.format === 'jpeg' &&
@@ -83,20 +108,15 @@ function iccDescription(icc: Buffer): string | undefined {
  * An RGB image tagged with an sRGB profile is already what the outputs are: converting it through the profile
  * changes nothing visible and was two thirds of the work for a rendered PDF page (whose JPEG always carries one).
  */
-function isSrgbProfile(meta: Metadata): boolean {
+function isSrgbProfile(meta: SourceInfo): boolean {
   if (!meta.icc || meta.space !== 'srgb') return false;
   if (meta.icc.length < 20 || meta.icc.toString('latin1', 16, 20) !== 'RGB ') return false;
   return /\bsRGB\b/.test(iccDescription(meta.icc) ?? '');
 }
 
 export async function makeCoverImages(input: Buffer, kind: CoverKind, cropping: CoverCropping = DEFAULT_COVER_CROPPING): Promise<CoverImages> {
-  const options = { limitInputPixels: LIMITS.maxImagePixels, failOn: 'error' as const, animated: false, ignoreIcc: false };
-  let meta: Metadata;
-  try {
-    meta = await sharp(input, options).metadata();
-  } catch (error) {
-    throw new FormatError('CORRUPT', `cover image cannot be decoded: ${(error as Error).message}`);
-  }
+  const options: InputOptions = { limitInputPixels: LIMITS.maxImagePixels, failOn: 'error', animated: false, ignoreIcc: false };
+  const meta = await inspect(input, options);
   options.ignoreIcc = isSrgbProfile(meta);
   if (!meta.width || !meta.height) throw new FormatError('CORRUPT', 'cover image has no dimensions');
   if (meta.width * meta.height > LIMITS.maxImagePixels) {
@@ -113,19 +133,24 @@ export async function makeCoverImages(input: Buffer, kind: CoverKind, cropping: 
       height = trimmed.info.height;
     }
     const crop = cropFor(width, height, cropping);
-    // Every output decodes the source on its own: JPEG shrink-on-load makes the small ones cheap.
-    const pipeline = (): Sharp => {
-      let p = sharp(source, options).rotate();
-      if (crop) p = p.extract(crop);
-      return p.flatten({ background: '#ffffff' }).toColourspace('srgb');
-    };
     const fit = kind === 'audiobook' ? 'cover' : 'inside';
     const [cw, ch] = SIZES[kind].cover;
     const [tw, th] = SIZES[kind].thumbnail;
-    const thumbnail = await pipeline().resize(tw, th, { fit, withoutEnlargement: true }).jpeg({ quality: 80 }).toBuffer();
-    if (canKeepAsCover(meta, kind, crop, cropping)) return { cover: input, thumbnail, width: meta.width, height: meta.height };
-    const { data: cover, info } = await pipeline().resize(cw, ch, { fit, withoutEnlargement: true }).jpeg({ quality: 85 }).toBuffer({ resolveWithObject: true });
-    return { cover, thumbnail, width: info.width, height: info.height };
+    const thumbnailOf = (image: Buffer, imageOptions: InputOptions): Promise<Buffer> =>
+      sharp(image, imageOptions).rotate().flatten({ background: '#ffffff' }).toColourspace('srgb').resize(tw, th, { fit, withoutEnlargement: true }).jpeg({ quality: 80 }).toBuffer();
+    if (canKeepAsCover(meta, kind, crop, cropping)) return { cover: input, thumbnail: await thumbnailOf(input, options), width: meta.width, height: meta.height };
+
+    let pipeline = sharp(source, options).rotate();
+    if (crop) pipeline = pipeline.extract(crop);
+    const { data: cover, info } = await pipeline
+      .flatten({ background: '#ffffff' })
+      .toColourspace('srgb')
+      .resize(cw, ch, { fit, withoutEnlargement: true })
+      .jpeg({ quality: 85 })
+      .toBuffer({ resolveWithObject: true });
+    // The thumbnail comes from the cover just made (upright, cropped, sRGB, at most 1000 px): a far smaller decode
+    // than the source, and one that shrink-on-load can cut further.
+    return { cover, thumbnail: await thumbnailOf(cover, { ...options, ignoreIcc: true }), width: info.width, height: info.height };
   } catch (error) {
     throw new FormatError('CORRUPT', `cover image cannot be converted: ${(error as Error).message}`);
   }

@@ -1,7 +1,7 @@
 // Cover files under the data directory: covers/<bookId>/{cover,thumbnail,audiobook-cover,audiobook-thumbnail}.jpg
 import { randomInt, randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import { copyFile, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { copyFileSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CoverImages, CoverKind } from './cover-images.ts';
 
@@ -11,6 +11,8 @@ import type { CoverImages, CoverKind } from './cover-images.ts';
  * every book scanned).
  */
 export interface StagedCoverImages {
+  /** A staging folder holding just these two files, named as a book's cover folder names them. */
+  dir?: string;
   coverPath: string;
   thumbnailPath: string;
   width: number;
@@ -45,23 +47,48 @@ export function isStaged(images: CoverImages | StagedCoverImages): images is Sta
  */
 export async function saveCoverImages(coversRoot: string, bookId: number, kind: CoverKind, images: CoverImages | StagedCoverImages, keepStaged = false): Promise<void> {
   const dir = coverDir(coversRoot, bookId);
+  if (isStaged(images)) {
+    placeStaged(dir, kind, images, keepStaged);
+    return;
+  }
   const cover = join(dir, coverName(kind, 'cover'));
   const thumbnail = join(dir, coverName(kind, 'thumbnail'));
   // A folder made just now has no files anyone could be reading: write them in place, without a rename each.
   const created = await mkdir(dir, { recursive: true });
-  if (isStaged(images)) {
-    const place = keepStaged ? (from: string, to: string) => (created === undefined ? copyThenRename(from, to) : copyFile(from, to)) : rename;
-    await Promise.all([place(images.coverPath, cover), place(images.thumbnailPath, thumbnail)]);
-    return;
-  }
   const write = created === undefined ? writeAtomically : writeFile;
   await Promise.all([write(cover, images.cover), write(thumbnail, images.thumbnail)]);
 }
 
-async function copyThenRename(from: string, to: string): Promise<void> {
-  const tmp = `${to}.${process.pid}.tmp`;
-  await copyFile(from, tmp);
-  await rename(tmp, to);
+/**
+ * Staged images are only ever placed by a scan, a few metadata operations on the covers' own file system each: done
+ * blocking, they cost less than the thread pool's round trips would. A new book's staging folder simply becomes its
+ * cover folder.
+ */
+function placeStaged(dir: string, kind: CoverKind, images: StagedCoverImages, keepStaged: boolean): void {
+  if (images.dir && kind === 'book' && !keepStaged) {
+    try {
+      renameSync(images.dir, dir);
+      return;
+    } catch (error) {
+      // The book has a cover folder already: replace its files one by one.
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw error;
+    }
+  }
+  const created = mkdirSync(dir, { recursive: true });
+  const targets: [string, string][] = [
+    [images.coverPath, join(dir, coverName(kind, 'cover'))],
+    [images.thumbnailPath, join(dir, coverName(kind, 'thumbnail'))],
+  ];
+  for (const [from, to] of targets) {
+    if (!keepStaged) renameSync(from, to);
+    else if (created !== undefined) copyFileSync(from, to);
+    else {
+      const tmp = `${to}.${process.pid}.tmp`;
+      copyFileSync(from, tmp);
+      renameSync(tmp, to);
+    }
+  }
 }
 
 /**
@@ -69,8 +96,9 @@ async function copyThenRename(from: string, to: string): Promise<void> {
  * Meant for scan workers, so it blocks: two small writes cost less than six round trips through the thread pool.
  */
 export function stageCoverImages(stagingDir: string, images: CoverImages): StagedCoverImages {
-  const base = join(stagingDir, randomUUID());
-  const staged = { coverPath: `${base}-cover.jpg`, thumbnailPath: `${base}-thumbnail.jpg`, width: images.width, height: images.height };
+  const dir = join(stagingDir, randomUUID());
+  mkdirSync(dir);
+  const staged = { dir, coverPath: join(dir, coverName('book', 'cover')), thumbnailPath: join(dir, coverName('book', 'thumbnail')), width: images.width, height: images.height };
   writeFileSync(staged.coverPath, images.cover);
   writeFileSync(staged.thumbnailPath, images.thumbnail);
   return staged;

@@ -1,7 +1,7 @@
 // Read-only, bounded access to ZIP containers (EPUB, CBZ, zipped FB2) without inflating whole books.
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
-import { inflateRaw, inflateRawSync, type InflateOptions } from 'node:zlib';
+import { inflateRaw, inflateRawSync, type ZlibOptions } from 'node:zlib';
 import yauzl from 'yauzl';
 import { FormatError } from './errors.ts';
 import { LIMITS } from './limits.ts';
@@ -197,7 +197,7 @@ function parseEntries(bytes: Buffer, count: number): Entry[] {
   return entries;
 }
 
-function inflateAsync(data: Buffer, options: InflateOptions): Promise<Buffer> {
+function inflateAsync(data: Buffer, options: ZlibOptions): Promise<Buffer> {
   return new Promise((resolve, reject) => inflateRaw(data, options, (error, result) => (error ? reject(error) : resolve(result))));
 }
 
@@ -285,7 +285,7 @@ export class ZipArchive {
       const data = await ZipArchive.slice(this.source, this.tail, this.tailStart, dataStart, entry.compressedSize);
       if (entry.method === 0) return data;
       // One byte more than declared is enough to tell a lying header from an honest one.
-      const options: InflateOptions = { maxOutputLength: entry.size + 1 };
+      const options: ZlibOptions = { maxOutputLength: entry.size + 1 };
       let inflated: Buffer;
       try {
         inflated = this.blocking ? inflateRawSync(data, options) : await inflateAsync(data, options);

@@ -84,7 +84,8 @@ export function remembered<T>(store: Store, compiled: Compiled, compute: () => T
 
 /** SQLite's NOCASE: ASCII letters folded, everything else compared as is. */
 export function nocase(text: string): string {
-  return text.replace(/[A-Z]/g, (c) => c.toLowerCase());
+  // eslint-disable-next-line no-control-regex
+  return /^[\u0000-\u007f]*$/.test(text) ? text.toLowerCase() : text.replace(/[A-Z]+/g, (c) => c.toLowerCase());
 }
 
 /** Orders strings as `ORDER BY x COLLATE NOCASE` does (binary after folding ASCII letters). */

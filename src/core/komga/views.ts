@@ -10,7 +10,7 @@ import { collectionRow, findCollection, visibleCollections, type Collection } fr
 import { bookDto, collectionDto, pageEnvelope, pageOf, pageRequest, seriesDto, sliceOf, type Json, type Links } from './dto.ts';
 import { boolParam, bookConditions, libraryIds, listParam, readStatuses, seriesBookConditions, seriesCanMatch, textParam, type Query } from './filters.ts';
 import { bookProgress, type KomgaReadState } from './read-progress.ts';
-import { refOf, seriesBookIds, seriesIndex, seriesKeysWhere, seriesOfBooks, seriesReadCounts, summarize, type SeriesHead, type SeriesRef } from './series.ts';
+import { refOf, seriesBookIds, seriesIndex, seriesKeysWhere, seriesOfBooks, seriesReadCounts, summarizeMany, type SeriesHead, type SeriesRef } from './series.ts';
 import { all, column, compareNocase, listedBooks, NOTHING, remembered } from './sql.ts';
 
 type JsonObject = { [key: string]: Json };
@@ -52,7 +52,7 @@ export function booksPage(reader: KomgaReader, query: Query): JsonObject {
 
 /** A SeriesDto per series, in the order given. */
 export function seriesDtos(reader: KomgaReader, refs: readonly SeriesRef[]): JsonObject[] {
-  const summaries = refs.map((ref) => summarize(reader.store, reader.principal, ref, reader.principal.userId));
+  const summaries = summarizeMany(reader.store, reader.principal, refs, reader.principal.userId);
   const firsts = new Map(loadBookRows(reader.store, summaries.flatMap((s) => (s.firstBookId === undefined ? [] : [s.firstBookId]))).map((r) => [r.id, r]));
   return summaries.map((s) => seriesDto(s, s.firstBookId === undefined ? undefined : firsts.get(s.firstBookId), reader.links));
 }
@@ -239,7 +239,7 @@ export function namesOf(reader: KomgaReader, kind: NameKind, query: Query): stri
           .selectFrom(sql.table(kind === 'genres' ? 'category' : 'tag').as('t'))
           .select(sql<string>`t.name`.as('name'))
           .where(
-            sql<SqlBool>`exists (SELECT 1 FROM ${sql.table(kind === 'genres' ? 'book_metadata_category_mapping' : 'book_metadata_tag_mapping')} x WHERE ${sql.ref(kind === 'genres' ? 'x.category_id' : 'x.tag_id')} = t.id AND x.book_id IN (${books.select('book.id')}))`,
+            sql<SqlBool>`exists (SELECT 1 FROM ${sql.table(kind === 'genres' ? 'book_metadata_category_mapping' : 'book_metadata_tag_mapping')} x WHERE ${sql.ref(kind === 'genres' ? 'x.category_id' : 'x.tag_id')} = t.id AND x.book_id IN ${books.select('book.id')})`,
           )
           .compile();
   return remembered(store, compiled, () => [...new Set(column<string>(store, compiled))].sort(compareNocase));
@@ -255,7 +255,7 @@ export function authorsOf(reader: KomgaReader, query: Query): JsonObject[] {
   const compiled = store.db
     .selectFrom('author as a')
     .select('a.name')
-    .where(sql<SqlBool>`exists (SELECT 1 FROM book_metadata_author_mapping x WHERE x.author_id = a.id AND x.book_id IN (${books.select('book.id')}))`)
+    .where(sql<SqlBool>`exists (SELECT 1 FROM book_metadata_author_mapping x WHERE x.author_id = a.id AND x.book_id IN ${books.select('book.id')})`)
     .orderBy(sql`a.name COLLATE NOCASE`)
     .compile();
   const names = remembered(store, compiled, () => column<string>(store, compiled));

@@ -11,12 +11,13 @@ export async function currentWeights(db: Db): Promise<MatchWeights> {
   return matchWeights(await readSetting(db, 'METADATA_MATCH_WEIGHTS'));
 }
 
-/** Recomputes one book's score from its BookMetadata as it is stored now. */
-export async function updateMatchScore(db: Db, bookId: number, weights?: MatchWeights): Promise<void> {
+/** Recomputes one book's score from its BookMetadata as it is stored now (as the catalog-wide recalculation does). */
+export async function updateMatchScore(db: Db, bookId: number, weights?: MatchWeights): Promise<number | null> {
   const book = await bookJson(db, bookId);
-  if (!book) return;
+  if (!book) return null;
   const score = computeMatchScore(book.metadata as Record<string, unknown>, weights ?? (await currentWeights(db)));
   await db.updateTable('book').set({ metadata_match_score: score }).where('id', '=', bookId).execute();
+  return score;
 }
 
 const BATCH = 250;

@@ -4,11 +4,11 @@ import { sql } from 'kysely';
 import { writeMetadataPatch, type ComicPatch, type CreatorRole, type MetadataPatch, type PatchColumn } from '../books/metadata-writer.ts';
 import { setCoverImage } from '../covers/cover-update.ts';
 import type { HttpClient } from '../net/http-client.ts';
-import { readSetting } from '../settings/app-settings.ts';
 import type { Db } from '../store/store.ts';
 import { nowIso } from '../time.ts';
 import { FIELD_SPECS, LIST_FIELDS, type ListField } from './fields.ts';
-import { computeMatchScore, matchWeights, type MatchWeights } from './match-score.ts';
+import { afterMetadataChange, type AfterChange } from './after-change.ts';
+import { updateMatchScore } from './match-scores.ts';
 import type { CandidateComic } from './provider.ts';
 import type { CurrentMetadata, MergePlan } from './merge.ts';
 
@@ -55,12 +55,6 @@ export async function readCurrentMetadata(db: Db, bookId: number): Promise<Store
   return { row, values, locked, allLocked: row.all_fields_locked === 1, hasCover: coverUpdatedOn !== undefined };
 }
 
-/** The properties computeMatchScore reads, from a book_metadata row and its lists. */
-export function scoredView(current: StoredMetadata): Record<string, unknown> {
-  const view: Record<string, unknown> = { ...current.values };
-  for (const spec of FIELD_SPECS) if (current.locked.has(spec.field)) view[spec.field === 'thumbnailUrl' ? 'coverLocked' : `${spec.field}Locked`] = true;
-  return view;
-}
 
 const COMIC_FIELDS: [keyof CandidateComic, string][] = [
   ['issueNumber', 'issue_number'], ['volumeName', 'volume_name'], ['volumeNumber', 'volume_number'], ['storyArc', 'story_arc'],
@@ -108,6 +102,8 @@ export interface ApplyOutcome {
   /** Why the cover could not be used, when it could not. */
   coverError?: string;
   matchScore: number | null;
+  /** The file write-back and sidecar that followed a change (undefined when nothing changed). */
+  followUp?: AfterChange;
 }
 
 const MAX_COVER_BYTES = 20 * 1024 * 1024;
@@ -118,15 +114,6 @@ async function fetchCover(ctx: ApplyContext, bookId: number, url: string): Promi
   await setCoverImage(ctx.db, ctx.coversRoot, bookId, 'book', response.body);
 }
 
-/** Recomputes and stores a book's metadataMatchScore from what is stored now. */
-export async function refreshMatchScore(db: Db, bookId: number, weights?: MatchWeights): Promise<number | null> {
-  const current = await readCurrentMetadata(db, bookId);
-  if (!current) return null;
-  const w = weights ?? matchWeights(await readSetting(db, 'METADATA_MATCH_WEIGHTS'));
-  const score = computeMatchScore(scoredView(current), w);
-  await db.updateTable('book').set({ metadata_match_score: score }).where('id', '=', bookId).execute();
-  return score;
-}
 
 /**
  * Writes a plan. The cover is downloaded first (outside the write transaction); a cover that cannot be fetched or
@@ -153,6 +140,11 @@ export async function applyMergePlan(ctx: ApplyContext, bookId: number, plan: Me
     if (outcome.coverUpdated) outcome.changed.push('cover');
     if (outcome.changed.length > 0) await trx.updateTable('book').set({ metadata_updated_at: nowIso() }).where('id', '=', bookId).execute();
   });
-  outcome.matchScore = await refreshMatchScore(ctx.db, bookId);
+  if (outcome.changed.length > 0) {
+    outcome.followUp = await afterMetadataChange({ db: ctx.db }, ctx.coversRoot, bookId);
+    outcome.matchScore = outcome.followUp.matchScore;
+  } else {
+    outcome.matchScore = await updateMatchScore(ctx.db, bookId);
+  }
   return outcome;
 }

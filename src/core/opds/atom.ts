@@ -39,6 +39,7 @@ const REL = {
   image: 'http://opds-spec.org/image',
   thumbnail: 'http://opds-spec.org/image/thumbnail',
   stream: 'http://vaemendis.net/opds-pse/stream',
+  facet: 'http://opds-spec.org/facet',
 } as const;
 
 export interface AtomContext {
@@ -132,6 +133,16 @@ export function renderAtom(feed: Feed, ctx: AtomContext): string {
     for (const link of pagingLinks(feed.paging)) {
       w.leaf('link', undefined, { rel: link.rel, href: hrefOf(ctx.root, link.target), type: ATOM_TYPE[feed.kind] });
     }
+  }
+  for (const facet of feed.facets ?? []) {
+    w.leaf('link', undefined, {
+      rel: REL.facet,
+      href: hrefOf(ctx.root, facet.target),
+      type: ATOM_TYPE.acquisition,
+      title: facet.title,
+      'opds:facetGroup': facet.group,
+      'opds:activeFacet': facet.active ? 'true' : undefined,
+    });
   }
   for (const entry of feed.entries) {
     if (entry.type === 'nav') navEntry(w, ctx, entry, feed.updated);

@@ -20,6 +20,8 @@ export interface BookFilter {
   shelfIds?: number[];
   author?: string;
   series?: string;
+  /** Books with a book file of this type (`EPUB`, `PDF`, `CBX`, …). */
+  format?: string;
   /** A compiled magic shelf (see magic-shelf-rules.ts). */
   rules?: Expression<SqlBool>;
   /** Match no book at all (a magic shelf whose rules cannot be read). */
@@ -92,6 +94,9 @@ function filteredBooks(store: Store, principal: Principal, filter: BookFilter, o
   if (filter.q !== undefined && filter.q.trim() !== '') {
     // search_text is stored lower-cased: a plain substring test, over the metadata table read in one pass.
     query = query.where(sql<SqlBool>`book.id in (select s.book_id from book_metadata s where instr(s.search_text, ${filter.q.trim().toLowerCase()}) > 0)`);
+  }
+  if (filter.format !== undefined) {
+    query = query.where(sql<SqlBool>`book.id in (select f.book_id from book_file f where f.is_book = 1 and f.book_type = ${filter.format})`);
   }
   if (filter.rules) query = query.where(filter.rules);
   if (filter.nothing) query = query.where(sql<SqlBool>`1 = 0`);
@@ -203,6 +208,12 @@ export function randomBooks(store: Store, principal: Principal, count: number): 
     [ids[i], ids[j]] = [ids[j] as number, ids[i] as number];
   }
   return ids;
+}
+
+/** The types of the catalog's book files (for the format facets), remembered like totals. */
+export function availableFormats(store: Store): string[] {
+  const compiled = { sql: 'SELECT DISTINCT book_type FROM book_file WHERE is_book = 1 AND book_type IS NOT NULL ORDER BY book_type', parameters: [] };
+  return remember(store, compiled, () => run<string>(store, compiled, true));
 }
 
 export interface Named {

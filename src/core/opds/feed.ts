@@ -80,6 +80,15 @@ export interface Paging {
   linkless?: boolean;
 }
 
+/** An OPDS facet: the same feed in another order or narrowed to a subset, in a named group. */
+export interface Facet {
+  group: string;
+  title: string;
+  target: Target;
+  /** The facet the feed is showing now (at most one per group). */
+  active: boolean;
+}
+
 export interface Feed {
   id: string;
   title: string;
@@ -88,6 +97,8 @@ export interface Feed {
   kind: FeedKind;
   self: Target;
   paging?: Paging;
+  /** Acquisition feeds only. */
+  facets?: Facet[];
   entries: Entry[];
   /** What to call an empty feed (OPDS 2 needs at least one item, so it becomes a link back to the start). */
   emptyTitle?: string;

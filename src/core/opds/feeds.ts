@@ -12,11 +12,13 @@ import {
   readableShelves,
   visibleLibraries,
   type BookFilter,
+  availableFormats,
+  OPDS_SORT_ORDERS,
   type BookOrder,
   type OpdsSortOrder,
 } from './catalog.ts';
 import { bookEntries } from './entries.ts';
-import { authorTarget, seriesTarget, type Feed, type NavEntry, type Target } from './feed.ts';
+import { authorTarget, seriesTarget, type Facet, type Feed, type NavEntry, type Target } from './feed.ts';
 import { compileMagicShelf } from './magic-shelf-rules.ts';
 
 export type OpdsErrorCode = 'NOT_FOUND' | 'FORBIDDEN';
@@ -157,7 +159,31 @@ function requireOpdsPermission(principal: Principal): void {
   if (!hasAny(principal, ['admin', 'canAccessOpds'])) throw new OpdsError('FORBIDDEN', 'You are not allowed to access this resource');
 }
 
-const CATALOG_PARAMS = ['q', 'query', 'libraryId', 'shelfId', 'shelfIds', 'magicShelfId', 'author', 'series'] as const;
+const CATALOG_PARAMS = ['q', 'query', 'libraryId', 'shelfId', 'shelfIds', 'magicShelfId', 'author', 'series', 'sort', 'format'] as const;
+
+/** The orders offered as sort facets, with their titles. */
+const SORT_FACETS: [OpdsSortOrder, string][] = [
+  ['RECENT', 'Recently added'],
+  ['TITLE_ASC', 'Title'],
+  ['AUTHOR_ASC', 'Author'],
+  ['SERIES_ASC', 'Series'],
+  ['RATING_DESC', 'Rating'],
+];
+
+/** Titles of the format facets, by book type. */
+const FORMAT_TITLES: Record<string, string> = { EPUB: 'EPUB', PDF: 'PDF', CBX: 'Comics', MOBI: 'MOBI', AZW3: 'AZW3', FB2: 'FB2', AUDIOBOOK: 'Audiobooks' };
+
+/** `sort=<order>` (an OPDS account order; anything else is ignored). */
+function sortOf(query: Query): OpdsSortOrder | undefined {
+  const value = param(query, 'sort')?.toUpperCase();
+  return OPDS_SORT_ORDERS.find((o) => o === value);
+}
+
+/** `format=<book type>` among the types the catalog has; anything else is ignored. */
+function formatOf(store: Store, query: Query): string | undefined {
+  const value = param(query, 'format')?.toUpperCase();
+  return value === undefined ? undefined : availableFormats(store).find((f) => f === value);
+}
 
 function shelfIdsOf(query: Query): number[] {
   const ids = new Set<number>();
@@ -184,8 +210,9 @@ function catalogScope(store: Store, reader: Reader, query: Query, options: FeedO
   const magicShelfId = integer(query, 'magicShelfId');
   const author = param(query, 'author');
   const series = param(query, 'series');
-  const filter: BookFilter = { q };
-  const scope: Scope = { filter, order: reader.sortOrder, id: 'urn:booklore:catalog', title: `${options.name} Catalog` };
+  const format = formatOf(store, query);
+  const filter: BookFilter = { q, ...(format !== undefined ? { format } : {}) };
+  const scope: Scope = { filter, order: sortOf(query) ?? reader.sortOrder, id: 'urn:booklore:catalog', title: `${options.name} Catalog` };
   if (magicShelfId === undefined && author === undefined && series === undefined) requireOpdsPermission(principal);
   if (q !== undefined) scope.title = `Search results for “${q}”`;
 
@@ -235,10 +262,11 @@ function catalogScope(store: Store, reader: Reader, query: Query, options: FeedO
   return scope;
 }
 
-function acquisitionFeed(store: Store, reader: Reader, scope: Scope, self: Target, query: Query, options: FeedOptions): Feed {
+function acquisitionFeed(store: Store, reader: Reader, scope: Scope, self: Target, query: Query, options: FeedOptions, facets?: Facet[]): Feed {
   const { page, size } = pageParams(query);
   const { ids, total } = pageOfBooks(store, reader.principal, scope.filter, scope.order, page, size);
   return {
+    ...(facets && facets.length > 0 ? { facets } : {}),
     id: scope.id,
     title: scope.title,
     updated: options.now,
@@ -258,7 +286,26 @@ export function catalogFeed(store: Store, reader: Reader, query: Query, options:
     const value = param(query, name);
     if (value !== undefined) carried.push([name, value]);
   }
-  return acquisitionFeed(store, reader, scope, { path: 'catalog', query: carried }, query, options);
+  return acquisitionFeed(store, reader, scope, { path: 'catalog', query: carried }, query, options, catalogFacets(store, scope, carried));
+}
+
+/**
+ * Facets of a catalog feed: its orders (not for a series, which reads in its own order) and the formats of the
+ * catalog's books. Each leads to the first page of the same feed with that `sort` or `format`; the filters stay.
+ */
+function catalogFacets(store: Store, scope: Scope, carried: [string, string][]): Facet[] {
+  const others = (name: string): [string, string][] => carried.filter(([n]) => n !== name);
+  const at = (name: string, value: string | undefined): Target => ({ path: 'catalog', query: [...others(name), ...(value === undefined ? [] : [[name, value] as [string, string]])] });
+  const facets: Facet[] = [];
+  if (scope.order !== 'SERIES_NUMBER') {
+    for (const [order, title] of SORT_FACETS) facets.push({ group: 'Sort', title, target: at('sort', order), active: scope.order === order });
+  }
+  const formats = availableFormats(store);
+  if (formats.length > 1) {
+    facets.push({ group: 'Format', title: 'All formats', target: at('format', undefined), active: scope.filter.format === undefined });
+    for (const format of formats) facets.push({ group: 'Format', title: FORMAT_TITLES[format] ?? format, target: at('format', format), active: scope.filter.format === format });
+  }
+  return facets;
 }
 
 /** Newest first, whatever the account's order: the feed is "Recently Added". */

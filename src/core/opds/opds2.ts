@@ -119,6 +119,15 @@ export function renderOpds2(feed: Feed, ctx: Opds2Context): Json {
     for (const paging of pagingLinks(feed.paging)) links.push(link(paging.rel, hrefOf(ctx.root, paging.target)));
   }
   const out: Json = { metadata, links };
+  if (feed.facets && feed.facets.length > 0) {
+    // One facet object per group; the facet the feed shows now is marked `self`, as OPDS 2 readers expect.
+    const groups = new Map<string, Json[]>();
+    for (const facet of feed.facets) {
+      const entry: Json = { href: hrefOf(ctx.root, facet.target), title: facet.title, type: OPDS2_TYPE, ...(facet.active ? { rel: 'self' } : {}) };
+      groups.set(facet.group, [...(groups.get(facet.group) ?? []), entry]);
+    }
+    out.facets = [...groups].map(([title, facetLinks]) => ({ metadata: { title }, links: facetLinks }));
+  }
   // A publication needs an acquisition link: a book whose files are all gone has nothing to offer in OPDS 2.
   const books = feed.entries.filter((e): e is BookEntry => e.type === 'book' && e.files.length > 0);
   const navigation = feed.entries.filter((e): e is NavEntry => e.type === 'nav');

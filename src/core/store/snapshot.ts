@@ -83,7 +83,7 @@ export function catalogGeneration(sqlite: Database.Database): Generation {
   return { dataVersion: c.dataVersion.get() as number, changes: c.totalChanges.get() as number };
 }
 
-function same(a: Generation, b: Generation): boolean {
+export function sameGeneration(a: Generation, b: Generation): boolean {
   return a.dataVersion === b.dataVersion && a.changes === b.changes;
 }
 
@@ -91,7 +91,7 @@ function same(a: Generation, b: Generation): boolean {
  * Whether a write transaction is open on the connection (an async one awaiting between statements): what is read now
  * may be rolled back without the generation moving again, so it must not be cached.
  */
-function writeInFlight(sqlite: Database.Database): boolean {
+export function writeInFlight(sqlite: Database.Database): boolean {
   return sqlite.inTransaction && !inSnapshot.has(sqlite);
 }
 
@@ -112,7 +112,7 @@ export class CatalogMemo<K, V> {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
     this.entries.delete(key);
-    if (!same(entry.generation, generation)) return undefined;
+    if (!sameGeneration(entry.generation, generation)) return undefined;
     this.entries.set(key, entry);
     return entry.value;
   }

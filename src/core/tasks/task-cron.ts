@@ -71,3 +71,10 @@ export async function patchCronConfig(db: Db, type: TaskType, patch: { cronExpre
     .execute();
   return cronConfigOf(db, type);
 }
+
+/** Every cron-capable task type with its stored schedule (types never configured come back disabled). */
+export async function listCronConfigs(db: Db): Promise<CronConfigJson[]> {
+  const rows = await db.selectFrom('task_cron_configuration').selectAll().execute();
+  const byType = new Map(rows.map((row) => [row.task_type, row]));
+  return (Object.keys(TASK_TYPE_INFO) as TaskType[]).filter((type) => TASK_TYPE_INFO[type].cronSupported).map((type) => toJson(type, byType.get(type)));
+}

@@ -111,7 +111,8 @@ export const bookdropRoutes: RouteSpec[] = [
         const exists = await ctx.store.db.selectFrom('library').select('id').where('id', '=', id).executeTakeFirst();
         if (exists && !canSeeLibrary(principal, id)) throw forbidden('You are not authorized to access this library.');
       }
-      const outcome = await finalizeImport({ store: ctx.store, dataDir: ctx.config.dataDir, bookdropDir: ctx.config.bookdropDir }, body, { workers: 0 });
+      // Files are read on a worker thread: the daemon keeps answering other requests during a long import.
+      const outcome = await finalizeImport({ store: ctx.store, dataDir: ctx.config.dataDir, bookdropDir: ctx.config.bookdropDir }, body, { workers: 1 });
       for (const r of outcome.results) {
         if (!r.success) ctx.log.warn({ fileId: r.fileId, fileName: r.fileName, reason: r.message }, 'bookdrop: import failed');
         else if (r.warning) ctx.log.warn({ fileId: r.fileId, path: r.path, reason: r.warning }, 'bookdrop: imported with a problem');

@@ -10,7 +10,9 @@ import { comicInfoMetadata, fileMetadata } from '../../core/books/file-metadata.
 import { bookFiles, type LocatedFile } from '../../core/books/file-locations.ts';
 import { createPhysicalBook, setPhysical } from '../../core/books/physical-books.ts';
 import { FormatError } from '../../core/formats/errors.ts';
+import { CatalogBytesCache } from '../../core/store/catalog-bytes-cache.ts';
 import { readSnapshot } from '../../core/store/snapshot.ts';
+import type { Store } from '../../core/store/store.ts';
 import type { Principal } from '../../core/auth/principal.ts';
 import { checkBookAccess, requireBookAccess, requireLibraryAccess } from '../access.ts';
 import { principalOf } from '../authenticate.ts';
@@ -54,6 +56,21 @@ function fullBook(ctx: DaemonContext, principal: Principal, bookId: number, opti
 }
 
 const BARE_BOOK = { reading: false, unsetWithoutProgress: false, emptyShelves: 'empty' } as const;
+
+/** What fastify sends for an object; cached answers are sent as the same bytes with the same type. */
+const JSON_TYPE = 'application/json; charset=utf-8';
+const RESPONSE_CACHE_BYTES = 32 * 1024 * 1024;
+const responseCaches = new WeakMap<Store, CatalogBytesCache>();
+
+/**
+ * Single books and pages as sent, per user (answers carry the user's progress and shelves and only what they may see)
+ * and query, until anything in the catalog changes (see CatalogBytesCache). Run inside readSnapshot.
+ */
+function cachedAnswer(store: Store, principal: Principal, query: string, compute: () => unknown): Buffer {
+  let cache = responseCaches.get(store);
+  if (!cache) responseCaches.set(store, (cache = new CatalogBytesCache(RESPONSE_CACHE_BYTES)));
+  return cache.get(store.sqlite, `${principal.userId} ${query}`, () => JSON.stringify(compute()));
+}
 
 const CreatePhysicalBookRequest = Type.Object({
   libraryId: Type.Integer(),
@@ -108,24 +125,30 @@ export const bookRoutes: RouteSpec[] = [
     url: '/api/v1/books/page',
     auth: 'jwt',
     schema: { querystring: Type.Object({ page: Type.Optional(Type.String()), size: Type.Optional(Type.String()), sort: Type.Optional(Type.Array(Type.String())) }) },
-    handler: async (request, _reply, ctx) => {
+    handler: async (request, reply, ctx) => {
       const query = request.query as { page?: string; size?: string; sort?: string[] };
       const principal = principalOf(request);
       const page = pageParam(query.page, 0, Number.MAX_SAFE_INTEGER);
       const size = pageParam(query.size, 20, 100) || 20;
-      let result;
-      try {
-        result = pageOfVisibleBooks(ctx.store, principal, { page, size, sort: query.sort ?? [] });
-      } catch (error) {
-        if (error instanceof SortError) throw badRequest(error.message);
-        throw error;
-      }
-      const content = booksJson(ctx.store, result.ids, bookView(principal, {
-        listView: true,
-        withDescription: false,
-        user: { reading: true, unsetWithoutProgress: false, emptyShelves: 'omit' },
-      }));
-      return { content, page: { size, number: page, totalElements: result.totalElements, totalPages: Math.ceil(result.totalElements / size) } };
+      const sort = query.sort ?? [];
+      const answer = readSnapshot(ctx.store.sqlite, () =>
+        cachedAnswer(ctx.store, principal, `page ${page} ${size} ${JSON.stringify(sort)}`, () => {
+          let result;
+          try {
+            result = pageOfVisibleBooks(ctx.store, principal, { page, size, sort });
+          } catch (error) {
+            if (error instanceof SortError) throw badRequest(error.message);
+            throw error;
+          }
+          const content = booksJson(ctx.store, result.ids, bookView(principal, {
+            listView: true,
+            withDescription: false,
+            user: { reading: true, unsetWithoutProgress: false, emptyShelves: 'omit' },
+          }));
+          return { content, page: { size, number: page, totalElements: result.totalElements, totalPages: Math.ceil(result.totalElements / size) } };
+        }),
+      );
+      return reply.type(JSON_TYPE).send(answer);
     },
   },
   {
@@ -150,15 +173,18 @@ export const bookRoutes: RouteSpec[] = [
     url: '/api/v1/books/{bookId}',
     auth: 'jwt',
     schema: { params: BookParams, querystring: Type.Object({ withDescription: Type.Boolean({ default: false }) }) },
-    handler: async (request, _reply, ctx) => {
+    handler: async (request, reply, ctx) => {
       const { bookId } = request.params as { bookId: number };
       const { withDescription } = request.query as { withDescription: boolean };
       const principal = principalOf(request);
-      // One read transaction for the check and the book (see readSnapshot).
-      return readSnapshot(ctx.store.sqlite, () => {
-        checkBookAccess(ctx, principal, bookId);
-        return fullBook(ctx, principal, bookId, { withDescription, user: { reading: true, unsetWithoutProgress: true, emptyShelves: 'empty' } });
-      });
+      // One read transaction for the check and the book (see readSnapshot). A kept answer passed the same check.
+      const answer = readSnapshot(ctx.store.sqlite, () =>
+        cachedAnswer(ctx.store, principal, `book ${bookId} ${withDescription}`, () => {
+          checkBookAccess(ctx, principal, bookId);
+          return fullBook(ctx, principal, bookId, { withDescription, user: { reading: true, unsetWithoutProgress: true, emptyShelves: 'empty' } });
+        }),
+      );
+      return reply.type(JSON_TYPE).send(answer);
     },
   },
   {

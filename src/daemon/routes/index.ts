@@ -40,7 +40,8 @@ import { appCatalogRoutes } from './app-catalog.ts';
 import { appShelfRoutes } from './app-shelves.ts';
 import { appNotebookRoutes } from './app-notebook.ts';
 import { appUserRoutes } from './app-user.ts';
+import { userStatsRoutes } from './user-stats.ts';
 
 export function allRoutes(): RouteSpec[] {
-  return [...systemRoutes, ...accountRoutes, ...duplicateRoutes, ...readingRoutes, ...shelfRoutes, ...settingsRoutes, ...uiReadRoutes, ...libraryRoutes, ...pathRoutes, ...bookRoutes, ...bookFileRoutes, ...mediaRoutes, ...fileMoveRoutes, ...koreaderUserRoutes, ...kosyncRoutes, ...opdsRoutes, ...komgaRoutes, ...bookdropRoutes, ...uploadRoutes, ...sidecarRoutes, ...contentRestrictionRoutes, ...readerRoutes, ...readerNoteRoutes, ...readingSessionRoutes, ...customFontRoutes, ...emailRoutes, ...koboSettingsRoutes, ...koboRoutes, ...metadataProviderRoutes, ...metadataTaskRoutes, ...taskRoutes, ...reviewRoutes, ...coverSearchRoutes, ...metadataEditRoutes, ...coverRoutes, ...appBookRoutes, ...appCatalogRoutes, ...appShelfRoutes, ...appNotebookRoutes, ...appUserRoutes];
+  return [...systemRoutes, ...accountRoutes, ...duplicateRoutes, ...readingRoutes, ...shelfRoutes, ...settingsRoutes, ...uiReadRoutes, ...libraryRoutes, ...pathRoutes, ...bookRoutes, ...bookFileRoutes, ...mediaRoutes, ...fileMoveRoutes, ...koreaderUserRoutes, ...kosyncRoutes, ...opdsRoutes, ...komgaRoutes, ...bookdropRoutes, ...uploadRoutes, ...sidecarRoutes, ...contentRestrictionRoutes, ...readerRoutes, ...readerNoteRoutes, ...readingSessionRoutes, ...customFontRoutes, ...emailRoutes, ...koboSettingsRoutes, ...koboRoutes, ...metadataProviderRoutes, ...metadataTaskRoutes, ...taskRoutes, ...reviewRoutes, ...coverSearchRoutes, ...metadataEditRoutes, ...coverRoutes, ...appBookRoutes, ...appCatalogRoutes, ...appShelfRoutes, ...appNotebookRoutes, ...appUserRoutes, ...userStatsRoutes];
 }

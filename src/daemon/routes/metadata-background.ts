@@ -1,7 +1,7 @@
 // Follow-up work of metadata and cover changes: the match score, writing metadata into files, and long jobs that run
 // after the response (tracked in ctx.background so shutdown waits for them).
+import { afterMetadataChange, type AfterChange } from '../../core/metadata/after-change.ts';
 import { updateMatchScore } from '../../core/metadata/match-scores.ts';
-import { anyFormatEnabled, persistenceSettings, writeBackBook, type BookWriteBack } from '../../core/metadata/write-back/book-file.ts';
 import type { DaemonContext } from '../context.ts';
 
 export function inBackground(ctx: DaemonContext, what: string, work: () => Promise<unknown>): void {
@@ -11,19 +11,25 @@ export function inBackground(ctx: DaemonContext, what: string, work: () => Promi
   job.then(forget, forget);
 }
 
-/** Writes one book's metadata into its file when the settings ask for it; failures are logged, never thrown. */
-export async function writeBack(ctx: DaemonContext, bookId: number): Promise<BookWriteBack> {
-  const result = await writeBackBook(ctx.store.db, bookId);
-  if (result.status === 'failed') ctx.log.warn({ bookId, code: result.code, reason: result.reason }, 'metadata not written into the book file');
-  else if (result.status === 'written') ctx.log.info({ bookId }, 'metadata written into the book file');
+/** The score, the file and the sidecar after one book's metadata changed; failures are logged, never thrown. */
+export async function afterChange(ctx: DaemonContext, bookId: number): Promise<AfterChange> {
+  const result = await afterMetadataChange(ctx.store, ctx.paths.covers, bookId);
+  logAfterChange(ctx, bookId, result);
   return result;
 }
 
-/** After a change to many books: scores now, file writes in the background when any format has them switched on. */
+export function logAfterChange(ctx: Pick<DaemonContext, 'log'>, bookId: number, result: AfterChange): void {
+  const { writeBack, sidecarError } = result;
+  if (writeBack.status === 'failed') ctx.log.warn({ bookId, code: writeBack.code, reason: writeBack.reason }, 'metadata not written into the book file');
+  else if (writeBack.status === 'written') ctx.log.info({ bookId }, 'metadata written into the book file');
+  if (sidecarError) ctx.log.warn({ bookId, code: sidecarError.code, reason: sidecarError.message }, 'sidecar not rewritten');
+}
+
+/** After a change to many books: scores now; files and sidecars in the background. */
 export async function afterBulkChange(ctx: DaemonContext, bookIds: readonly number[]): Promise<void> {
   for (const id of bookIds) await updateMatchScore(ctx.store.db, id);
-  if (bookIds.length === 0 || !anyFormatEnabled(await persistenceSettings(ctx.store.db))) return;
-  inBackground(ctx, 'writing metadata into book files', async () => {
-    for (const id of bookIds) await writeBack(ctx, id);
+  if (bookIds.length === 0) return;
+  inBackground(ctx, 'writing metadata into book files and sidecars', async () => {
+    for (const id of bookIds) await afterChange(ctx, id);
   });
 }

@@ -19,7 +19,7 @@ import { principalOf } from '../authenticate.ts';
 import type { DaemonContext } from '../context.ts';
 import { ApiError, badRequest, forbidden } from '../http-errors.ts';
 import { ADMIN, adminOr, type RouteSpec } from '../route-spec.ts';
-import { afterBulkChange, writeBack } from './metadata-background.ts';
+import { afterBulkChange, afterChange } from './metadata-background.ts';
 
 const BookParams = Type.Object({ bookId: Type.Integer() });
 const AnyObject = Type.Object({}, { additionalProperties: true });
@@ -116,8 +116,8 @@ export const metadataEditRoutes: RouteSpec[] = [
       const options = { replaceMode: query.replaceMode ?? 'REPLACE_ALL', mergeCategories: query.mergeCategories === true, mergeMoods: false, mergeTags: false };
       const outcome = await mapped(() => ctx.store.db.transaction().execute((trx) => applyEdit(kyselyExec(trx), bookId, edit, options)));
       if (outcome.coverUrl) await coverFromEditor(ctx, bookId, outcome.coverUrl);
-      if (outcome.changed || outcome.coverUrl) await updateMatchScore(ctx.store.db, bookId);
-      if (outcome.changed) await writeBack(ctx, bookId);
+      if (outcome.changed) await afterChange(ctx, bookId);
+      else if (outcome.coverUrl) await updateMatchScore(ctx.store.db, bookId);
       return metadataOf(ctx, bookId);
     },
   },

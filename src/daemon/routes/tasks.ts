@@ -12,6 +12,7 @@ import { principalOf } from '../authenticate.ts';
 import type { DaemonContext } from '../context.ts';
 import { ApiError, badRequest, conflict, forbidden } from '../http-errors.ts';
 import { taskRunnerFor } from '../metadata-runtime.ts';
+import { schedulerOf } from '../scheduler.ts';
 import { adminOr, type RouteSpec } from '../route-spec.ts';
 
 const TASK_MANAGER = adminOr('canAccessTaskManager');
@@ -130,7 +131,9 @@ export const taskRoutes: RouteSpec[] = [
       const { taskType } = request.params as { taskType: string };
       if (!isTaskType(taskType)) throw badRequest(`Unknown task type: ${taskType}`);
       const body = request.body as { cronExpression?: string | null; enabled?: boolean | null };
-      return patchCronConfig(ctx.store.db, taskType, body, principalOf(request).userId).catch(taskError);
+      const config = await patchCronConfig(ctx.store.db, taskType, body, principalOf(request).userId).catch(taskError);
+      await schedulerOf(ctx)?.reload();
+      return config;
     },
   },
 ];

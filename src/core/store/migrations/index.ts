@@ -14,6 +14,8 @@ import * as bookReviews from './013-book-reviews.ts';
 
 import * as readerNotes from './016-reader-notes.ts';
 import * as email from './018-email.ts';
+import * as readingStatsIndexes from './019-reading-stats-indexes.ts';
+import * as initialHashIndex from './020-initial-hash-index.ts';
 const MIGRATIONS: Record<string, Migration> = {
   '001-initial': initial,
   '002-auth': auth,
@@ -28,6 +30,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '013-book-reviews': bookReviews,
   '016-reader-notes': readerNotes,
   '018-email': email,
+  '019-reading-stats-indexes': readingStatsIndexes,
+  '020-initial-hash-index': initialHashIndex,
 };
 
 export const migrationProvider: MigrationProvider = {

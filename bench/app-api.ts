@@ -1,0 +1,98 @@
+// node bench/app-api.ts [--books 100000] [--runs 30] [--only books]
+// Mobile-app API latency on a synthetic catalog (bench/book-catalog.ts): each request --runs times in process (fastify
+// inject: routing, JWT, SQL and JSON), after one warm-up request. Per request p50 / p99 wall time and the median CPU
+// time, twice: with the catalog unchanged between requests (remembered totals hold) and with a write before each.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { ACCESS_TOKEN_SECONDS, signToken } from '../src/core/auth/tokens.ts';
+import { loadConfig } from '../src/core/config.ts';
+import { openStore } from '../src/core/store/store.ts';
+import { createUser } from '../src/core/users/users.ts';
+import { buildApp } from '../src/daemon/app.ts';
+import { fillCatalog } from './book-catalog.ts';
+import { measure, TABLE_HEAD, tableRow } from './inject-timing.ts';
+
+const { values } = parseArgs({ options: { books: { type: 'string', default: '100000' }, runs: { type: 'string', default: '30' }, only: { type: 'string', default: '' } } });
+const books = Number(values.books);
+const runs = Number(values.runs);
+
+console.log(`machine: ${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, node ${process.version}, load ${loadavg()[0]?.toFixed(1)}`);
+const dir = mkdtempSync(join(tmpdir(), 'bindery-app-bench-'));
+try {
+  const store = await openStore(join(dir, 'bindery.sqlite'));
+  const adminId = await createUser(store.db, { username: 'admin', password: 'admin-password', name: 'Admin', permissions: { admin: true } });
+  const started = performance.now();
+  const catalog = fillCatalog(store.sqlite, books, join(dir, 'library'), adminId);
+  console.log(`catalog: ${books} books written in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  const readerId = await createUser(store.db, { username: 'reader', password: 'reader-password', name: 'Reader', permissions: { canAccessOpds: true }, libraryIds: [catalog.libraryId] });
+  await store.sqlite.prepare("INSERT INTO user_content_restriction (user_id, restriction_type, mode, value) VALUES (?, 'CATEGORY', 'EXCLUDE', 'Category 7')").run(readerId);
+  const magic = JSON.stringify({ type: 'group', join: 'and', rules: [{ field: 'seriesName', operator: 'starts_with', value: 'series 1' }, { field: 'pageCount', operator: 'greater_than', value: 300 }] });
+  const magicId = Number(store.sqlite.prepare("INSERT INTO magic_shelf (user_id, name, filter_json) VALUES (?, 'Long series books', ?)").run(adminId, magic).lastInsertRowid);
+  const shelfId = store.sqlite.prepare("SELECT id FROM shelf WHERE name = 'Synthetic shelf'").pluck().get() as number;
+  const authorId = store.sqlite.prepare('SELECT min(id) FROM author').pluck().get() as number;
+  store.sqlite.pragma('optimize');
+
+  const config = { ...loadConfig({ env: {}, flags: { dataDir: dir } }), logLevel: 'silent' as const };
+  const { app, ctx } = await buildApp({ config, store });
+  await app.ready();
+  const token = (userId: number, username: string): Promise<string> => signToken(ctx.jwtSecret, { userId, username, isDefaultPassword: false }, ACCESS_TOKEN_SECONDS);
+  const tokens = { admin: await token(adminId, 'admin'), reader: await token(readerId, 'reader') };
+  const middle = Math.floor((catalog.bookIds.first + catalog.bookIds.last) / 2);
+  const lastPage = Math.ceil(books / 50) - 1;
+
+  const cases: [label: string, url: string, account: keyof typeof tokens][] = [
+    ['users/me', '/api/v1/app/users/me', 'reader'],
+    ['libraries', '/api/v1/app/libraries', 'reader'],
+    ['books page 0 (admin)', '/api/v1/app/books', 'admin'],
+    ['books page 0 (library member, restriction)', '/api/v1/app/books', 'reader'],
+    [`books last page ${lastPage} (deep OFFSET)`, `/api/v1/app/books?page=${lastPage}`, 'admin'],
+    ['books sort=title asc', '/api/v1/app/books?sort=title&dir=asc', 'admin'],
+    ['books sort=title asc, page 1000', '/api/v1/app/books?sort=title&dir=asc&page=1000', 'admin'],
+    ['books sort=lastReadTime', '/api/v1/app/books?sort=lastReadTime', 'admin'],
+    ['books status=READING', '/api/v1/app/books?status=READING', 'admin'],
+    ['books authors=<one author>', `/api/v1/app/books?authors=${encodeURIComponent(store.sqlite.prepare('SELECT name FROM author WHERE id = ?').pluck().get(authorId) as string)}`, 'reader'],
+    ['books category and/not + fileType', '/api/v1/app/books?category=Category%201&fileType=PDF&filterMode=not', 'reader'],
+    ['books search=river night', '/api/v1/app/books?search=river%20night', 'reader'],
+    ['books shelfId (5,000 books)', `/api/v1/app/books?shelfId=${shelfId}`, 'admin'],
+    ['books magicShelfId', `/api/v1/app/books?magicShelfId=${magicId}`, 'admin'],
+    ['books/ids (every id)', '/api/v1/app/books/ids', 'admin'],
+    ['book detail', `/api/v1/app/books/${middle}`, 'reader'],
+    ['book progress', `/api/v1/app/books/${catalog.bookIds.first}/progress`, 'admin'],
+    ['search q=glass', '/api/v1/app/books/search?q=glass', 'reader'],
+    ['continue-reading', '/api/v1/app/books/continue-reading', 'admin'],
+    ['recently-added', '/api/v1/app/books/recently-added', 'reader'],
+    ['recently-scanned', '/api/v1/app/books/recently-scanned', 'reader'],
+    ['random', '/api/v1/app/books/random', 'reader'],
+    ['authors page 0', '/api/v1/app/authors', 'reader'],
+    ['authors sort=bookCount', '/api/v1/app/authors?sort=bookCount&dir=desc', 'admin'],
+    ['author detail', `/api/v1/app/authors/${authorId}`, 'reader'],
+    ['series page 0', '/api/v1/app/series', 'reader'],
+    ['series in progress', '/api/v1/app/series?status=in-progress', 'admin'],
+    ['series books', '/api/v1/app/series/Series%20500/books', 'reader'],
+    ['filter-options (admin)', '/api/v1/app/filter-options', 'admin'],
+    ['filter-options (library member, restriction)', '/api/v1/app/filter-options', 'reader'],
+    ['filter-options shelfId', `/api/v1/app/filter-options?shelfId=${shelfId}`, 'admin'],
+    ['shelves', '/api/v1/app/shelves', 'admin'],
+    ['magic shelf books', `/api/v1/app/shelves/magic/${magicId}/books`, 'admin'],
+    ['notebook books', '/api/v1/app/notebook/books', 'reader'],
+  ];
+
+  console.log(TABLE_HEAD.join('\n'));
+  for (const [label, url, account] of cases) {
+    if (values.only && !label.includes(values.only)) continue;
+    const headers = { authorization: `Bearer ${tokens[account]}` };
+    try {
+      const steady = await measure(app, url, { runs, headers });
+      const changed = await measure(app, url, { runs, headers, changed: { sqlite: store.sqlite } });
+      console.log(tableRow(label, steady, changed));
+    } catch (error) {
+      console.log(`| ${label} | ${(error as Error).message.slice(0, 80)} | | | | |`);
+    }
+  }
+  await app.close();
+  await store.close();
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}

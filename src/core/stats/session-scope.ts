@@ -1,0 +1,71 @@
+// What every statistic starts from: the caller's own reading sessions and progress rows, over the books the caller
+// may still see (a book hidden since, by a library unassigned or a content restriction, no longer counts).
+import type { Expression, SelectQueryBuilder, SqlBool } from 'kysely';
+import { sql } from 'kysely';
+import { isAdmin, type Principal } from '../auth/principal.ts';
+import { visibleBookFilter } from '../auth/visibility.ts';
+import type { DB } from '../store/db-types.ts';
+import type { Db } from '../store/store.ts';
+import type { Period } from './calendar.ts';
+import { offsetSpans, type OffsetSpan } from './zone-offsets.ts';
+
+/** Reading statistics leave audiobook sessions out (a session without a type counts as reading); listening ones keep only them. */
+export type SessionKind = 'reading' | 'listening' | 'any';
+
+type BookIdColumn = 'reading_sessions.book_id' | 'user_book_progress.book_id';
+
+/**
+ * `column in (the visible books)`, or nothing to add for an admin. The unary plus keeps SQLite from walking the
+ * visible books and looking each one's sessions up (a 100,000-session history took 200 ms that way); it reads the
+ * caller's rows by index and probes the set of visible books, built once per statement.
+ */
+export function visibleBooksCondition(db: Db, principal: Principal, column: BookIdColumn): Expression<SqlBool> | undefined {
+  if (isAdmin(principal)) return undefined;
+  const visible = db.selectFrom('book').select('book.id').where(visibleBookFilter(principal));
+  return sql<SqlBool>`+${sql.ref(column)} in (${visible})`;
+}
+
+export interface SessionFilter {
+  kind?: SessionKind;
+  /** On start_time; either end may be open. */
+  period?: Partial<Period>;
+}
+
+export type SessionQuery = SelectQueryBuilder<DB, 'reading_sessions', object>;
+
+/** The caller's sessions of visible books, narrowed by kind and period. */
+export function callerSessions(db: Db, principal: Principal, filter: SessionFilter = {}): SessionQuery {
+  let query: SessionQuery = db.selectFrom('reading_sessions').where('reading_sessions.user_id', '=', principal.userId);
+  if (filter.kind === 'reading') query = query.where(sql<SqlBool>`reading_sessions.book_type is not 'AUDIOBOOK'`);
+  if (filter.kind === 'listening') query = query.where('reading_sessions.book_type', '=', 'AUDIOBOOK');
+  if (filter.period?.start !== undefined) query = query.where('reading_sessions.start_time', '>=', filter.period.start);
+  if (filter.period?.end !== undefined) query = query.where('reading_sessions.start_time', '<', filter.period.end);
+  const visible = visibleBooksCondition(db, principal, 'reading_sessions.book_id');
+  return visible ? query.where(visible) : query;
+}
+
+export type ProgressQuery = SelectQueryBuilder<DB, 'user_book_progress', object>;
+
+/** The caller's progress rows of visible books. */
+export function callerProgress(db: Db, principal: Principal): ProgressQuery {
+  const query: ProgressQuery = db.selectFrom('user_book_progress').where('user_book_progress.user_id', '=', principal.userId);
+  const visible = visibleBooksCondition(db, principal, 'user_book_progress.book_id');
+  return visible ? query.where(visible) : query;
+}
+
+/**
+ * The zone's offsets over the period, or over the caller's whole session history when the period is open (two
+ * index probes), so that a query over all time compares each row with only the offsets that history needs.
+ */
+export async function sessionOffsets(db: Db, userId: number, period?: Partial<Period>): Promise<OffsetSpan[]> {
+  let from = period?.start;
+  let to = period?.end;
+  if (from === undefined || to === undefined) {
+    const base = db.selectFrom('reading_sessions').where('user_id', '=', userId);
+    from ??= (await base.select((eb) => eb.fn.min('start_time').as('t')).executeTakeFirst())?.t ?? undefined;
+    to ??= (await base.select((eb) => eb.fn.max('start_time').as('t')).executeTakeFirst())?.t ?? undefined;
+  }
+  const fromMs = from === undefined ? Date.now() : Date.parse(from);
+  const toMs = to === undefined ? fromMs : Date.parse(to);
+  return offsetSpans(Number.isNaN(fromMs) ? Date.now() : fromMs, Number.isNaN(toMs) ? Date.now() : toMs);
+}

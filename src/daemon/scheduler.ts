@@ -1,0 +1,68 @@
+// Runs the task types that have a cron schedule (task_cron_configuration, Spring's six-field expressions) through the
+// daemon's task runner, and re-reads the schedules when they change.
+import type { CronJob } from 'cron';
+import { listCronConfigs } from '../core/tasks/task-cron.ts';
+import { TaskError } from '../core/tasks/task-runner.ts';
+import type { TaskType } from '../core/tasks/task-types.ts';
+import type { DaemonContext } from './context.ts';
+import { taskRunnerFor } from './metadata-runtime.ts';
+
+export interface Scheduler {
+  /** The task types scheduled now, with their expressions. */
+  scheduled(): { taskType: TaskType; cronExpression: string }[];
+  reload(): Promise<void>;
+  stop(): void;
+}
+
+const schedulers = new WeakMap<DaemonContext, Scheduler>();
+
+export function schedulerOf(ctx: DaemonContext): Scheduler | undefined {
+  return schedulers.get(ctx);
+}
+
+export async function startScheduler(ctx: DaemonContext): Promise<Scheduler> {
+  // The cron library (and its date library) loads with the first schedule, not with the daemon.
+  const { CronJob } = await import('cron');
+  let jobs: { taskType: TaskType; cronExpression: string; job: CronJob }[] = [];
+  const runner = taskRunnerFor(ctx);
+
+  const fire = (taskType: TaskType) => (): void => {
+    // Tracked like every background job, so shutdown waits for a run in progress.
+    const run = start(taskType);
+    ctx.background.add(run);
+    void run.finally(() => ctx.background.delete(run));
+  };
+
+  const start = async (taskType: TaskType): Promise<void> => {
+    try {
+      const started = await runner.start(taskType, {}, null, (error) => ctx.log.error({ err: error, taskType }, 'scheduled task failed'));
+      ctx.log.info({ taskType, taskId: started.taskId }, 'scheduled task started');
+    } catch (error) {
+      // A run still going when the next is due is skipped, not queued.
+      if (error instanceof TaskError && error.code === 'ALREADY_RUNNING') ctx.log.info({ taskType }, 'scheduled task skipped: still running');
+      else ctx.log.error({ err: error, taskType }, 'scheduled task could not start');
+    }
+  };
+
+  const stop = (): void => {
+    for (const { job } of jobs) void job.stop();
+    jobs = [];
+  };
+
+  const reload = async (): Promise<void> => {
+    stop();
+    for (const config of await listCronConfigs(ctx.store.db)) {
+      if (!config.enabled || !config.cronExpression || !runner.supports(config.taskType)) continue;
+      try {
+        jobs.push({ taskType: config.taskType, cronExpression: config.cronExpression, job: CronJob.from({ cronTime: config.cronExpression, onTick: fire(config.taskType), start: true }) });
+      } catch (error) {
+        ctx.log.warn({ err: error, taskType: config.taskType, cron: config.cronExpression }, 'cron expression not scheduled');
+      }
+    }
+  };
+
+  await reload();
+  const scheduler: Scheduler = { scheduled: () => jobs.map(({ taskType, cronExpression }) => ({ taskType, cronExpression })), reload, stop };
+  schedulers.set(ctx, scheduler);
+  return scheduler;
+}
