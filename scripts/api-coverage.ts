@@ -8,7 +8,10 @@ const root = resolve(import.meta.dirname, '..');
 const endpointsFile = process.argv[2] ?? join(root, '..', 'shared', 'interface', 'endpoints.md');
 const text = readFileSync(endpointsFile, 'utf8');
 
-const served = new Set(allRoutes().map((r) => `${r.method} ${r.url.replace(/\{[^}]+\}/g, '{}')}`));
+/** One spelling for both sides: `{name}` and `{*rest}` placeholders, Spring's `/**` catch-all. */
+const shape = (method: string, path: string): string => `${method} ${path.replace(/\/\*\*$/, '/{*}').replace(/\{\*[^}]*\}/g, '{*}').replace(/\{[^*}][^}]*\}/g, '{}')}`;
+// The API docs page is served by the app itself, outside the route table.
+const served = new Set([...allRoutes().map((r) => shape(r.method, r.url)), shape('GET', '/api/docs')]);
 const groups = new Map<string, { method: string; path: string; served: boolean }[]>();
 let group = '';
 for (const line of text.split('\n')) {
@@ -18,7 +21,7 @@ for (const line of text.split('\n')) {
   if (op && group) {
     const [, method, path] = op as unknown as [string, string, string];
     const list = groups.get(group) ?? [];
-    list.push({ method, path, served: served.has(`${method} ${path.replace(/\{[^}]+\}/g, '{}')}`) });
+    list.push({ method, path, served: served.has(shape(method, path)) });
     groups.set(group, list);
   }
 }
