@@ -1,5 +1,6 @@
 // The contract every metadata provider implements: who it is, what it is asked, what it answers, and what it is given
 // to answer with. Providers live in ./providers/ and are listed in ./providers/index.ts.
+import type { ComicValues } from '../books/comic-values.ts';
 import { CodedError } from '../coded-error.ts';
 import type { HttpClient, OutgoingRequest, OutgoingResponse } from '../net/http-client.ts';
 
@@ -53,31 +54,7 @@ export interface CandidateReview {
   textReviewsCount?: number;
 }
 
-export interface CandidateComic {
-  issueNumber?: string;
-  volumeName?: string;
-  volumeNumber?: number;
-  storyArc?: string;
-  storyArcNumber?: number;
-  alternateSeries?: string;
-  alternateIssue?: string;
-  pencillers?: string[];
-  inkers?: string[];
-  colorists?: string[];
-  letterers?: string[];
-  coverArtists?: string[];
-  editors?: string[];
-  imprint?: string;
-  format?: string;
-  blackAndWhite?: boolean;
-  manga?: boolean;
-  readingDirection?: string;
-  characters?: string[];
-  teams?: string[];
-  locations?: string[];
-  webLink?: string;
-  notes?: string;
-}
+export type CandidateComic = ComicValues;
 
 /**
  * A provider's answer: the fields of Grimmory's BookMetadata DTO a provider can fill, under the same names, plus

@@ -1,5 +1,6 @@
 // The sidecar file format Grimmory reads and writes (`<book>.metadata.json`): its shape, a validating parser that
 // keeps only the fields it knows, and the serializer.
+import type { ComicValues } from '../books/comic-values.ts';
 import { SidecarError } from './errors.ts';
 
 export interface SidecarSeries {
@@ -35,31 +36,7 @@ export interface SidecarRatings {
 }
 
 /** Grimmory's ComicMetadata without its lock flags (a sidecar never changes locks). */
-export interface SidecarComic {
-  issueNumber?: string;
-  volumeName?: string;
-  volumeNumber?: number;
-  storyArc?: string;
-  storyArcNumber?: number;
-  alternateSeries?: string;
-  alternateIssue?: string;
-  pencillers?: string[];
-  inkers?: string[];
-  colorists?: string[];
-  letterers?: string[];
-  coverArtists?: string[];
-  editors?: string[];
-  imprint?: string;
-  format?: string;
-  blackAndWhite?: boolean;
-  manga?: boolean;
-  readingDirection?: string;
-  characters?: string[];
-  teams?: string[];
-  locations?: string[];
-  webLink?: string;
-  notes?: string;
-}
+export type SidecarComic = ComicValues;
 
 export interface SidecarBookMetadata {
   title?: string;
