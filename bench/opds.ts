@@ -1,11 +1,11 @@
-// node bench/opds.ts [--books 100000] [--runs 30]
+// node bench/opds.ts [--books 100000] [--runs 50] [--only catalog]
 // OPDS feed latency on a synthetic catalog (bench/book-catalog.ts): each feed is requested --runs times in process
 // (fastify inject: routing, HTTP Basic, the switch, the owner's rights, SQL and rendering, without the network), after
-// one warm-up request that pays bcrypt. Two figures per feed, median and 95th percentile of each: "paging" (the
+// one warm-up request that pays bcrypt. Per feed p50 / p99 wall time and the median CPU time, twice: "paging" (the
 // reader pages on through an unchanged catalog, so the feed's total is remembered) and "changed" (a write to the
-// catalog before every request, so the total is counted again each time).
+// catalog before every request, so the total is counted again each time). See bench/inject-timing.ts.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { availableParallelism, cpus, tmpdir } from 'node:os';
+import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/core/config.ts';
@@ -13,12 +13,13 @@ import { openStore } from '../src/core/store/store.ts';
 import { createUser, hashPassword } from '../src/core/users/users.ts';
 import { buildApp } from '../src/daemon/app.ts';
 import { fillCatalog } from './book-catalog.ts';
+import { measure, TABLE_HEAD, tableRow } from './inject-timing.ts';
 
-const { values } = parseArgs({ options: { books: { type: 'string', default: '100000' }, runs: { type: 'string', default: '30' } } });
+const { values } = parseArgs({ options: { books: { type: 'string', default: '100000' }, runs: { type: 'string', default: '50' }, only: { type: 'string', default: '' } } });
 const books = Number(values.books);
 const runs = Number(values.runs);
 
-console.log(`machine: ${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, node ${process.version}`);
+console.log(`machine: ${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, node ${process.version}, load ${loadavg()[0]?.toFixed(1)}`);
 const dir = mkdtempSync(join(tmpdir(), 'bindery-opds-bench-'));
 try {
   const store = await openStore(join(dir, 'bindery.sqlite'));
@@ -49,6 +50,10 @@ try {
     [`catalog last page ${lastPage} (deep OFFSET)`, `/api/v1/opds/catalog?page=${lastPage}`, 'kobo'],
     ['catalog size=100', '/api/v1/opds/catalog?size=100', 'kobo'],
     ['catalog page 1, OPDS 2 JSON', '/api/v2/opds/catalog', 'kobo', 'application/opds+json'],
+    ['catalog page 1, OPDS 2 JSON (library member, restriction)', '/api/v2/opds/catalog', 'phone', 'application/opds+json'],
+    ['catalog page 2 (library member, restriction)', '/api/v1/opds/catalog?page=2', 'phone'],
+    ['catalog format facet (PDF)', '/api/v1/opds/catalog?format=PDF', 'kobo'],
+    ['OPDS 2 start page (newest books group)', '/api/v2/opds', 'kobo', 'application/opds+json'],
     ['catalog search q=river night', '/api/v1/opds/catalog?q=river%20night', 'kobo'],
     ['catalog by library', `/api/v1/opds/catalog?libraryId=${catalog.libraryId}`, 'phone'],
     ['catalog by author', '/api/v1/opds/catalog?author=Author%2042%20glass', 'kobo'],
@@ -61,34 +66,16 @@ try {
     ['authors page 1 (library member)', '/api/v1/opds/authors', 'phone'],
     ['series page 1', '/api/v1/opds/series', 'kobo'],
   ];
-  const percentile = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))] as number;
-
-  let touch = 0;
-  const measure = async (url: string, account: string, accept?: string, changed = false): Promise<{ median: number; p95: number; bytes: number }> => {
+  console.log(TABLE_HEAD.join('\n'));
+  const run = async (label: string, url: string, account: string, accept?: string): Promise<void> => {
+    if (values.only && !label.includes(values.only)) return;
     const headers = { authorization: basic(account), ...(accept ? { accept } : {}) };
-    const warm = await app.inject({ method: 'GET', url, headers });
-    if (warm.statusCode !== 200) throw new Error(`${url}: ${warm.statusCode} ${warm.body.slice(0, 200)}`);
-    const times: number[] = [];
-    for (let i = 0; i < runs; i++) {
-      // Any committed write makes remembered totals stale.
-      if (changed) store.sqlite.prepare("INSERT INTO app_settings (name, val) VALUES ('bench_touch', ?) ON CONFLICT(name) DO UPDATE SET val = excluded.val").run(String(++touch));
-      const t = performance.now();
-      await app.inject({ method: 'GET', url, headers });
-      times.push(performance.now() - t);
-    }
-    return { median: percentile(times, 0.5), p95: percentile(times, 0.95), bytes: warm.rawPayload.length };
+    console.log(tableRow(label, await measure(app, url, { runs, headers }), await measure(app, url, { runs, headers, changed: { sqlite: store.sqlite } })));
   };
-  const row = (label: string, paging: { median: number; p95: number; bytes: number }, changed: { median: number; p95: number }): string =>
-    `| ${label} | ${paging.median.toFixed(1)} / ${paging.p95.toFixed(1)} | ${changed.median.toFixed(1)} / ${changed.p95.toFixed(1)} | ${(paging.bytes / 1024).toFixed(0)} |`;
-
-  console.log('| feed | paging: median / p95 ms | catalog changed: median / p95 ms | KiB |');
-  console.log('|---|---|---|---|');
-  for (const [label, url, account, accept] of cases) {
-    console.log(row(label, await measure(url, account, accept), await measure(url, account, accept, true)));
-  }
+  for (const [label, url, account, accept] of cases) await run(label, url, account, accept);
   for (const order of ['TITLE_ASC', 'AUTHOR_ASC', 'SERIES_ASC', 'RATING_DESC'] as const) {
     await store.db.updateTable('opds_user_v2').set({ sort_order: order }).where('username', '=', 'kobo').execute();
-    console.log(row(`catalog page 1, order ${order}`, await measure('/api/v1/opds/catalog', 'kobo'), await measure('/api/v1/opds/catalog', 'kobo', undefined, true)));
+    await run(`catalog page 1, order ${order}`, '/api/v1/opds/catalog', 'kobo');
   }
   await app.close();
   await store.close();

@@ -19,6 +19,7 @@ export const ConfigSchema = Type.Object(
     outgoingAllowPrivateHosts: Type.String({ description: 'Hosts outgoing requests may reach although private or loopback (comma-separated): a LAN mirror; tests' }),
     metadataProviderBaseUrls: Type.String({ description: 'JSON object: metadata provider id → base URL replacing its public one (a mirror; tests)' }),
     koboStoreUrl: Type.String({ pattern: '^https?://', description: 'Kobo store API that unknown Kobo requests are forwarded to' }),
+    auditLogRetentionDays: Type.Integer({ minimum: 0, maximum: 36500, description: 'Days of audit log kept (older entries are deleted); 0 keeps everything' }),
     logLevel: Type.Union([Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent')]),
   },
   { additionalProperties: false },
@@ -45,6 +46,7 @@ const SOURCES: Record<ConfigKey, SettingSource> = {
   outgoingAllowPrivateHosts: { env: 'BINDERY_OUTGOING_ALLOW_PRIVATE_HOSTS', kind: 'string' },
   metadataProviderBaseUrls: { env: 'BINDERY_METADATA_PROVIDER_BASE_URLS', kind: 'string' },
   koboStoreUrl: { env: 'BINDERY_KOBO_STORE_URL', kind: 'string' },
+  auditLogRetentionDays: { env: 'BINDERY_AUDIT_LOG_RETENTION_DAYS', kind: 'integer' },
   logLevel: { env: 'BINDERY_LOG_LEVEL', kind: 'string' },
 };
 
@@ -141,6 +143,7 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     outgoingAllowPrivateHosts: '',
     metadataProviderBaseUrls: '',
     koboStoreUrl: 'https://storeapi.kobo.com',
+    auditLogRetentionDays: 90,
     logLevel: 'info',
     ...merged,
   };

@@ -167,6 +167,23 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
     exposedHeaders: ['Content-Disposition', 'Accept-Ranges', 'Content-Range', 'Content-Length', 'ETag', 'Date', 'Last-Modified'],
   });
 
+  // Form bodies, only for the routes that take them (OIDC back-channel logout, the mobile OIDC callback).
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (request, body, done) => {
+    if ((request.routeOptions.config as { formBody?: boolean } | undefined)?.formBody !== true) {
+      done(Object.assign(new Error('Unsupported Media Type'), { statusCode: 415 }), undefined);
+      return;
+    }
+    done(null, Object.fromEntries(new URLSearchParams(body as string)));
+  });
+  // Any other media type: the request stream itself, unread, only for the routes that take raw bytes (rawBody).
+  app.addContentTypeParser('*', (request, payload, done) => {
+    if ((request.routeOptions.config as { rawBody?: boolean } | undefined)?.rawBody !== true) {
+      done(Object.assign(new Error(`Unsupported Media Type: ${request.headers['content-type'] ?? ''}`), { statusCode: 415 }), undefined);
+      return;
+    }
+    done(null, payload);
+  });
+
   // Grimmory sends these on every response (the PDF reader's threaded WASM needs a cross-origin-isolated page).
   app.addHook('onRequest', (_request, reply, done) => {
     reply.headers(ISOLATION_HEADERS);
@@ -205,6 +222,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
           url: fastifyPath(spec.url),
           ...(spec.schema ? { schema: spec.schema } : {}),
           ...(spec.bodyLimit ? { bodyLimit: spec.bodyLimit } : {}),
+          ...(spec.formBody || spec.rawBody ? { config: { formBody: spec.formBody === true, rawBody: spec.rawBody === true } } : {}),
           onRequest: (request, reply) => authenticate(whoIsCalling, request as RouteRequest, reply, ctx),
           preHandler: (request, reply) => admitByRule(spec, request as RouteRequest, reply),
           handler: (request, reply) => spec.handler(request as RouteRequest, reply, ctx),

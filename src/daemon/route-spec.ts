@@ -39,6 +39,13 @@ export interface RouteSpec {
    * reads the parts as streams (`request.parts()`), so no body limit applies before it does.
    */
   multipart?: boolean;
+  /** The route also takes `application/x-www-form-urlencoded` bodies (read as an object of strings); others answer 415. */
+  formBody?: boolean;
+  /**
+   * The body is the raw bytes of any content type (a book file's new content): the handler gets `request.body` as the
+   * unread request stream (JSON and form bodies are still parsed as such) and enforces its own size limit.
+   */
+  rawBody?: boolean;
   handler: (request: RouteRequest, reply: FastifyReply, ctx: DaemonContext) => unknown;
 }
 

@@ -116,6 +116,8 @@ describe('series', () => {
     expect(((await json(c.reader.token, '/api/v1/app/series/Dune/books?sort=title&dir=asc&size=1&page=1')).content as Obj[]).map((b) => b.title)).toEqual(['Dune Messiah']);
     expect(await json(c.reader.token, '/api/v1/app/series/Hidden%20Series/books')).toMatchObject({ content: [], totalElements: 0 });
     expect(await json(c.admin.token, '/api/v1/app/series/Hidden%20Series/books')).toMatchObject({ totalElements: 1 });
+    // A name with a slash arrives whole.
+    expect(await json(c.reader.token, '/api/v1/app/series/Du%2Fne/books')).toMatchObject({ totalElements: 0 });
   });
 });
 

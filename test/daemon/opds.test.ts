@@ -92,6 +92,8 @@ interface AtomLink {
   '@thr:count'?: string;
   '@pse:count'?: string;
   '@pse:lastRead'?: string;
+  '@opds:facetGroup'?: string;
+  '@opds:activeFacet'?: string;
 }
 interface AtomEntry {
   title: string | number;
@@ -535,6 +537,35 @@ describe('acquisition feeds', () => {
     expect((await atomFeed('/api/v1/opds/recent')).entry?.map((e) => e.id)).toEqual(ordered.map((b) => `urn:booklore:book:${b.id}`));
   });
 
+  it('offers sort and format facets on the catalog, keeping the filters, and follows them', async () => {
+    const res = await opds(`/api/v1/opds/catalog?libraryId=${mainLibrary}&page=2&size=2`);
+    const feed = (xml.parse(res.body) as { feed: AtomFeed }).feed;
+    const facets = feed.link.filter((l) => l['@rel'] === 'http://opds-spec.org/facet');
+    const group = (name: string) => facets.filter((f) => f['@opds:facetGroup'] === name);
+    expect(group('Sort').map((f) => f['@title'])).toEqual(['Recently added', 'Title', 'Author', 'Series', 'Rating']);
+    expect(group('Sort').find((f) => f['@opds:activeFacet'] === 'true')?.['@title']).toBe('Recently added');
+    expect(group('Sort')[1]?.['@href']).toBe(`/api/v1/opds/catalog?libraryId=${mainLibrary}&sort=TITLE_ASC&page=1&size=2`);
+    expect(group('Sort')[1]?.['@type']).toBe('application/atom+xml;profile=opds-catalog;kind=acquisition');
+    expect(group('Format').map((f) => f['@title'])).toEqual(['All formats', 'Comics', 'EPUB', 'PDF']);
+    expect(group('Format')[0]?.['@opds:activeFacet']).toBe('true');
+
+    const byTitle = await atomFeed(`/api/v1/opds/catalog?libraryId=${mainLibrary}&sort=TITLE_ASC`);
+    expect(titles(byTitle)).toEqual(['Annual Report', 'Comic', 'Dune', 'Dune Messiah', 'Neuromancer']);
+    const sortActive = byTitle.link.filter((l) => l['@rel'] === 'http://opds-spec.org/facet' && l['@opds:activeFacet'] === 'true');
+    expect(sortActive.map((l) => l['@title'])).toEqual(['Title', 'All formats']);
+    const pdfs = await atomFeed('/api/v1/opds/catalog?format=pdf&sort=TITLE_ASC');
+    expect(titles(pdfs)).toEqual(['Annual Report']);
+    expect(linkOf(pdfs.link, 'self')?.['@href']).toBe('/api/v1/opds/catalog?sort=TITLE_ASC&format=pdf&page=1&size=50');
+    // Unknown values are ignored; a series reads in its own order, so it offers no sort facets.
+    expect(titles(await atomFeed('/api/v1/opds/catalog?format=floppy&sort=sideways'))).toHaveLength(6);
+    const series = await atomFeed('/api/v1/opds/catalog?series=Dune');
+    expect(series.link.filter((l) => l['@rel'] === 'http://opds-spec.org/facet' && l['@opds:facetGroup'] === 'Sort')).toEqual([]);
+
+    const json = (await jsonFeed('/api/v1/opds/catalog?format=EPUB')) as { facets: { metadata: { title: string }; links: { href: string; rel?: string; title: string }[] }[] };
+    expect(json.facets.map((f) => f.metadata.title)).toEqual(['Sort', 'Format']);
+    expect(json.facets[1]?.links.find((l) => l.rel === 'self')).toMatchObject({ title: 'EPUB', href: '/api/v2/opds/catalog?format=EPUB&page=1&size=50' });
+  });
+
   it('surprise: up to 25 random visible books, no paging links', async () => {
     const feed = await atomFeed('/api/v1/opds/surprise', bob);
     expect(titles(feed).sort()).toEqual(['Annual Report', 'Comic', 'Dune', 'Dune Messiah']);
@@ -690,6 +721,15 @@ describe('OPDS 2.0', () => {
     expect(atom.headers['content-type']).toBe('application/atom+xml;profile=opds-catalog;kind=acquisition;charset=utf-8');
     // Negotiated answers vary with Accept.
     expect((await opds('/api/v1/opds/catalog')).headers.vary).toContain('Accept');
+  });
+
+  it('shows the newest books as a group on the OPDS 2 start page (the Atom root stays navigation only)', async () => {
+    const root = (await jsonFeed('/api/v2/opds', bob)) as { groups: { metadata: { title: string; numberOfItems: number }; links: { href: string }[]; publications: { metadata: { title: string } }[] }[] };
+    expect(root.groups).toHaveLength(1);
+    expect(root.groups[0]?.metadata).toEqual({ title: 'Recently Added', numberOfItems: 4 });
+    expect(root.groups[0]?.links[0]?.href).toBe('/api/v2/opds/recent?page=1&size=50');
+    expect(root.groups[0]?.publications.map((p) => p.metadata.title).sort()).toEqual(['Annual Report', 'Comic', 'Dune', 'Dune Messiah']);
+    expect((await opds('/api/v1/opds', bob)).body).not.toContain('Dune Messiah');
   });
 
   it('maps books to publications: metadata, acquisition links, images, series and the page stream', async () => {

@@ -495,6 +495,12 @@ describe('other users and permissions', () => {
 });
 
 describe('parameters', () => {
+  it('takes the first and last four-digit years', async () => {
+    for (const url of ['/reading/heatmap?year=1', '/reading/heatmap?year=9999', '/reading/heatmap/monthly?year=9999&month=12', '/reading/timeline?year=9999&week=54', '/reading/timeline?year=1&week=0']) {
+      expect(await get(url)).toEqual([]);
+    }
+  });
+
   it.each([
     '/reading/heatmap',
     '/reading/heatmap?year=abc',

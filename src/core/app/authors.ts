@@ -12,9 +12,6 @@ import { libraryCondition } from './book-scope.ts';
 import { put, type Json } from './book-summary.ts';
 import { remembered, rowsOf } from './sql.ts';
 
-/** Bindery keeps no author photos (yet): every author is reported without one. */
-const HAS_PHOTO = false;
-
 const AUTHOR_BOOK = sql<SqlBool>`(book.deleted = 0 and exists (select 1 from book_file af where af.book_id = book.id))`;
 
 export interface AuthorsQuery {
@@ -51,14 +48,16 @@ function matchingAuthors(store: Store, principal: Principal, query: AuthorsQuery
   return remembered(store, compiled, () => rowsOf<AuthorRow>(store, compiled));
 }
 
-export function appAuthorsPage(store: Store, principal: Principal, query: AuthorsQuery, page: number, size: number): AppPage<Json> {
-  const all = query.hasPhoto === undefined || query.hasPhoto === HAS_PHOTO ? matchingAuthors(store, principal, query) : [];
-  const content = all.slice(page * size, page * size + size).map((a) => put({}, { id: a.id, name: a.name, asin: a.asin, bookCount: a.n, hasPhoto: HAS_PHOTO }));
+/** `withPhoto`: the ids of authors that have a photo (src/core/authors/author-photos.ts). */
+export function appAuthorsPage(store: Store, principal: Principal, query: AuthorsQuery, page: number, size: number, withPhoto: ReadonlySet<number>): AppPage<Json> {
+  const matching = matchingAuthors(store, principal, query);
+  const all = query.hasPhoto === undefined ? matching : matching.filter((a) => withPhoto.has(a.id) === query.hasPhoto);
+  const content = all.slice(page * size, page * size + size).map((a) => put({}, { id: a.id, name: a.name, asin: a.asin, bookCount: a.n, hasPhoto: withPhoto.has(a.id) }));
   return appPage(content, page, size, all.length);
 }
 
 /** AppAuthorDetail; 404 for an unknown author and for one none of whose books the caller may see. */
-export function appAuthorDetail(store: Store, principal: Principal, authorId: number): Json {
+export function appAuthorDetail(store: Store, principal: Principal, authorId: number, hasPhoto: boolean): Json {
   const author = store.sqlite.prepare('SELECT id, name, description, asin FROM author WHERE id = ?').get(authorId) as
     | { id: number; name: string; description: string | null; asin: string | null }
     | undefined;
@@ -74,5 +73,5 @@ export function appAuthorDetail(store: Store, principal: Principal, authorId: nu
     .compile();
   const count = Number(rowsOf<{ n: number }>(store, compiled)[0]?.n ?? 0);
   if (count === 0 && !principal.permissions.admin) throw notFound;
-  return put({}, { id: author.id, name: author.name, description: author.description, asin: author.asin, bookCount: count, hasPhoto: HAS_PHOTO });
+  return put({}, { id: author.id, name: author.name, description: author.description, asin: author.asin, bookCount: count, hasPhoto });
 }

@@ -71,7 +71,7 @@ export function queryConditions(store: Store, principal: Principal, query: AppBo
 const allConditions = (conditions: Cond[]): Cond => (conditions.length === 0 ? sql<SqlBool>`1 = 1` : sql<SqlBool>`(${sql.join(conditions, sql` and `)})`);
 
 /** Whether every book has its metadata row (the catalog always writes one); counted once per catalog change. */
-function everyBookHasMetadata(store: Store): boolean {
+export function everyBookHasMetadata(store: Store): boolean {
   return rememberedCount(store, { sql: 'SELECT (SELECT count(*) FROM book) = (SELECT count(*) FROM book_metadata)', parameters: [] }) === 1;
 }
 

@@ -3,13 +3,13 @@
 import type { SqlBool } from 'kysely';
 import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
+import { cachedStatement } from '../store/snapshot.ts';
 import type { Store } from '../store/store.ts';
 import { appPage, type AppPage } from './app-page.ts';
 import { containsPattern, type Cond } from './book-filters.ts';
-import type { PageOfIds } from './book-query.ts';
-import { libraryCondition, listedBooks } from './book-scope.ts';
+import { everyBookHasMetadata, type PageOfIds } from './book-query.ts';
+import { libraryCondition, listedBooks, listedBooksByMetadata } from './book-scope.ts';
 import { FILES_SQL, groupBy, IN_IDS, primaryFileOf, put, type FileRow, type Json } from './book-summary.ts';
-import { cachedStatement } from '../store/snapshot.ts';
 import { columnOf, remembered, rememberedCount, rowsOf } from './sql.ts';
 
 const IN_SERIES = sql<SqlBool>`(m.series_name is not null and trim(m.series_name) <> '')`;
@@ -35,7 +35,7 @@ interface SeriesRow {
   last_read_time: string | null;
 }
 
-function scopeConditions(principal: Principal, libraryId: number | undefined): Cond[] {
+function libraryScope(principal: Principal, libraryId: number | undefined): Cond[] {
   return libraryId === undefined ? [] : [libraryCondition(principal, libraryId)];
 }
 
@@ -58,10 +58,12 @@ function seriesOrder(query: SeriesQuery): string {
 
 /** Every matching series, aggregated and ordered, remembered while the catalog is unchanged. */
 function matchingSeries(store: Store, principal: Principal, query: SeriesQuery): SeriesRow[] {
-  let q = listedBooks(store, principal)
+  // From the metadata rows when every book has one: the series index then yields the books already grouped.
+  const books = (everyBookHasMetadata(store) ? listedBooksByMetadata(store, principal) : listedBooks(store, principal)) as ReturnType<typeof listedBooks>;
+  let q = books
     .leftJoin('user_book_progress as p', (join) => join.onRef('p.book_id', '=', 'book.id').on('p.user_id', '=', principal.userId))
     .where(IN_SERIES);
-  for (const cond of scopeConditions(principal, query.libraryId)) q = q.where(cond);
+  for (const cond of libraryScope(principal, query.libraryId)) q = q.where(cond);
   if (query.search !== undefined && query.search.trim() !== '') q = q.where(sql<SqlBool>`lower(m.series_name) like ${containsPattern(query.search)} escape '\\'`);
   let grouped = q
     .select([
@@ -95,9 +97,10 @@ export function appSeriesPage(store: Store, principal: Principal, query: SeriesQ
   const rows = all.slice(page * size, page * size + size);
   if (rows.length === 0) return appPage([], page, size, all.length);
   // The books of the page's series, for their authors and covers.
-  // No join with library here: SQLite would then read every book of the library instead of the series index.
-  let q = listedBooks(store, principal).where(sql<SqlBool>`m.series_name COLLATE NOCASE in (${sql.join(rows.map((r) => r.series_name))})`);
-  for (const cond of scopeConditions(principal, query.libraryId)) q = q.where(cond);
+  // Nothing SQLite could look books up by library with (no join, no library index): it would then read every book of
+  // the library instead of following the series index.
+  let q = listedBooks(store, principal, { libraryIndex: false }).where(sql<SqlBool>`m.series_name COLLATE NOCASE in (${sql.join(rows.map((r) => r.series_name))})`);
+  for (const cond of libraryScope(principal, query.libraryId)) q = q.where(cond);
   const books = rowsOf<SeriesBookRow>(
     store,
     q
@@ -138,8 +141,8 @@ const BOOK_ORDERS: Record<string, string> = { title: 'm.title COLLATE NOCASE', s
 /** A page of one series' books (name compared without regard to case), by number unless asked otherwise. */
 export function seriesBooks(store: Store, principal: Principal, seriesName: string, query: { sort?: string; dir?: string; libraryId?: number }, page: { offset: number; limit: number }): PageOfIds {
   // NOCASE compares as lower() does (ASCII letters only), and lets SQLite use the series index.
-  const conditions = [sql<SqlBool>`m.series_name = ${seriesName} COLLATE NOCASE`, ...scopeConditions(principal, query.libraryId)];
-  const matching = () => conditions.reduce((q, cond) => q.where(cond), listedBooks(store, principal));
+  const conditions = [sql<SqlBool>`m.series_name = ${seriesName} COLLATE NOCASE`, ...libraryScope(principal, query.libraryId)];
+  const matching = () => conditions.reduce((q, cond) => q.where(cond), listedBooks(store, principal, { libraryIndex: false }));
   const total = rememberedCount(store, matching().select(sql<number>`count(*)`.as('n')).compile());
   if (page.offset >= total) return { ids: [], total };
   const direction = sql.raw(query.dir?.toLowerCase() === 'asc' ? 'ASC' : 'DESC');

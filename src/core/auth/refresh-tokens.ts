@@ -17,8 +17,8 @@ export async function sessionClaims(db: Db, userId: number): Promise<TokenClaims
   return user ? { userId: user.id, username: user.username, isDefaultPassword: user.is_default_password === 1 } : undefined;
 }
 
-function refreshExpiry(): string {
-  return new Date(Date.now() + REFRESH_TOKEN_SECONDS * 1000).toISOString();
+function refreshExpiry(lifetimeSeconds = REFRESH_TOKEN_SECONDS): string {
+  return new Date(Date.now() + lifetimeSeconds * 1000).toISOString();
 }
 
 /** Drops the user's revoked and expired refresh tokens so the table does not grow with every sign-in. */
@@ -31,12 +31,15 @@ async function pruneRefreshTokens(db: Db, userId: number): Promise<void> {
     .execute();
 }
 
-/** Signs a new access/refresh pair for the user and stores the refresh token. */
-export async function issueTokens(db: Db, secret: Uint8Array, claims: TokenClaims): Promise<IssuedTokens> {
+/**
+ * Signs a new access/refresh pair for the user and stores the refresh token. `refreshLifetimeSeconds` shortens or
+ * lengthens the refresh token of this sign-in only (OIDC session duration); its rotations get the standard lifetime.
+ */
+export async function issueTokens(db: Db, secret: Uint8Array, claims: TokenClaims, refreshLifetimeSeconds = REFRESH_TOKEN_SECONDS): Promise<IssuedTokens> {
   const accessToken = await signToken(secret, claims, ACCESS_TOKEN_SECONDS);
-  const refreshToken = await signToken(secret, claims, REFRESH_TOKEN_SECONDS);
+  const refreshToken = await signToken(secret, claims, refreshLifetimeSeconds);
   await pruneRefreshTokens(db, claims.userId);
-  await db.insertInto('refresh_token').values({ user_id: claims.userId, token: refreshToken, expiry_date: refreshExpiry(), revoked: 0 }).execute();
+  await db.insertInto('refresh_token').values({ user_id: claims.userId, token: refreshToken, expiry_date: refreshExpiry(refreshLifetimeSeconds), revoked: 0 }).execute();
   return { accessToken, refreshToken, expires: ACCESS_TOKEN_SECONDS };
 }
 

@@ -4,7 +4,7 @@ import { isAdmin, type Principal } from '../auth/principal.ts';
 import { visibleBookFilter } from '../auth/visibility.ts';
 import type { Db } from '../store/store.ts';
 
-interface AuthorRow {
+export interface AuthorRow {
   id: number;
   name: string;
   description: string | null;
@@ -16,9 +16,6 @@ interface AuthorRow {
 }
 
 const dropNulls = (o: Record<string, unknown>): Record<string, unknown> => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null && v !== undefined));
-
-/** Bindery keeps no author photos yet; the answer is the truth until it does. */
-const hasPhoto = (): boolean => false;
 
 /** Visible books per author. */
 async function visibleCounts(db: Db, principal: Principal, authorIds?: readonly number[]): Promise<Map<number, number>> {
@@ -34,18 +31,24 @@ async function visibleCounts(db: Db, principal: Principal, authorIds?: readonly 
 
 /**
  * Grimmory's `AuthorSummary` list, by name. Admins get every author (those without books count 0);
- * other users only authors with at least one book they may see.
+ * other users only authors with at least one book they may see. `withPhoto`: the ids of authors that have a photo.
  */
-export async function listAuthors(db: Db, principal: Principal): Promise<Record<string, unknown>[]> {
+export async function listAuthors(db: Db, principal: Principal, withPhoto: ReadonlySet<number> = new Set()): Promise<Record<string, unknown>[]> {
   const authors = await db.selectFrom('author').select(['id', 'name', 'asin']).orderBy('name').orderBy('id').execute();
   const counts = await visibleCounts(db, principal);
   const admin = isAdmin(principal);
   return authors
     .filter((a) => admin || (counts.get(a.id) ?? 0) > 0)
-    .map((a) => dropNulls({ id: a.id, name: a.name, asin: a.asin, bookCount: counts.get(a.id) ?? 0, hasPhoto: hasPhoto() }));
+    .map((a) => dropNulls({ id: a.id, name: a.name, asin: a.asin, bookCount: counts.get(a.id) ?? 0, hasPhoto: withPhoto.has(a.id) }));
 }
 
-function detailsJson(a: AuthorRow): Record<string, unknown> {
+/** One author's `AuthorSummary` as the caller sees it (the book count is of the books they may see). */
+export async function authorSummary(db: Db, principal: Principal, author: Pick<AuthorRow, 'id' | 'name' | 'asin'>, hasPhoto: boolean): Promise<Record<string, unknown>> {
+  const bookCount = (await visibleCounts(db, principal, [author.id])).get(author.id) ?? 0;
+  return dropNulls({ id: author.id, name: author.name, asin: author.asin, bookCount, hasPhoto });
+}
+
+export function detailsJson(a: AuthorRow): Record<string, unknown> {
   return dropNulls({
     id: a.id,
     name: a.name,
@@ -66,11 +69,31 @@ async function visibleTo(db: Db, principal: Principal, authorId: number): Promis
   return ((await visibleCounts(db, principal, [authorId])).get(authorId) ?? 0) > 0;
 }
 
+export async function authorById(db: Db, authorId: number): Promise<AuthorRow | undefined> {
+  return db.selectFrom('author').select(DETAIL_COLUMNS).where('id', '=', authorId).executeTakeFirst();
+}
+
+/** The author's row, or undefined when there is no such author or the caller may not see any of their books. */
+export async function visibleAuthor(db: Db, principal: Principal, authorId: number): Promise<AuthorRow | undefined> {
+  const author = await authorById(db, authorId);
+  if (!author || !(await visibleTo(db, principal, author.id))) return undefined;
+  return author;
+}
+
+/** Of the ids, those of existing authors the caller may see, in the order given, each once. */
+export async function visibleAuthorIds(db: Db, principal: Principal, authorIds: readonly number[]): Promise<number[]> {
+  const unique = [...new Set(authorIds)];
+  if (unique.length === 0) return [];
+  const existing = new Set((await db.selectFrom('author').select('id').where('id', 'in', unique).execute()).map((r) => r.id));
+  if (isAdmin(principal)) return unique.filter((id) => existing.has(id));
+  const counts = await visibleCounts(db, principal, unique);
+  return unique.filter((id) => existing.has(id) && (counts.get(id) ?? 0) > 0);
+}
+
 /** `AuthorDetails`, or undefined when there is no such author or the caller may not see any of their books. */
 export async function authorDetails(db: Db, principal: Principal, authorId: number): Promise<Record<string, unknown> | undefined> {
-  const author = await db.selectFrom('author').select(DETAIL_COLUMNS).where('id', '=', authorId).executeTakeFirst();
-  if (!author || !(await visibleTo(db, principal, author.id))) return undefined;
-  return detailsJson(author);
+  const author = await visibleAuthor(db, principal, authorId);
+  return author ? detailsJson(author) : undefined;
 }
 
 /** Like `authorDetails`, looked up by exact name regardless of letter case. */

@@ -87,7 +87,7 @@ export async function receiveUpload(stream: Readable & { truncated?: boolean }, 
 }
 
 /** Gives a received file its name in `dir`: a link when on the same filesystem, else a verified copy. Never replaces. */
-async function placeReceived(fs: ImportFs, received: ReceivedFile, dir: string, name: string, hash: () => Promise<string>): Promise<string> {
+export async function placeReceived(fs: ImportFs, received: ReceivedFile, dir: string, name: string, hash: () => Promise<string>): Promise<string> {
   await fs.mkdirp(dir);
   const target = join(dir, name);
   let from = received.path;

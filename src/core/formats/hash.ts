@@ -5,6 +5,7 @@ import { open } from 'node:fs/promises';
 
 const SAMPLE_SIZE = 1024;
 const CHUNK_SIZE = 1024 * 1024;
+let blockingBuffer: Buffer | undefined;
 
 /** Offsets KOReader samples: 0, then 1024 << 2i for i = 0..10 (1 KiB … 1 GiB). */
 export const PARTIAL_MD5_OFFSETS: readonly number[] = [0, ...Array.from({ length: 11 }, (_, i) => 1024 * 4 ** i)];
@@ -50,16 +51,19 @@ function feed(bytes: Buffer, position: number, sha: Hash, md5: Hash | undefined,
 
 /**
  * Reads the file once, front to back, into a SHA-256 and, when `md5` is given, KOReader's samples. One buffer per
- * file, no larger than the file: a fresh 1 MiB buffer per read (what a read stream does) is external memory V8
- * answers with a full garbage collection every few files. A file of one buffer or less (most books) is read with
- * blocking calls: five trips through the thread pool cost several times more CPU than the read itself.
+ * file at most: a fresh 1 MiB buffer per read (what a read stream does) is external memory V8 answers with a full
+ * garbage collection every few files. A file of one buffer or less (most books) is read with blocking calls into a
+ * buffer the thread keeps: five trips through the thread pool cost several times more CPU than the read itself.
  */
 async function hashFile(path: string, sha: Hash, md5?: Hash): Promise<void> {
   const fd = openSync(path, 'r');
   try {
     const { size } = fstatSync(fd);
     if (size < CHUNK_SIZE) {
-      const buffer = Buffer.allocUnsafe(Math.max(size + 1, SAMPLE_SIZE));
+      // Nothing else runs until the last byte is hashed, so one buffer per thread serves every small file: a fresh
+      // one each time is external memory that brings V8's next full collection closer.
+      blockingBuffer ??= Buffer.allocUnsafe(CHUNK_SIZE);
+      const buffer = blockingBuffer.subarray(0, Math.max(size + 1, SAMPLE_SIZE));
       let position = 0;
       let sample = 0;
       for (let read = readSync(fd, buffer, 0, buffer.length, 0); read > 0; read = readSync(fd, buffer, 0, buffer.length, position)) {

@@ -127,9 +127,10 @@ export interface ReportedBook {
 /**
  * What a device's bookmark means in Bindery: the Kobo position and percent, the time it was received, the web-reader
  * position too with two-way sync (unless the web reader moved on since), and the read status from the thresholds
- * (unless the status was set in Bindery and not yet sent to the device).
+ * (unless the status was set in Bindery and not yet sent to the device). Returns the device's percent when it became
+ * the book's progress (not when the web reader has moved on since).
  */
-async function applyBookmark(trx: Transaction<DB>, ctx: DeviceContext, book: ReportedBook, state: KoboReadingState, now: Date): Promise<void> {
+async function applyBookmark(trx: Transaction<DB>, ctx: DeviceContext, book: ReportedBook, state: KoboReadingState, now: Date): Promise<number | undefined> {
   const row = (await progressRows(trx, ctx.userId, [book.id])).get(book.id);
   const bookmark = state.CurrentBookmark;
   const patch: Record<string, unknown> = {};
@@ -173,23 +174,27 @@ async function applyBookmark(trx: Transaction<DB>, ctx: DeviceContext, book: Rep
     patch.read_status = status;
     if (status === 'READ' && !row?.date_finished) patch.date_finished = now.toISOString();
   }
-  if (Object.keys(patch).length === 0) return;
+  if (Object.keys(patch).length === 0) return undefined;
   await trx
     .insertInto('user_book_progress')
     .values({ user_id: ctx.userId, book_id: book.id, ...patch })
     .onConflict((oc) => oc.columns(['user_id', 'book_id']).doUpdateSet(patch))
     .execute();
+  return webNewer ? undefined : bookmark?.ProgressPercent;
 }
 
-/** Stores one state a device sent for a book and applies it to the user's progress. */
-export async function saveDeviceState(db: Db, ctx: DeviceContext, book: ReportedBook, incoming: KoboReadingState, now: Date = new Date()): Promise<void> {
+/**
+ * Stores one state a device sent for a book and applies it to the user's progress; returns the device's percent when
+ * it became the book's progress.
+ */
+export async function saveDeviceState(db: Db, ctx: DeviceContext, book: ReportedBook, incoming: KoboReadingState, now: Date = new Date()): Promise<number | undefined> {
   const entitlementId = String(book.id);
   const stamped = stampMissingTimes({ ...incoming, EntitlementId: entitlementId }, now);
-  await db.transaction().execute(async (trx) => {
+  return db.transaction().execute(async (trx) => {
     const existing = (await storedStates(trx, ctx.userId, [entitlementId])).get(entitlementId);
     const state = existing ? mergeStates(existing, stamped) : firstState(stamped, now);
     await saveState(trx, ctx.userId, entitlementId, state);
-    await applyBookmark(trx, ctx, book, state, now);
+    return applyBookmark(trx, ctx, book, state, now);
   });
 }
 

@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
 import { bookAccessNow, canSeeLibrary } from '../auth/visibility.ts';
 import type { Store } from '../store/store.ts';
+import { readsMetadata } from './filters.ts';
 import { andAll, column, listedBooks, remembered } from './sql.ts';
 
 export { UNKNOWN_SERIES } from './sql.ts';
@@ -213,7 +214,7 @@ export function pageOfBooks(
   const ordered = base.select('book.id').orderBy(order);
   const ids = column<number>(store, (slice === 'all' ? ordered : ordered.limit(slice.limit).offset(slice.offset)).compile());
   if (slice === 'all') return { ids, total: ids.length };
-  const counted = listedBooks(store, principal, { metadata: conditions.length > 0 }).where(andAll(conditions)).select(sql<number>`count(*)`.as('n')).compile();
+  const counted = listedBooks(store, principal, { metadata: readsMetadata(conditions) }).where(andAll(conditions)).select(sql<number>`count(*)`.as('n')).compile();
   return { ids, total: remembered(store, counted, () => column<number>(store, counted)[0] ?? 0) };
 }
 

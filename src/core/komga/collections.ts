@@ -8,7 +8,7 @@ import { compileMagicShelf } from '../opds/magic-shelf-rules.ts';
 import type { Store } from '../store/store.ts';
 import type { CollectionRow } from './dto.ts';
 import { seriesId, seriesKeysWhere } from './series.ts';
-import { column, compareNocase, listedBooks, NOTHING } from './sql.ts';
+import { column, compareNocase, listedBooks, NOTHING, remembered } from './sql.ts';
 
 type Cond = RawBuilder<SqlBool> | Expression<SqlBool>;
 
@@ -81,9 +81,10 @@ export function collectionRow(store: Store, principal: Principal, collection: Co
   const series = [...seriesKeysWhere(store, principal, groupUnknown, collection.books as RawBuilder<SqlBool>).values()].sort((a, b) => compareNocase(a.name, b.name) || a.libraryId - b.libraryId);
   let filtered = false;
   if (collection.shelfId !== undefined) {
-    const onShelf = store.sqlite.prepare('SELECT count(*) FROM book_shelf_mapping s JOIN book b ON b.id = s.book_id WHERE s.shelf_id = ? AND b.deleted = 0').pluck().get(collection.shelfId) as number;
-    const [visible] = column<number>(store, listedBooks(store, principal, { metadata: false }).where(collection.books).select(sql<number>`count(*)`.as('n')).compile());
-    filtered = (visible ?? 0) < onShelf;
+    const onShelf = { sql: 'SELECT count(*) FROM book_shelf_mapping s JOIN book b ON b.id = s.book_id WHERE s.shelf_id = ? AND b.deleted = 0', parameters: [collection.shelfId] };
+    const visible = listedBooks(store, principal, { metadata: false }).where(collection.books).select(sql<number>`count(*)`.as('n')).compile();
+    const count = (compiled: { sql: string; parameters: readonly unknown[] }): number => remembered(store, compiled, () => column<number>(store, compiled)[0] ?? 0);
+    filtered = count(visible) < count(onShelf);
   }
   return {
     id: collection.id,

@@ -49,6 +49,16 @@ export function readStatuses(query: Query): KomgaReadState[] | undefined {
 
 const lowered = (list: string[]): string[] => list.map((v) => v.toLowerCase());
 
+/** Conditions that read the metadata (`m`): a count without them can leave the metadata join out. */
+const onMetadata = new WeakSet<Cond>();
+
+function metadataCondition(condition: Cond): Cond {
+  onMetadata.add(condition);
+  return condition;
+}
+
+export const readsMetadata = (conditions: readonly Cond[]): boolean => conditions.some((c) => onMetadata.has(c));
+
 /** Books with one of the names in a name table (categories, tags, authors), matched regardless of case. */
 function hasNamed(mapping: string, table: string, column: string, names: string[]): Cond {
   return sql<SqlBool>`book.id IN (SELECT x.book_id FROM ${sql.table(mapping)} x JOIN ${sql.table(table)} t ON t.id = ${sql.ref(`x.${column}`)} WHERE lower(t.name) IN (${sql.join(lowered(names))}))`;
@@ -83,9 +93,12 @@ export function inReadStates(userId: number, states: readonly KomgaReadState[]):
   return sql<SqlBool>`book.id IN (${started} IN (${sql.join(states)}))`;
 }
 
-/** A search in the title, authors and series (Bindery's search text, kept lower-cased). */
+/**
+ * A search in the title, authors and series (Bindery's search text, kept lower-cased), tested on each book's metadata
+ * row as the page is walked: a first page of common words is found without reading every book.
+ */
 export function matchesSearch(text: string): Cond {
-  return sql<SqlBool>`book.id IN (SELECT s.book_id FROM book_metadata s WHERE instr(s.search_text, ${text.toLowerCase()}) > 0)`;
+  return metadataCondition(sql<SqlBool>`instr(m.search_text, ${text.toLowerCase()}) > 0`);
 }
 
 /** Release year of the book (`yyyy…` dates). */
@@ -114,7 +127,7 @@ export function bookConditions(query: Query, userId: number): Cond[] {
   const authors = authorNames(query);
   if (authors !== undefined) out.push(authors.length === 0 ? NOTHING : hasAuthor(authors));
   const after = textParam(query, 'released_after');
-  if (after !== undefined) out.push(/^\d{4}-\d{2}-\d{2}$/.test(after) ? sql<SqlBool>`substr(m.published_date, 1, 10) > ${after}` : NOTHING);
+  if (after !== undefined) out.push(/^\d{4}-\d{2}-\d{2}$/.test(after) ? metadataCondition(sql<SqlBool>`substr(m.published_date, 1, 10) > ${after}`) : NOTHING);
   if (boolParam(query, 'deleted') === true) out.push(NOTHING);
   return out;
 }

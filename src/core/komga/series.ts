@@ -6,6 +6,7 @@ import type { RawBuilder, SqlBool } from 'kysely';
 import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
 import { canSeeLibrary, visibleBookFilter } from '../auth/visibility.ts';
+import { cachedStatement } from '../store/snapshot.ts';
 import type { Store } from '../store/store.ts';
 import { readStateSql, type KomgaReadState } from './read-progress.ts';
 import {
@@ -59,6 +60,9 @@ export interface SeriesHead {
   kind: 'named' | 'unknown' | 'books';
   /** The books, for `books` series (made of books without a series, when they are not grouped). */
   bookIds?: number[];
+  /** When its first and last visible book was added (not known for the unknown series: see unknownAggregates). */
+  created?: string;
+  modified?: string;
 }
 
 /** The SQL condition selecting a series' books (over `book` and `m`; visibility is applied separately). */
@@ -77,6 +81,8 @@ interface NamedRow {
   l: number;
   name: string;
   n: number;
+  created: string;
+  modified: string;
 }
 
 function head(libraryId: number, name: string, count: number, kind: SeriesHead['kind']): SeriesHead {
@@ -103,12 +109,19 @@ export interface SeriesIndex {
  * unknown books grouped, each library's "Unknown Series" is the library's visible books less its named ones, so the
  * books without a series are never read one by one.
  */
+const NAMED_COLUMNS = [
+  sql<string>`min(m.series_name)`.as('name'),
+  sql<number>`count(*)`.as('n'),
+  sql<string>`min(book.added_on)`.as('created'),
+  sql<string>`max(book.added_on)`.as('modified'),
+];
+
 export function seriesIndex(store: Store, principal: Principal, groupUnknown: boolean): SeriesIndex {
   // Grouped by name alone, the series-name index hands the groups over in order; only names found in several
   // libraries are counted again per library.
   const namedBooks = () => listedBooks(store, principal).where(sql<SqlBool>`m.series_name COLLATE NOCASE > ''`).where(HAS_SERIES);
   const named = namedBooks()
-    .select([sql<number>`min(book.library_id)`.as('l'), sql<number>`max(book.library_id)`.as('l2'), sql<string>`min(m.series_name)`.as('name'), sql<number>`count(*)`.as('n')])
+    .select([sql<number>`min(book.library_id)`.as('l'), sql<number>`max(book.library_id)`.as('l2'), ...NAMED_COLUMNS])
     .groupBy(sql`m.series_name COLLATE NOCASE`)
     .compile();
   return remembered(store, { sql: `${named.sql} -- ${groupUnknown ? 'grouped' : 'single'}`, parameters: named.parameters }, () => {
@@ -122,7 +135,7 @@ export function seriesIndex(store: Store, principal: Principal, groupUnknown: bo
           store,
           namedBooks()
             .where(sql<SqlBool>`m.series_name COLLATE NOCASE IN (${sql.join(spread)})`)
-            .select([sql<number>`book.library_id`.as('l'), sql<string>`min(m.series_name)`.as('name'), sql<number>`count(*)`.as('n')])
+            .select([sql<number>`book.library_id`.as('l'), ...NAMED_COLUMNS])
             .groupBy([sql`m.series_name COLLATE NOCASE`, sql`book.library_id`])
             .compile(),
         ),
@@ -137,16 +150,16 @@ export function seriesIndex(store: Store, principal: Principal, groupUnknown: bo
       for (const r of namedRows) {
         if (nocase(r.name) === UNKNOWN_KEY) continue;
         unknown.set(r.l, (unknown.get(r.l) ?? 0) - r.n);
-        heads.push(head(r.l, r.name, r.n, 'named'));
+        heads.push({ ...head(r.l, r.name, r.n, 'named'), created: r.created, modified: r.modified });
       }
       for (const [l, n] of unknown) if (n > 0) heads.push(head(l, UNKNOWN_SERIES, n, 'unknown'));
     } else {
-      for (const r of namedRows) heads.push(head(r.l, r.name, r.n, 'named'));
-      const singles = all<{ id: number; l: number; name: string }>(
+      for (const r of namedRows) heads.push({ ...head(r.l, r.name, r.n, 'named'), created: r.created, modified: r.modified });
+      const singles = all<{ id: number; l: number; name: string; added: string }>(
         store,
         listedBooks(store, principal)
           .where(sql<SqlBool>`NOT ${HAS_SERIES}`)
-          .select([sql<number>`book.id`.as('id'), sql<number>`book.library_id`.as('l'), BOOK_NAME.as('name')])
+          .select([sql<number>`book.id`.as('id'), sql<number>`book.library_id`.as('l'), BOOK_NAME.as('name'), sql<string>`book.added_on`.as('added')])
           .orderBy('book.id')
           .compile(),
       );
@@ -157,8 +170,10 @@ export function seriesIndex(store: Store, principal: Principal, groupUnknown: bo
         if (found?.kind === 'books') {
           found.count += 1;
           found.bookIds?.push(s.id);
+          if (s.added < (found.created ?? s.added)) found.created = s.added;
+          if (s.added > (found.modified ?? s.added)) found.modified = s.added;
         } else if (!found) {
-          const created: SeriesHead = { ...head(s.l, s.name, 1, 'books'), bookIds: [s.id] };
+          const created: SeriesHead = { ...head(s.l, s.name, 1, 'books'), bookIds: [s.id], created: s.added, modified: s.added };
           byKey.set(key, created);
           heads.push(created);
         }
@@ -270,17 +285,17 @@ export function findSeries(store: Store, principal: Principal, id: string, group
 
 /** The series (by key) that have a visible book meeting the condition. */
 export function seriesKeysWhere(store: Store, principal: Principal, groupUnknown: boolean, condition: Cond): Map<string, { libraryId: number; name: string }> {
-  const rows = all<{ l: number; name: string }>(
-    store,
-    listedBooks(store, principal).where(condition).select([sql<number>`book.library_id`.as('l'), seriesNameSql(groupUnknown).as('name')]).distinct().compile(),
-  );
-  const out = new Map<string, { libraryId: number; name: string }>();
-  for (const r of rows) {
-    const key = seriesKey(r.l, r.name);
-    const seen = out.get(key);
-    if (!seen || r.name < seen.name) out.set(key, { libraryId: r.l, name: r.name });
-  }
-  return out;
+  const compiled = listedBooks(store, principal).where(condition).select([sql<number>`book.library_id`.as('l'), seriesNameSql(groupUnknown).as('name')]).distinct().compile();
+  // Remembered: a collection's series (a magic shelf is evaluated over the whole catalog) are asked for on every listing.
+  return remembered(store, compiled, () => {
+    const out = new Map<string, { libraryId: number; name: string }>();
+    for (const r of all<{ l: number; name: string }>(store, compiled)) {
+      const key = seriesKey(r.l, r.name);
+      const seen = out.get(key);
+      if (!seen || r.name < seen.name) out.set(key, { libraryId: r.l, name: r.name });
+    }
+    return out;
+  });
 }
 
 /** Per series key, how many of its visible books the user has read and is reading. */
@@ -319,6 +334,13 @@ export interface SeriesSummary {
   tags: string[];
 }
 
+/**
+ * The reader's state of each book, looked up per book (a series' books are few; driven from the reader's progress
+ * rows, SQLite would read all of them).
+ */
+const stateOf = (userId: number): RawBuilder<KomgaReadState> =>
+  sql<KomgaReadState>`coalesce((SELECT ${readStateSql('p')} FROM user_book_progress p WHERE p.user_id = ${userId} AND p.book_id = book.id), 'UNREAD')`;
+
 /** How many authors and tags a series lists at most (an "Unknown Series" may hold most of a catalog). */
 export const AGGREGATE_LIMIT = 50;
 
@@ -346,11 +368,15 @@ function orderedIds(store: Store, principal: Principal, ref: SeriesRef, conditio
 
 export function summarize(store: Store, principal: Principal, ref: SeriesRef, userId: number): SeriesSummary {
   const books = () => booksOf(store, principal, ref);
+  // The unknown series may hold most books: its states are read from the reader's progress rows instead.
   const states = all<{ state: KomgaReadState; n: number }>(
     store,
-    books()
-      .innerJoin('user_book_progress as p', (join) => join.onRef('p.book_id', '=', 'book.id').on('p.user_id', '=', userId))
-      .select([readStateSql('p').as('state'), sql<number>`count(*)`.as('n')])
+    (ref.bounded
+      ? books().select([stateOf(userId).as('state'), sql<number>`count(*)`.as('n')])
+      : books()
+          .innerJoin('user_book_progress as p', (join) => join.onRef('p.book_id', '=', 'book.id').on('p.user_id', '=', userId))
+          .select([readStateSql('p').as('state'), sql<number>`count(*)`.as('n')])
+    )
       .groupBy(sql`1`)
       .compile(),
   );
@@ -395,94 +421,97 @@ export function summarize(store: Store, principal: Principal, ref: SeriesRef, us
 }
 
 /**
- * Summaries of several series at once (a page of a series list): the series found through an index share five
- * queries, each series' books told apart by a CASE over their conditions; the unknown series are read one by one.
+ * Summaries of several series at once (a page of a series list): the books of every series found through an index
+ * are read in one statement (and their authors and tags in one each) and told apart here; the unknown series are read
+ * one by one. Small statements matter: SQLite prepares a statement again for the values bound to it.
  */
 export function summarizeMany(store: Store, principal: Principal, refs: readonly SeriesRef[], userId: number): SeriesSummary[] {
   const out: SeriesSummary[] = refs.map((ref) => (ref.lookup ? emptySummary(ref) : summarize(store, principal, ref, userId)));
-  const byName = refs.flatMap((ref, i) => (ref.lookup && 'names' in ref.lookup ? [{ ref, i }] : []));
-  const byId = refs.flatMap((ref, i) => (ref.lookup && 'ids' in ref.lookup ? [{ ref, i }] : []));
-  if (byName.length > 0) {
-    const names = byName.flatMap(({ ref }) => (ref.lookup && 'names' in ref.lookup ? ref.lookup.names : []));
-    summarizeBatch(store, principal, byName, sql<SqlBool>`m.series_name COLLATE NOCASE IN (${sql.join(names)})`, userId, out);
-  }
-  if (byId.length > 0) {
-    const ids = byId.flatMap(({ ref }) => (ref.lookup && 'ids' in ref.lookup ? ref.lookup.ids : []));
-    summarizeBatch(store, principal, byId, sql<SqlBool>`book.id IN (${sql.join(ids)})`, userId, out);
-  }
-  return out;
-}
-
-/** Fills the summaries of `batch` (positions in `out`): `lookup` finds all their books through an index. */
-function summarizeBatch(store: Store, principal: Principal, batch: { ref: SeriesRef; i: number }[], lookup: Cond, userId: number, out: SeriesSummary[]): void {
-  const which = sql<number>`(CASE ${sql.join(
-    batch.map(({ ref, i }) => sql`WHEN ${ref.members} THEN ${sql.lit(i)}`),
-    sql` `,
-  )} END)`;
-  const books = () => listedBooks(store, principal, { perRow: true }).where(lookup).where(sql<SqlBool>`${which} IS NOT NULL`);
-  for (const r of all<{ k: number; n: number; created: string | null; modified: string | null; release: string | null }>(
+  const byKey = new Map<string, number>();
+  const byBook = new Map<number, number>();
+  const names: string[] = [];
+  const ids: number[] = [];
+  refs.forEach((ref, i) => {
+    if (!ref.lookup) return;
+    if ('names' in ref.lookup) {
+      for (const name of ref.lookup.names) byKey.set(seriesKey(ref.libraryId, name), i);
+      names.push(...ref.lookup.names);
+    } else {
+      for (const id of ref.lookup.ids) byBook.set(id, i);
+      ids.push(...ref.lookup.ids);
+    }
+  });
+  const lookups: Cond[] = [];
+  if (names.length > 0) lookups.push(sql<SqlBool>`m.series_name COLLATE NOCASE IN (${sql.join(names)})`);
+  if (ids.length > 0) lookups.push(sql<SqlBool>`book.id IN (${sql.join(ids)})`);
+  if (lookups.length === 0) return out;
+  const rows = all<{ id: number; l: number; series: string | null; added: string; release: string | null; number: number | null; name: string; state: KomgaReadState }>(
     store,
-    books()
+    listedBooks(store, principal, { perRow: true })
+      .where(lookups.length === 1 ? (lookups[0] as Cond) : sql<SqlBool>`(${sql.join(lookups, sql` OR `)})`)
       .select([
-        which.as('k'),
-        sql<number>`count(*)`.as('n'),
-        sql<string>`min(book.added_on)`.as('created'),
-        sql<string>`max(book.added_on)`.as('modified'),
-        sql<string>`min(CASE WHEN m.published_date GLOB '[0-9][0-9][0-9][0-9]*' THEN substr(m.published_date, 1, 10) END)`.as('release'),
+        sql<number>`book.id`.as('id'),
+        sql<number>`book.library_id`.as('l'),
+        sql<string>`m.series_name`.as('series'),
+        sql<string>`book.added_on`.as('added'),
+        sql<string>`CASE WHEN m.published_date GLOB '[0-9][0-9][0-9][0-9]*' THEN substr(m.published_date, 1, 10) END`.as('release'),
+        sql<number>`m.series_number`.as('number'),
+        BOOK_NAME.as('name'),
+        stateOf(userId).as('state'),
       ])
-      .groupBy(sql`1`)
-      .compile(),
-  )) {
-    const summary = out[r.k];
-    if (summary) Object.assign(summary, { count: r.n, created: r.created, modified: r.modified, release: r.release });
-  }
-  const firsts = all<{ k: number; id: number }>(
-    store,
-    store.db
-      .selectFrom(books().select([which.as('k'), 'book.id', sql<number>`row_number() OVER (PARTITION BY ${which} ORDER BY ${SERIES_ORDER})`.as('rn')]).as('ranked'))
-      .select(['ranked.k', 'ranked.id'])
-      .where('ranked.rn', '=', 1)
       .compile(),
   );
-  for (const f of firsts) if (out[f.k]) (out[f.k] as SeriesSummary).firstBookId = f.id;
-  const ranked = books().select([which.as('k'), 'book.id']);
+  const members = new Map<number, typeof rows>();
+  const owner = new Map<number, number>();
+  for (const r of rows) {
+    const k = byBook.get(r.id) ?? (r.series !== null ? byKey.get(seriesKey(r.l, r.series)) : undefined);
+    const summary = k === undefined ? undefined : out[k];
+    if (k === undefined || !summary) continue;
+    owner.set(r.id, k);
+    members.set(k, [...(members.get(k) ?? []), r]);
+    summary.count += 1;
+    if (summary.created === null || r.added < summary.created) summary.created = r.added;
+    if (summary.modified === null || r.added > summary.modified) summary.modified = r.added;
+    if (r.release !== null && (summary.release === null || r.release < summary.release)) summary.release = r.release;
+    if (r.state === 'READ') summary.read += 1;
+    if (r.state === 'IN_PROGRESS') summary.inProgress += 1;
+  }
+  // The first book in series order: by number (none last), then name as NOCASE orders it, then id.
+  for (const [k, books] of members) {
+    const ordered = books
+      .map((b) => ({ b, name: nocase(b.name) }))
+      .sort((x, y) => (x.b.number ?? Infinity) - (y.b.number ?? Infinity) || (x.name < y.name ? -1 : x.name > y.name ? 1 : 0) || x.b.id - y.b.id);
+    (out[k] as SeriesSummary).firstBookId = ordered[0]?.b.id;
+  }
+  const memberIds = JSON.stringify([...owner.keys()]);
   for (const [table, mapping, key, field] of [
     ['author', 'book_metadata_author_mapping', 'author_id', 'authors'],
     ['tag', 'book_metadata_tag_mapping', 'tag_id', 'tags'],
   ] as const) {
-    const rows = all<{ k: number; name: string }>(
-      store,
-      store.db
-        .selectFrom(ranked.as('b'))
-        .innerJoin(sql.table(mapping).as('x'), (join) => join.on(sql<SqlBool>`x.book_id = b.id`))
-        .innerJoin(sql.table(table).as('t'), (join) => join.on(sql<SqlBool>`t.id = ${sql.ref(`x.${key}`)}`))
-        .select(['b.k', sql<string>`t.name`.as('name')])
-        .groupBy([sql`b.k`, sql`t.id`])
-        .orderBy(sql`b.k`)
-        .orderBy(sql`t.name COLLATE NOCASE`)
-        .compile(),
-    );
-    for (const r of rows) {
-      const list = out[r.k]?.[field];
-      if (list && list.length < AGGREGATE_LIMIT) list.push(r.name);
+    const named = cachedStatement(store.sqlite, `SELECT x.book_id AS id, t.name FROM ${mapping} x JOIN ${table} t ON t.id = x.${key} WHERE x.book_id IN (SELECT value FROM json_each(?))`).all(memberIds) as {
+      id: number;
+      name: string;
+    }[];
+    const seen = new Map<number, Set<string>>();
+    for (const r of named) {
+      const k = owner.get(r.id) as number;
+      seen.set(k, (seen.get(k) ?? new Set()).add(r.name));
     }
+    for (const [k, set] of seen) (out[k] as SeriesSummary)[field] = [...set].sort(compareNocase).slice(0, AGGREGATE_LIMIT);
   }
-  for (const r of all<{ k: number; state: KomgaReadState; n: number }>(
-    store,
-    books()
-      .innerJoin('user_book_progress as p', (join) => join.onRef('p.book_id', '=', 'book.id').on('p.user_id', '=', userId))
-      .select([which.as('k'), readStateSql('p').as('state'), sql<number>`count(*)`.as('n')])
-      .groupBy([sql`1`, sql`2`])
-      .compile(),
-  )) {
-    const summary = out[r.k];
-    if (summary && r.state === 'READ') summary.read = r.n;
-    if (summary && r.state === 'IN_PROGRESS') summary.inProgress = r.n;
-  }
+  return out;
 }
 
 function emptySummary(ref: SeriesRef): SeriesSummary {
   return { ref, count: 0, read: 0, inProgress: 0, created: null, modified: null, release: null, firstBookId: undefined, authors: [], tags: [] };
+}
+
+/** When the first and the last visible book of a library was added (walking the newest-first index from both ends). */
+export function libraryDates(store: Store, principal: Principal, libraryId: number): { created: string | undefined; modified: string | undefined } {
+  const inLibrary = () => listedBooks(store, principal, { metadata: false }).where(sql<SqlBool>`+book.library_id = ${libraryId}`).select('book.added_on');
+  const [created] = column<string>(store, inLibrary().orderBy('book.added_on').limit(1).compile());
+  const [modified] = column<string>(store, inLibrary().orderBy('book.added_on', 'desc').limit(1).compile());
+  return { created, modified };
 }
 
 /**
@@ -492,9 +521,7 @@ function emptySummary(ref: SeriesRef): SeriesSummary {
  */
 function unknownAggregates(store: Store, principal: Principal, ref: SeriesRef): Pick<SeriesSummary, 'count' | 'created' | 'modified' | 'release' | 'authors' | 'tags'> {
   const head = seriesIndex(store, principal, true).byKey.get(seriesKey(ref.libraryId, UNKNOWN_SERIES));
-  const inLibrary = () => listedBooks(store, principal, { metadata: false }).where(sql<SqlBool>`+book.library_id = ${ref.libraryId}`).select('book.added_on');
-  const [created] = column<string>(store, inLibrary().orderBy('book.added_on').limit(1).compile());
-  const [modified] = column<string>(store, inLibrary().orderBy('book.added_on', 'desc').limit(1).compile());
+  const { created, modified } = libraryDates(store, principal, ref.libraryId);
   const names = (table: 'author' | 'tag', mapping: string, key: string): string[] =>
     column<string>(
       store,

@@ -39,12 +39,12 @@ export const SERIES_ORDER = sql`(m.series_number IS NULL), m.series_number, ${BO
  */
 export function listedBooks(store: Store, principal: Principal, options: { perRow?: boolean; metadata?: boolean } = {}) {
   const from = store.db.selectFrom('book');
-  const joined = (options.metadata === false ? from : from.leftJoin('book_metadata as m', 'm.book_id', 'book.id')) as ReturnType<typeof joinedShape>;
+  const joined = (options.metadata === false ? from : from.leftJoin('book_metadata as m', 'm.book_id', 'book.id')) as ReturnType<typeof _joinedShape>;
   return joined.where(visibleBookFilter(principal, { libraryIndex: false, perRow: options.perRow })).where(sql<SqlBool>`book.deleted = 0 and book.is_physical = 0`);
 }
 
 /** The shape of `listedBooks` (the builder with the metadata join), for typing only. */
-function joinedShape(store: Store) {
+function _joinedShape(store: Store) {
   return store.db.selectFrom('book').leftJoin('book_metadata as m', 'm.book_id', 'book.id');
 }
 

@@ -10,8 +10,8 @@ import { collectionRow, findCollection, visibleCollections, type Collection } fr
 import { bookDto, collectionDto, pageEnvelope, pageOf, pageRequest, seriesDto, sliceOf, type Json, type Links } from './dto.ts';
 import { boolParam, bookConditions, libraryIds, listParam, readStatuses, seriesBookConditions, seriesCanMatch, textParam, type Query } from './filters.ts';
 import { bookProgress, type KomgaReadState } from './read-progress.ts';
-import { refOf, seriesBookIds, seriesIndex, seriesKeysWhere, seriesOfBooks, seriesReadCounts, summarizeMany, type SeriesHead, type SeriesRef } from './series.ts';
-import { all, column, compareNocase, listedBooks, NOTHING, remembered } from './sql.ts';
+import { libraryDates, refOf, seriesBookIds, seriesIndex, seriesKeysWhere, seriesOfBooks, seriesReadCounts, summarizeMany, type SeriesHead, type SeriesRef } from './series.ts';
+import { column, compareNocase, listedBooks, NOTHING, remembered } from './sql.ts';
 
 type JsonObject = { [key: string]: Json };
 
@@ -85,37 +85,14 @@ function seriesSortOf(sortParam: unknown): { sort: SeriesSort; desc: boolean } {
   return { sort: 'name', desc: false };
 }
 
-/** When the series' books were first and last added, per head (computed only for a sort by date). */
+/** When the series' books were first and last added, per head (the unknown series: its library's first and last). */
 function headDates(reader: KomgaReader, heads: readonly SeriesHead[]): Map<string, { created: string; modified: string }> {
-  const rows = all<{ l: number; name: string; created: string; modified: string }>(
-    reader.store,
-    listedBooks(reader.store, reader.principal)
-      .select([
-        sql<number>`book.library_id`.as('l'),
-        sql<string>`min(CASE WHEN m.series_name IS NOT NULL AND trim(m.series_name) <> '' THEN m.series_name END)`.as('name'),
-        sql<string>`min(book.added_on)`.as('created'),
-        sql<string>`max(book.added_on)`.as('modified'),
-      ])
-      .groupBy([sql`book.library_id`, sql`m.series_name COLLATE NOCASE`])
-      .compile(),
-  );
-  const byKey = new Map<string, { created: string; modified: string }>();
-  const named = new Map(rows.filter((r) => r.name !== null).map((r) => [`${r.l}\u0000${r.name.replace(/[A-Z]/g, (c) => c.toLowerCase())}`, r]));
+  const out = new Map<string, { created: string; modified: string }>();
   for (const head of heads) {
-    const row = named.get(head.key);
-    if (row && head.kind === 'named') byKey.set(head.key, row);
-    else {
-      const [agg] = all<{ created: string; modified: string }>(
-        reader.store,
-        listedBooks(reader.store, reader.principal)
-          .where(refOf(head).members)
-          .select([sql<string>`min(book.added_on)`.as('created'), sql<string>`max(book.added_on)`.as('modified')])
-          .compile(),
-      );
-      byKey.set(head.key, { created: agg?.created ?? '', modified: agg?.modified ?? '' });
-    }
+    const dates = head.kind === 'unknown' ? libraryDates(reader.store, reader.principal, head.libraryId) : head;
+    out.set(head.key, { created: dates.created ?? '', modified: dates.modified ?? '' });
   }
-  return byKey;
+  return out;
 }
 
 /**

@@ -113,7 +113,7 @@ interface FileRow {
   missing_at: string | null;
 }
 
-async function bookFacts(db: Db, bookId: number): Promise<Omit<BookFacts, 'fileName' | 'folderBased'>> {
+export async function bookFacts(db: Db, bookId: number): Promise<Omit<BookFacts, 'fileName' | 'folderBased'>> {
   const m = await db
     .selectFrom('book_metadata')
     .select(['title', 'subtitle', 'published_date', 'series_name', 'series_number', 'language', 'publisher', 'isbn_13', 'isbn_10'])

@@ -89,6 +89,15 @@ export interface Facet {
   active: boolean;
 }
 
+/** A curated set of publications shown inside a navigation feed (OPDS 2 `groups`; Atom has no such thing). */
+export interface Group {
+  title: string;
+  /** The full list the group is taken from. */
+  target: Target;
+  total: number;
+  entries: BookEntry[];
+}
+
 export interface Feed {
   id: string;
   title: string;
@@ -99,6 +108,8 @@ export interface Feed {
   paging?: Paging;
   /** Acquisition feeds only. */
   facets?: Facet[];
+  /** Rendered in OPDS 2 only. */
+  groups?: Group[];
   entries: Entry[];
   /** What to call an empty feed (OPDS 2 needs at least one item, so it becomes a link back to the start). */
   emptyTitle?: string;

@@ -18,7 +18,7 @@ import {
   type OpdsSortOrder,
 } from './catalog.ts';
 import { bookEntries } from './entries.ts';
-import { authorTarget, seriesTarget, type Facet, type Feed, type NavEntry, type Target } from './feed.ts';
+import { authorTarget, seriesTarget, type Facet, type Feed, type Group, type NavEntry, type Target } from './feed.ts';
 import { compileMagicShelf } from './magic-shelf-rules.ts';
 
 export type OpdsErrorCode = 'NOT_FOUND' | 'FORBIDDEN';
@@ -47,7 +47,12 @@ export interface FeedOptions {
   now: string;
   /** The catalog's name in titles. */
   name: string;
+  /** Build OPDS 2 groups (the Atom documents have none). */
+  groups?: boolean;
 }
+
+/** How many of the newest books the OPDS 2 start page shows. */
+export const RECENT_GROUP_SIZE = 10;
 
 export type Query = Record<string, unknown>;
 
@@ -83,9 +88,16 @@ const nav = (id: string, title: string, target: Target, kind: NavEntry['kind'], 
 
 const withPage = (target: Target, page: number, size: number): Target => ({ path: target.path, query: [...(target.query ?? []), ['page', String(page)], ['size', String(size)]] });
 
-export function rootFeed(options: FeedOptions): Feed {
+/** The newest books, as a group of the OPDS 2 start page. */
+export function recentGroup(store: Store, reader: Reader, options: FeedOptions): Group {
+  const { ids, total } = pageOfBooks(store, reader.principal, {}, 'RECENT', 1, RECENT_GROUP_SIZE);
+  return { title: 'Recently Added', target: withPage({ path: 'recent' }, 1, DEFAULT_PAGE_SIZE), total, entries: bookEntries(store, ids, reader.principal.userId, options.now) };
+}
+
+export function rootFeed(options: FeedOptions, recent?: Group): Feed {
   const first = (path: string): Target => withPage({ path }, 1, DEFAULT_PAGE_SIZE);
   return {
+    ...(recent ? { groups: [recent] } : {}),
     id: 'urn:booklore:root',
     title: `${options.name} Catalog`,
     updated: options.now,
@@ -286,16 +298,18 @@ export function catalogFeed(store: Store, reader: Reader, query: Query, options:
     const value = param(query, name);
     if (value !== undefined) carried.push([name, value]);
   }
-  return acquisitionFeed(store, reader, scope, { path: 'catalog', query: carried }, query, options, catalogFacets(store, scope, carried));
+  return acquisitionFeed(store, reader, scope, { path: 'catalog', query: carried }, query, options, catalogFacets(store, scope, carried, pageParams(query).size));
 }
 
 /**
  * Facets of a catalog feed: its orders (not for a series, which reads in its own order) and the formats of the
- * catalog's books. Each leads to the first page of the same feed with that `sort` or `format`; the filters stay.
+ * catalog's books. Each leads to the first page of the same feed (same page size) with that `sort` or `format`; the
+ * filters stay.
  */
-function catalogFacets(store: Store, scope: Scope, carried: [string, string][]): Facet[] {
+function catalogFacets(store: Store, scope: Scope, carried: [string, string][], size: number): Facet[] {
   const others = (name: string): [string, string][] => carried.filter(([n]) => n !== name);
-  const at = (name: string, value: string | undefined): Target => ({ path: 'catalog', query: [...others(name), ...(value === undefined ? [] : [[name, value] as [string, string]])] });
+  const at = (name: string, value: string | undefined): Target =>
+    withPage({ path: 'catalog', query: [...others(name), ...(value === undefined ? [] : [[name, value] as [string, string]])] }, 1, size);
   const facets: Facet[] = [];
   if (scope.order !== 'SERIES_NUMBER') {
     for (const [order, title] of SORT_FACETS) facets.push({ group: 'Sort', title, target: at('sort', order), active: scope.order === order });

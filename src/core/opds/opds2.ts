@@ -128,6 +128,14 @@ export function renderOpds2(feed: Feed, ctx: Opds2Context): Json {
     }
     out.facets = [...groups].map(([title, facetLinks]) => ({ metadata: { title }, links: facetLinks }));
   }
+  const groups = (feed.groups ?? []).filter((g) => g.entries.some((e) => e.files.length > 0));
+  if (groups.length > 0) {
+    out.groups = groups.map((g) => ({
+      metadata: { title: g.title, numberOfItems: g.total },
+      links: [link('self', hrefOf(ctx.root, g.target), { title: g.title })],
+      publications: g.entries.filter((e) => e.files.length > 0).map((book) => publication(ctx, book)),
+    }));
+  }
   // A publication needs an acquisition link: a book whose files are all gone has nothing to offer in OPDS 2.
   const books = feed.entries.filter((e): e is BookEntry => e.type === 'book' && e.files.length > 0);
   const navigation = feed.entries.filter((e): e is NavEntry => e.type === 'nav');

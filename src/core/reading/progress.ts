@@ -86,10 +86,11 @@ function hasLegacyForm(input: ProgressInput): boolean {
 }
 
 /**
- * Applies a reader's progress report for `userId`. Throws ReadingError for a missing book, a file that is not the
- * book's, a legacy report on a book without a readable file, or a page position that is not a number.
+ * Applies a reader's progress report for `userId` and returns the percent it recorded (undefined when the report carried
+ * none). Throws ReadingError for a missing book, a file that is not the book's, a legacy report on a book without a
+ * readable file, or a page position that is not a number.
  */
-export async function recordProgress(db: Db, userId: number, input: ProgressInput, now: string = nowIso()): Promise<void> {
+export async function recordProgress(db: Db, userId: number, input: ProgressInput, now: string = nowIso()): Promise<number | undefined> {
   const book = await loadBookFiles(db, input.bookId);
   if (!book) throw new ReadingError('BOOK_NOT_FOUND', `Book not found with ID: ${input.bookId}`);
   const primaryKind = readerKind(book.primary?.book_type ?? null);
@@ -150,4 +151,5 @@ export async function recordProgress(db: Db, userId: number, input: ProgressInpu
         .execute();
     }
   });
+  return percent;
 }

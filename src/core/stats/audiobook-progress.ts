@@ -23,7 +23,8 @@ const FINISHED = 98;
 
 /** Every audiobook the caller has listening sessions of. */
 export async function audiobookProgress(db: Db, principal: Principal): Promise<AudiobookProgress[]> {
-  const rows = await callerSessions(db, principal, { kind: 'listening' })
+  const sessions = await callerSessions(db, principal, { kind: 'listening' });
+  const rows = await sessions
     .leftJoin('book_metadata as m', 'm.book_id', 'reading_sessions.book_id')
     .select((eb) => [
       'reading_sessions.book_id',

@@ -21,7 +21,8 @@ export interface BookSpan {
 
 /** Books with sessions (of any kind) begun in the local year, ordered by their first one. */
 export async function bookTimeline(db: Db, principal: Principal, year: number): Promise<BookSpan[]> {
-  const rows = await callerSessions(db, principal, { kind: 'any', period: localPeriod(year) })
+  const sessions = await callerSessions(db, principal, { kind: 'any', period: localPeriod(year) });
+  const rows = await sessions
     .leftJoin('book_metadata as m', 'm.book_id', 'reading_sessions.book_id')
     .leftJoin('user_book_progress as p', (join) => join.onRef('p.book_id', '=', 'reading_sessions.book_id').onRef('p.user_id', '=', 'reading_sessions.user_id'))
     .select((eb) => [

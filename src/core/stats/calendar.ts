@@ -62,8 +62,14 @@ export function localDateTimeOf(ms: number): string {
   return `${pad(d.getFullYear(), 4)}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}${fraction}`;
 }
 
-/** Instants as the catalog stores them: ISO-8601 UTC with milliseconds, which compare as text. */
-export const isoOf = (ms: number): string => new Date(ms).toISOString();
+const FIRST_INSTANT = Date.parse('0001-01-01T00:00:00.000Z');
+const LAST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
+
+/**
+ * Instants as the catalog stores them: ISO-8601 UTC with milliseconds, which compare as text. Kept within years
+ * 0001–9999, whose text has four year digits (an expanded year would compare wrongly).
+ */
+export const isoOf = (ms: number): string => new Date(Math.min(Math.max(ms, FIRST_INSTANT), LAST_INSTANT)).toISOString();
 
 /** A half-open range of instants, as stored text: start ≤ t < end. */
 export interface Period {

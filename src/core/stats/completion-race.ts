@@ -23,7 +23,8 @@ const BOOK_LIMIT = 10;
 export async function completionRace(db: Db, principal: Principal, year: number): Promise<RaceSession[]> {
   const period = localPeriod(year);
   const settled = sql<string | null>`coalesce(p.date_finished, p.read_status_modified_time, p.last_read_time)`;
-  const raced = callerSessions(db, principal, { kind: 'any' })
+  const sessions = await callerSessions(db, principal, { kind: 'any' });
+  const raced = sessions
     .innerJoin('user_book_progress as p', (join) => join.onRef('p.book_id', '=', 'reading_sessions.book_id').onRef('p.user_id', '=', 'reading_sessions.user_id'))
     .where('p.read_status', '=', 'READ')
     .where(settled, '>=', period.start)

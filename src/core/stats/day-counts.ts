@@ -4,6 +4,7 @@ import type { Principal } from '../auth/principal.ts';
 import type { Db } from '../store/store.ts';
 import { dateOfDay, type Period } from './calendar.ts';
 import { callerSessions, sessionOffsets, type SessionKind } from './session-scope.ts';
+import { tallySessions } from './session-tally.ts';
 import { localDaySql } from './zone-offsets.ts';
 
 export interface DayActivity {
@@ -16,16 +17,9 @@ export interface DayActivity {
 /** Per local day of start, in day order: how many sessions of the kind began and how long they lasted. */
 export async function sessionsPerDay(db: Db, principal: Principal, kind: SessionKind, period?: Partial<Period>): Promise<DayActivity[]> {
   const spans = await sessionOffsets(db, principal.userId, period);
-  const rows = await callerSessions(db, principal, { kind, period })
-    .select((eb) => [
-      localDaySql(sql.ref('reading_sessions.start_time'), spans).as('day'),
-      eb.fn.countAll<number>().as('sessions'),
-      eb.fn.sum<number>('reading_sessions.duration_seconds').as('duration'),
-    ])
-    .groupBy(sql`day`)
-    .orderBy(sql`day`)
-    .execute();
-  return rows.map((r) => ({ day: Number(r.day), sessions: Number(r.sessions), durationSeconds: Number(r.duration ?? 0) }));
+  const sessions = await callerSessions(db, principal, { kind, period });
+  const days = await tallySessions(sessions, localDaySql(sql.ref('reading_sessions.start_time'), spans));
+  return [...days].sort(([a], [b]) => a - b).map(([day, t]) => ({ day, sessions: t.sessions, durationSeconds: t.seconds }));
 }
 
 /** ReadingSessionHeatmapResponse */

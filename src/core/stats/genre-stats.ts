@@ -19,7 +19,8 @@ export interface GenreStats {
  * both most first, then by name. Sessions are summed per book before they meet the categories, so each session is read once.
  */
 export async function genreStats(db: Db, principal: Principal, kind: 'any' | 'listening'): Promise<GenreStats[]> {
-  const perBook = callerSessions(db, principal, { kind })
+  const sessions = await callerSessions(db, principal, { kind });
+  const perBook = sessions
     .select((eb) => ['reading_sessions.book_id', eb.fn.countAll<number>().as('sessions'), eb.fn.sum<number>('reading_sessions.duration_seconds').as('duration')])
     .groupBy('reading_sessions.book_id')
     .as('s');

@@ -14,7 +14,8 @@ export interface AuthorListening {
 
 /** Every author of an audiobook with listening sessions, most listened first, then by name. */
 export async function listeningAuthors(db: Db, principal: Principal): Promise<AuthorListening[]> {
-  const perBook = callerSessions(db, principal, { kind: 'listening' })
+  const sessions = await callerSessions(db, principal, { kind: 'listening' });
+  const perBook = sessions
     .select((eb) => ['reading_sessions.book_id', eb.fn.countAll<number>().as('sessions'), eb.fn.sum<number>('reading_sessions.duration_seconds').as('duration')])
     .groupBy('reading_sessions.book_id')
     .as('s');

@@ -2,8 +2,8 @@
 import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
 import type { Db } from '../store/store.ts';
-import { callerProgress, callerSessions, sessionOffsets } from './session-scope.ts';
-import { localMonthSql, offsetSpans } from './zone-offsets.ts';
+import { localPeriod } from './calendar.ts';
+import { callerProgress, sessionScope } from './session-scope.ts';
 
 /** MonthlyPaceResponse */
 export interface PaceMonth {
@@ -16,37 +16,50 @@ export interface PaceMonth {
 /** When a finished book was finished: its finish date, else its status change. */
 const FINISHED_AT = sql<string | null>`coalesce(user_book_progress.date_finished, user_book_progress.read_status_modified_time)`;
 
+/** Finish instants counted per local month, newest month first, the first `months` of them. */
+export function latestMonths(finishes: readonly number[], months: number): { year: number; month: number; books: number }[] {
+  const counts = new Map<number, number>();
+  for (const ms of finishes) {
+    const d = new Date(ms);
+    const key = d.getFullYear() * 12 + d.getMonth();
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return [...counts]
+    .sort(([a], [b]) => b - a)
+    .slice(0, months)
+    .map(([key, books]) => ({ year: Math.floor(key / 12), month: (key % 12) + 1, books }));
+}
+
 /**
  * The latest `months` months in which the caller finished (READ) a book they have listening sessions of, newest first;
  * months without such a finish are absent, whatever was listened to in them.
  */
 export async function listeningPace(db: Db, principal: Principal, months: number): Promise<PaceMonth[]> {
-  const finished = callerProgress(db, principal)
+  const finished = await callerProgress(db, principal)
     .where('user_book_progress.read_status', '=', 'READ')
     .where(FINISHED_AT, 'is not', null)
     .where(({ exists, selectFrom }) =>
       exists(
         selectFrom('reading_sessions as s')
           .select(sql.lit(1).as('one'))
-          .whereRef('s.book_id', '=', 'user_book_progress.book_id')
           .whereRef('s.user_id', '=', 'user_book_progress.user_id')
+          .whereRef('s.book_id', '=', 'user_book_progress.book_id')
           .where('s.book_type', '=', 'AUDIOBOOK'),
       ),
-    );
-  const range = await finished.select((eb) => [eb.fn.min(FINISHED_AT).as('first'), eb.fn.max(FINISHED_AT).as('last')]).executeTakeFirst();
-  if (!range?.first || !range.last) return [];
-  const finishSpans = offsetSpans(Date.parse(range.first), Date.parse(range.last));
-  const completions = await finished
-    .select((eb) => [localMonthSql(FINISHED_AT, finishSpans).as('month'), eb.fn.countAll<number>().as('books')])
-    .groupBy(sql`month`)
-    .orderBy(sql`month`, 'desc')
-    .limit(months)
+    )
+    .select(FINISHED_AT.as('at'))
     .execute();
-  const sessionSpans = await sessionOffsets(db, principal.userId);
-  const listened = await callerSessions(db, principal, { kind: 'listening' })
-    .select((eb) => [localMonthSql(sql.ref('reading_sessions.start_time'), sessionSpans).as('month'), eb.fn.sum<number>('reading_sessions.duration_seconds').as('seconds')])
-    .groupBy(sql`month`)
-    .execute();
-  const seconds = new Map(listened.map((l) => [l.month, Number(l.seconds ?? 0)]));
-  return completions.map((c) => ({ year: Number(c.month.slice(0, 4)), month: Number(c.month.slice(5, 7)), booksCompleted: Number(c.books), totalListeningSeconds: seconds.get(c.month) ?? 0 }));
+  const latest = latestMonths(
+    finished.map((f) => Date.parse(f.at as string)).filter((ms) => !Number.isNaN(ms)),
+    months,
+  );
+  const scope = await sessionScope(db, principal);
+  const out: PaceMonth[] = [];
+  for (const m of latest) {
+    const listened = await scope
+      .sessions({ kind: 'listening', period: localPeriod(m.year, m.month) })
+      .select((eb) => eb.fn.sum<number>('reading_sessions.duration_seconds').as('seconds')).executeTakeFirst();
+    out.push({ year: m.year, month: m.month, booksCompleted: m.books, totalListeningSeconds: Number(listened?.seconds ?? 0) });
+  }
+  return out;
 }

@@ -78,14 +78,17 @@ const epochMs = (column: string) => sql<number>`cast(round(unixepoch(${sql.ref(c
 
 /** Books the caller has READ (with a finish, status or read time) and read in at least two sessions, best grip first. */
 export async function pageTurnerScores(db: Db, principal: Principal): Promise<PageTurnerScore[]> {
-  const rows = await callerProgress(db, principal)
-    .innerJoin('reading_sessions', (join) =>
-      join.onRef('reading_sessions.user_id', '=', 'user_book_progress.user_id').onRef('reading_sessions.book_id', '=', 'user_book_progress.book_id'),
-    )
+  const finished = callerProgress(db, principal)
+    .select('user_book_progress.book_id')
     .where('user_book_progress.read_status', '=', 'READ')
-    .where(sql<string | null>`coalesce(user_book_progress.date_finished, user_book_progress.read_status_modified_time, user_book_progress.last_read_time)`, 'is not', null)
-    .select(['user_book_progress.book_id', epochMs('reading_sessions.start_time').as('start'), epochMs('reading_sessions.end_time').as('end'), 'reading_sessions.duration_seconds'])
-    .orderBy('user_book_progress.book_id')
+    .where(sql<string | null>`coalesce(user_book_progress.date_finished, user_book_progress.read_status_modified_time, user_book_progress.last_read_time)`, 'is not', null);
+  // Driven by the finished books (a few hundred), each one's sessions read in start order from the user-book index.
+  const rows = await db
+    .selectFrom('reading_sessions')
+    .where('reading_sessions.user_id', '=', principal.userId)
+    .where('reading_sessions.book_id', 'in', finished)
+    .select(['reading_sessions.book_id', epochMs('reading_sessions.start_time').as('start'), epochMs('reading_sessions.end_time').as('end'), 'reading_sessions.duration_seconds'])
+    .orderBy('reading_sessions.book_id')
     .orderBy('reading_sessions.start_time')
     .execute();
   const byBook = new Map<number, TimedSession[]>();

@@ -20,7 +20,8 @@ export interface ReadingSpeedDay {
 export async function readingSpeed(db: Db, principal: Principal, year: number): Promise<ReadingSpeedDay[]> {
   const period = localPeriod(year);
   const spans = offsetSpans(Date.parse(period.start), Date.parse(period.end));
-  const rows = await callerSessions(db, principal, { kind: 'any' })
+  const sessions = await callerSessions(db, principal, { kind: 'any' });
+  const rows = await sessions
     .where('reading_sessions.created_at', '>=', period.start)
     .where('reading_sessions.created_at', '<', period.end)
     .where('reading_sessions.duration_seconds', '>', 0)

@@ -20,7 +20,8 @@ export function scatterPoint(startTime: string, durationSeconds: number): Scatte
 }
 
 export async function sessionScatter(db: Db, principal: Principal, kind: SessionKind, period?: Period): Promise<ScatterPoint[]> {
-  const rows = await callerSessions(db, principal, { kind, period })
+  const sessions = await callerSessions(db, principal, { kind, period });
+  const rows = await sessions
     .select(['reading_sessions.start_time', 'reading_sessions.duration_seconds'])
     .orderBy('reading_sessions.start_time', 'desc')
     .orderBy('reading_sessions.id', 'desc')

@@ -18,7 +18,8 @@ export interface TimelineSession {
 
 /** Sessions of every kind in week `week` of `year` (see localWeekPeriod), titled by metadata, else first file name. */
 export async function weekTimeline(db: Db, principal: Principal, year: number, week: number): Promise<TimelineSession[]> {
-  const rows = await callerSessions(db, principal, { kind: 'any', period: localWeekPeriod(year, week) })
+  const sessions = await callerSessions(db, principal, { kind: 'any', period: localWeekPeriod(year, week) });
+  const rows = await sessions
     .leftJoin('book_metadata', 'book_metadata.book_id', 'reading_sessions.book_id')
     .select([
       'reading_sessions.book_id',

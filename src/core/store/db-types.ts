@@ -21,6 +21,19 @@ export interface AppSettingsTable {
   val: string | null;
 }
 
+export interface AuditLogTable {
+  id: Generated<number>;
+  user_id: number | null;
+  username: string;
+  action: string;
+  entity_type: string | null;
+  entity_id: number | null;
+  description: string;
+  ip_address: string | null;
+  country_code: string | null;
+  created_at: Generated<string>;
+}
+
 export interface AuthorTable {
   id: Generated<number>;
   name: string;
@@ -608,6 +621,39 @@ export interface NewPdfViewerPreferenceTable {
   background_color: string | null;
 }
 
+export interface OidcAuthStateTable {
+  state_hash: string | null;
+  expires_at: string;
+}
+
+export interface OidcGroupMappingTable {
+  id: Generated<number>;
+  oidc_group_claim: string;
+  is_admin: Generated<number>;
+  permissions: string | null;
+  library_ids: string | null;
+  description: string | null;
+  created_at: Generated<string>;
+  updated_at: Generated<string>;
+}
+
+export interface OidcLogoutJtiTable {
+  jti: string | null;
+  expires_at: string;
+}
+
+export interface OidcSessionTable {
+  id: Generated<number>;
+  user_id: number;
+  oidc_subject: string;
+  oidc_issuer: string;
+  oidc_session_id: string | null;
+  id_token_hint: string | null;
+  created_at: Generated<string>;
+  last_refreshed_at: string | null;
+  revoked: Generated<number>;
+}
+
 export interface OpdsUserV2Table {
   id: Generated<number>;
   user_id: number;
@@ -854,6 +900,7 @@ export interface UsersTable {
 export interface DB {
   annotations: AnnotationsTable;
   app_settings: AppSettingsTable;
+  audit_log: AuditLogTable;
   author: AuthorTable;
   book: BookTable;
   book_file: BookFileTable;
@@ -899,6 +946,10 @@ export interface DB {
   mood: MoodTable;
   move_journal: MoveJournalTable;
   new_pdf_viewer_preference: NewPdfViewerPreferenceTable;
+  oidc_auth_state: OidcAuthStateTable;
+  oidc_group_mapping: OidcGroupMappingTable;
+  oidc_logout_jti: OidcLogoutJtiTable;
+  oidc_session: OidcSessionTable;
   opds_user_v2: OpdsUserV2Table;
   pdf_annotations: PdfAnnotationsTable;
   pdf_viewer_preference: PdfViewerPreferenceTable;

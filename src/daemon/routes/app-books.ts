@@ -14,6 +14,8 @@ import { parseReadStatus } from '../../core/reading/read-status.ts';
 import { setReadStatus } from '../../core/reading/read-status-update.ts';
 import { checkBookAccess } from '../access.ts';
 import { principalOf } from '../authenticate.ts';
+import type { DaemonContext } from '../context.ts';
+import { syncToHardcover } from '../hardcover-sync.ts';
 import { badRequest, bookNotFound } from '../http-errors.ts';
 import type { RouteRequest, RouteSpec } from '../route-spec.ts';
 import { appWork, BookIdParams, PagingQuery } from './app-shared.ts';
@@ -67,7 +69,7 @@ const bookIdOf = (request: RouteRequest): number => (request.params as { bookId:
 const limitOf = (request: RouteRequest): number => pageSize((request.query as { limit?: number }).limit, 10);
 
 /** Summaries of the ids for the caller. */
-const summaries = (request: RouteRequest, ids: number[], ctx: Parameters<RouteSpec['handler']>[2]) => bookSummaries(ctx.store, principalOf(request).userId, ids);
+const summaries = (request: RouteRequest, ids: number[], ctx: DaemonContext) => bookSummaries(ctx.store, principalOf(request).userId, ids);
 
 export const appBookRoutes: RouteSpec[] = [
   {
@@ -187,7 +189,8 @@ export const appBookRoutes: RouteSpec[] = [
       if (!carriesProgress(input)) throw badRequest('Validation error', ['progressValid: At least one progress field must be provided']);
       const principal = principalOf(request);
       checkBookAccess(ctx, principal, input.bookId);
-      await appWork(() => recordProgress(ctx.store.db, principal.userId, input));
+      const percent = await appWork(() => recordProgress(ctx.store.db, principal.userId, input));
+      syncToHardcover(ctx, principal.userId, input.bookId, percent);
       return reply.status(200).send();
     },
   },

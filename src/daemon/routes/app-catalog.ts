@@ -4,6 +4,7 @@ import Type from 'typebox';
 import { appPage, pageNumber, pageSize } from '../../core/app/app-page.ts';
 import { appAuthorDetail, appAuthorsPage, type AuthorsQuery } from '../../core/app/authors.ts';
 import { bookSummaries } from '../../core/app/book-summary.ts';
+import { authorIdsWithPhoto, authorImagesRoot, hasAuthorPhoto } from '../../core/authors/author-photos.ts';
 import { appFilterOptions } from '../../core/app/filter-options.ts';
 import { appLibraries } from '../../core/app/libraries.ts';
 import { appSeriesPage, seriesBooks } from '../../core/app/series.ts';
@@ -30,9 +31,10 @@ export const appCatalogRoutes: RouteSpec[] = [
       }),
     },
     handler: (request, _reply, ctx) =>
-      appWork(() => {
+      appWork(async () => {
         const query = request.query as AuthorsQuery & { page?: number; size?: number };
-        return appAuthorsPage(ctx.store, principalOf(request), { dir: 'asc', ...query }, pageNumber(query.page), pageSize(query.size, AUTHORS_SIZE));
+        const withPhoto = await authorIdsWithPhoto(authorImagesRoot(ctx.config.dataDir));
+        return appAuthorsPage(ctx.store, principalOf(request), { dir: 'asc', ...query }, pageNumber(query.page), pageSize(query.size, AUTHORS_SIZE), withPhoto);
       }),
   },
   {
@@ -40,7 +42,11 @@ export const appCatalogRoutes: RouteSpec[] = [
     url: '/api/v1/app/authors/{authorId}',
     auth: 'jwt',
     schema: { params: Type.Object({ authorId: Type.Integer() }) },
-    handler: (request, _reply, ctx) => appWork(() => appAuthorDetail(ctx.store, principalOf(request), (request.params as { authorId: number }).authorId)),
+    handler: (request, _reply, ctx) =>
+      appWork(async () => {
+        const { authorId } = request.params as { authorId: number };
+        return appAuthorDetail(ctx.store, principalOf(request), authorId, await hasAuthorPhoto(authorImagesRoot(ctx.config.dataDir), authorId));
+      }),
   },
   {
     method: 'GET',

@@ -2,15 +2,18 @@
 import Type from 'typebox';
 import { AccountError, type AccountErrorCode } from '../../core/auth/account-error.ts';
 import { loginWithPassword } from '../../core/auth/login.ts';
+import { endSessionUrl } from '../../core/auth/oidc/end-session.ts';
 import { createAuthLimits, type AuthLimits } from '../../core/auth/login-rate-limit.ts';
 import { PERMISSIONS, type Permission } from '../../core/auth/permissions.ts';
 import { refreshSession, revokeRefreshTokens } from '../../core/auth/refresh-tokens.ts';
 import { loginRemote, remoteAuthSettings } from '../../core/auth/remote-auth.ts';
 import { registerUser } from '../../core/users/user-admin.ts';
 import { principalOf } from '../authenticate.ts';
+import { audit, auditedLogin, auditedRefresh } from '../audit.ts';
 import type { DaemonContext } from '../context.ts';
 import { ApiError } from '../http-errors.ts';
 import { ADMIN, type RouteSpec } from '../route-spec.ts';
+import { oidcDeps } from './oidc.ts';
 
 const ACCOUNT_ERROR_STATUS: Record<AccountErrorCode, number> = {
   INVALID_CREDENTIALS: 400,
@@ -84,7 +87,7 @@ export const authRoutes: RouteSpec[] = [
     schema: { body: UserLoginRequest },
     handler: async (request, _reply, ctx) => {
       const { username, password } = request.body as { username: string; password: string };
-      const result = await accountCall(() => loginWithPassword(ctx.store.db, ctx.jwtSecret, authLimits(ctx).login, { username, password, ip: request.ip }));
+      const result = await accountCall(() => auditedLogin(ctx, request, username, () => loginWithPassword(ctx.store.db, ctx.jwtSecret, authLimits(ctx).login, { username, password, ip: request.ip })));
       return { accessToken: result.accessToken, refreshToken: result.refreshToken, expires: result.expires, isDefaultPassword: result.isDefaultPassword };
     },
   },
@@ -95,7 +98,7 @@ export const authRoutes: RouteSpec[] = [
     schema: { body: RefreshTokenRequest },
     handler: async (request, _reply, ctx) => {
       const { refreshToken } = request.body as { refreshToken: string };
-      const result = await accountCall(() => refreshSession(ctx.store.db, ctx.jwtSecret, authLimits(ctx).refresh, request.ip, refreshToken));
+      const result = await accountCall(() => auditedRefresh(ctx, request, () => refreshSession(ctx.store.db, ctx.jwtSecret, authLimits(ctx).refresh, request.ip, refreshToken)));
       return { accessToken: result.accessToken, refreshToken: result.refreshToken, expires: result.expires };
     },
   },
@@ -105,9 +108,11 @@ export const authRoutes: RouteSpec[] = [
     auth: 'jwt',
     rule: 'any',
     handler: async (request, _reply, ctx) => {
-      await revokeRefreshTokens(ctx.store.db, principalOf(request).userId);
-      // An end-session URL exists only for OIDC users while OIDC is on; Bindery has no OIDC sign-in.
-      return { logoutUrl: null };
+      const { userId, username } = principalOf(request);
+      await revokeRefreshTokens(ctx.store.db, userId);
+      await audit(ctx, request, 'LOGOUT', `User logged out: ${username}`, { type: 'User', id: userId });
+      // An end-session URL exists only for OIDC users while OIDC is on (null otherwise).
+      return { logoutUrl: await endSessionUrl(oidcDeps(ctx), userId, firstHeader(request.headers.origin)) };
     },
   },
   {
@@ -120,7 +125,7 @@ export const authRoutes: RouteSpec[] = [
       const body = request.body as Record<string, unknown> & { username: string; password: string; name: string; email: string; selectedLibraries?: number[] | null };
       const permissions: Partial<Record<Permission, boolean>> = {};
       for (const [json, entity] of REGISTERABLE) permissions[json] = body[entity] === true;
-      await accountCall(() =>
+      const userId = await accountCall(() =>
         registerUser(ctx.store.db, {
           username: body.username,
           password: body.password,
@@ -130,6 +135,7 @@ export const authRoutes: RouteSpec[] = [
           libraryIds: body.selectedLibraries ?? [],
         }),
       );
+      await audit(ctx, request, 'USER_CREATED', `Created user: ${body.username}`, { type: 'User', id: userId });
       return reply.status(204).send();
     },
   },

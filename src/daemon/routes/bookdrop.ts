@@ -10,6 +10,7 @@ import { BookdropError, listBookdropFiles, selectedIds } from '../../core/bookdr
 import { bookdropCoverPath } from '../../core/bookdrop/bookdrop-paths.ts';
 import { finalizeImport, finalizeResultJson, type FinalizeRequest } from '../../core/bookdrop/finalize.ts';
 import { syncBookdrop } from '../../core/bookdrop/intake.ts';
+import { auditBookdropImport } from '../audit.ts';
 import { principalOf } from '../authenticate.ts';
 import { daemonBookdropFetcher } from '../bookdrop-fetcher.ts';
 import { daemonBookdropEnv } from '../bookdrop-watcher.ts';
@@ -118,6 +119,7 @@ export const bookdropRoutes: RouteSpec[] = [
         else if (r.warning) ctx.log.warn({ fileId: r.fileId, path: r.path, reason: r.warning }, 'bookdrop: imported with a problem');
       }
       ctx.log.info({ imported: outcome.successfullyImported, failed: outcome.failed }, 'bookdrop: import finished');
+      await auditBookdropImport(ctx, request, outcome.results);
       return finalizeResultJson(outcome);
     },
   },

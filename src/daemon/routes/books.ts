@@ -15,6 +15,7 @@ import { readSnapshot } from '../../core/store/snapshot.ts';
 import type { Store } from '../../core/store/store.ts';
 import type { Principal } from '../../core/auth/principal.ts';
 import { checkBookAccess, requireBookAccess, requireLibraryAccess } from '../access.ts';
+import { audit } from '../audit.ts';
 import { principalOf } from '../authenticate.ts';
 import type { DaemonContext } from '../context.ts';
 import { ApiError, badRequest, bookNotFound } from '../http-errors.ts';
@@ -197,7 +198,9 @@ export const bookRoutes: RouteSpec[] = [
       const principal = principalOf(request);
       const ids = idList((request.query as { ids: string[] }).ids);
       const visible = await visibleAmong(ctx.store.db, principal, ids);
-      return deleteBooks(ctx.store.db, ctx.paths.covers, ids.filter((id) => visible.has(id)));
+      const result = await deleteBooks(ctx.store.db, ctx.paths.covers, ids.filter((id) => visible.has(id)));
+      if (result.deleted.length > 0) await audit(ctx, request, 'BOOK_DELETED', `Deleted ${result.deleted.length} book(s): ${result.deleted.join(', ')}`, result.deleted.length === 1 ? { type: 'Book', id: result.deleted[0] } : undefined);
+      return result;
     },
   },
   {

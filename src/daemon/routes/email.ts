@@ -5,6 +5,7 @@ import { createProvider, deleteProvider, getProvider, listProviders, setDefaultP
 import { createRecipient, defaultRecipient, deleteRecipient, getRecipient, listRecipients, setDefaultRecipient, updateRecipient, type RecipientInput } from '../../core/email/recipients.ts';
 import { sendBookMail } from '../../core/email/send-book.ts';
 import { isAdmin } from '../../core/auth/principal.ts';
+import { audit } from '../audit.ts';
 import { principalOf } from '../authenticate.ts';
 import { accessibleBookFiles } from '../book-file-access.ts';
 import type { DaemonContext } from '../context.ts';
@@ -67,7 +68,10 @@ async function dispatch(request: RouteRequest, ctx: DaemonContext, bookId: numbe
   if (!file?.path || file.folderBased) throw new ApiError(404, `File not found: ${bookFileId ?? bookId}`);
   const title = files.title ?? file.fileName;
   const job = sendBookMail(account, { to: to.email, title, filePath: file.path })
-    .then(() => ctx.log.info({ bookId, to: to.email }, 'book sent by e-mail'))
+    .then(async () => {
+      ctx.log.info({ bookId, to: to.email }, 'book sent by e-mail');
+      await audit(ctx, request, 'BOOK_SENT', `Sent book: ${title} to ${to.email}`, { type: 'Book', id: bookId });
+    })
     .catch((error: unknown) => ctx.log.error({ bookId, to: to.email, err: error }, 'sending the book by e-mail failed'));
   ctx.background.add(job);
   void job.finally(() => ctx.background.delete(job));

@@ -1,5 +1,7 @@
 // The route table: every group's routes, in one list the app registers and the permission test walks.
 import type { RouteSpec } from '../route-spec.ts';
+import { auditLogRoutes } from './audit-logs.ts';
+import { hardcoverSyncSettingsRoutes } from './hardcover-sync-settings.ts';
 import { bookdropRoutes } from './bookdrop.ts';
 import { uploadRoutes } from './uploads.ts';
 import { duplicateRoutes } from './duplicates.ts';
@@ -8,6 +10,7 @@ import { settingsRoutes } from './settings.ts';
 import { shelfRoutes } from './shelves.ts';
 import { systemRoutes } from './system.ts';
 import { uiReadRoutes } from './ui-reads.ts';
+import { authorRoutes } from './authors.ts';
 import { accountRoutes } from './users.ts';
 import { libraryRoutes } from './libraries.ts';
 import { pathRoutes } from './paths.ts';
@@ -41,7 +44,13 @@ import { appShelfRoutes } from './app-shelves.ts';
 import { appNotebookRoutes } from './app-notebook.ts';
 import { appUserRoutes } from './app-user.ts';
 import { userStatsRoutes } from './user-stats.ts';
+import { magicShelfRoutes } from './magic-shelves.ts';
+import { iconRoutes } from './icons.ts';
+import { additionalFileRoutes } from './additional-files.ts';
+import { bookContentRoutes } from './book-content.ts';
+import { oidcRoutes } from './oidc.ts';
+import { oidcGroupMappingRoutes } from './oidc-group-mappings.ts';
 
 export function allRoutes(): RouteSpec[] {
-  return [...systemRoutes, ...accountRoutes, ...duplicateRoutes, ...readingRoutes, ...shelfRoutes, ...settingsRoutes, ...uiReadRoutes, ...libraryRoutes, ...pathRoutes, ...bookRoutes, ...bookFileRoutes, ...mediaRoutes, ...fileMoveRoutes, ...koreaderUserRoutes, ...kosyncRoutes, ...opdsRoutes, ...komgaRoutes, ...bookdropRoutes, ...uploadRoutes, ...sidecarRoutes, ...contentRestrictionRoutes, ...readerRoutes, ...readerNoteRoutes, ...readingSessionRoutes, ...customFontRoutes, ...emailRoutes, ...koboSettingsRoutes, ...koboRoutes, ...metadataProviderRoutes, ...metadataTaskRoutes, ...taskRoutes, ...reviewRoutes, ...coverSearchRoutes, ...metadataEditRoutes, ...coverRoutes, ...appBookRoutes, ...appCatalogRoutes, ...appShelfRoutes, ...appNotebookRoutes, ...appUserRoutes, ...userStatsRoutes];
+  return [...systemRoutes, ...accountRoutes, ...duplicateRoutes, ...readingRoutes, ...shelfRoutes, ...settingsRoutes, ...uiReadRoutes, ...authorRoutes, ...libraryRoutes, ...pathRoutes, ...bookRoutes, ...bookFileRoutes, ...mediaRoutes, ...fileMoveRoutes, ...koreaderUserRoutes, ...kosyncRoutes, ...opdsRoutes, ...komgaRoutes, ...bookdropRoutes, ...uploadRoutes, ...sidecarRoutes, ...contentRestrictionRoutes, ...readerRoutes, ...readerNoteRoutes, ...readingSessionRoutes, ...customFontRoutes, ...emailRoutes, ...koboSettingsRoutes, ...koboRoutes, ...metadataProviderRoutes, ...metadataTaskRoutes, ...taskRoutes, ...reviewRoutes, ...coverSearchRoutes, ...metadataEditRoutes, ...coverRoutes, ...appBookRoutes, ...appCatalogRoutes, ...appShelfRoutes, ...appNotebookRoutes, ...appUserRoutes, ...userStatsRoutes, ...oidcRoutes, ...oidcGroupMappingRoutes, ...magicShelfRoutes, ...iconRoutes, ...additionalFileRoutes, ...bookContentRoutes, ...auditLogRoutes, ...hardcoverSyncSettingsRoutes];
 }

@@ -36,6 +36,7 @@ import { attachmentDisposition } from '../../core/media/content-types.ts';
 import { setPersonalRating } from '../../core/reading/personal-rating.ts';
 import { filterRejection } from '../authenticate.ts';
 import type { DaemonContext } from '../context.ts';
+import { syncToHardcover } from '../hardcover-sync.ts';
 import { ApiError, badRequest, bookNotFound, forbidden, notFound } from '../http-errors.ts';
 import type { RouteRequest, RouteSpec } from '../route-spec.ts';
 
@@ -276,7 +277,8 @@ async function putState(call: KoboCall): Promise<unknown> {
     // States for books the user cannot see (or that are gone) are acknowledged and dropped.
     if (id === undefined || !isVisible(call, id)) continue;
     const [book] = await loadKoboBooks(call.ctx.store.db, [id]);
-    await saveDeviceState(call.ctx.store.db, ctx, { id, primary: book?.primary }, state);
+    const percent = await saveDeviceState(call.ctx.store.db, ctx, { id, primary: book?.primary }, state);
+    syncToHardcover(call.ctx, ctx.userId, id, percent);
   }
   return json(call.reply, stateUpdateResponse(answered));
 }

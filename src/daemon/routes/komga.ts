@@ -8,7 +8,7 @@ import Type from 'typebox';
 import type { Principal } from '../../core/auth/principal.ts';
 import { isAdmin } from '../../core/auth/principal.ts';
 import { bookFiles } from '../../core/books/file-locations.ts';
-import { listedBookRow, loadBookRows, visibleLibraries, type KomgaBookRow } from '../../core/komga/catalog.ts';
+import { listedBookRow, visibleLibraries, type KomgaBookRow } from '../../core/komga/catalog.ts';
 import { collectionRow, findCollection } from '../../core/komga/collections.ts';
 import { cleaned, collectionDto, humanSize, isCleanMode, libraryDto, pageOf, pageRequest, pagesCountOf, userDto, type Json } from '../../core/komga/dto.ts';
 import { comicPage, comicPages, pdfPage, pdfPages, type PageInfo } from '../../core/komga/pages.ts';

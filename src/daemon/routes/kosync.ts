@@ -4,7 +4,9 @@ import Type from 'typebox';
 import type { FastifyReply } from 'fastify';
 import { checkCredentials, type SyncSession } from '../../core/koreader/accounts.ts';
 import { pullProgress, pushProgress } from '../../core/koreader/sync.ts';
+import { findDocument } from '../../core/koreader/documents.ts';
 import type { DaemonContext } from '../context.ts';
+import { syncToHardcover } from '../hardcover-sync.ts';
 import type { RouteRequest, RouteSpec } from '../route-spec.ts';
 
 const BASE = '/api/koreader';
@@ -121,6 +123,8 @@ export const kosyncRoutes: RouteSpec[] = [
         device: name,
         deviceId: typeof deviceId === 'string' ? deviceId : null,
       });
+      // KOReader sends a 0..1 fraction; some clients send a percent (Grimmory takes either).
+      syncToHardcover(ctx, device.principal.userId, async () => (await findDocument(ctx.store.db, device.principal, document))?.bookId, fraction <= 1 ? fraction * 100 : fraction);
       return json(reply, 200, { document, timestamp });
     },
   },

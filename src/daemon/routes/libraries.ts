@@ -22,6 +22,7 @@ import {
   type OrganizationMode,
 } from '../../core/libraries/libraries.ts';
 import { requireBookAccess, requireLibraryAccess } from '../access.ts';
+import { audit } from '../audit.ts';
 import { principalOf } from '../authenticate.ts';
 import type { DaemonContext } from '../context.ts';
 import { ApiError, badRequest, bookNotFound } from '../http-errors.ts';
@@ -131,6 +132,7 @@ export const libraryRoutes: RouteSpec[] = [
         assignTo: principalOf(request).userId,
       }).catch((e: unknown) => libraryError(e));
       scanJobs(ctx).request(library.id);
+      await audit(ctx, request, 'LIBRARY_CREATED', `Created library: ${library.name}`, { type: 'Library', id: library.id });
       return libraryJson(library);
     },
   },
@@ -170,6 +172,7 @@ export const libraryRoutes: RouteSpec[] = [
         libraryError(error, libraryId);
       }
       if (result.addedPaths.length > 0 || (foldersChange && wasScanning)) jobs.request(libraryId);
+      await audit(ctx, request, 'LIBRARY_UPDATED', `Updated library: ${result.library.name}`, { type: 'Library', id: libraryId });
       return libraryJson(result.library);
     },
   },
@@ -183,7 +186,8 @@ export const libraryRoutes: RouteSpec[] = [
       const { libraryId } = request.params as { libraryId: number };
       await requireLibraryAccess(ctx, principalOf(request), libraryId);
       await scanJobs(ctx).cancel(libraryId);
-      await removeLibrary(ctx.store.db, libraryId, ctx.paths.covers).catch((e: unknown) => libraryError(e, libraryId));
+      const removed = await removeLibrary(ctx.store.db, libraryId, ctx.paths.covers).catch((e: unknown) => libraryError(e, libraryId));
+      await audit(ctx, request, 'LIBRARY_DELETED', `Deleted library: ${removed.library.name}`, { type: 'Library', id: libraryId });
       return reply.status(204).send();
     },
   },
@@ -238,6 +242,8 @@ export const libraryRoutes: RouteSpec[] = [
       const { libraryId } = request.params as { libraryId: number };
       await requireLibraryAccess(ctx, principalOf(request), libraryId);
       scanJobs(ctx).request(libraryId);
+      const scanned = await findLibrary(ctx.store.db, libraryId).catch(() => undefined);
+      await audit(ctx, request, 'LIBRARY_SCANNED', `Scanned library: ${scanned?.name ?? libraryId}`, { type: 'Library', id: libraryId });
       return reply.status(204).send();
     },
   },
@@ -251,7 +257,9 @@ export const libraryRoutes: RouteSpec[] = [
       const { libraryId } = request.params as { libraryId: number };
       await requireLibraryAccess(ctx, principalOf(request), libraryId);
       const { fileNamingPattern } = request.body as { fileNamingPattern?: string | null };
-      return libraryJson(await setFileNamingPattern(ctx.store.db, libraryId, fileNamingPattern ?? null).catch((e: unknown) => libraryError(e, libraryId)));
+      const library = await setFileNamingPattern(ctx.store.db, libraryId, fileNamingPattern ?? null).catch((e: unknown) => libraryError(e, libraryId));
+      await audit(ctx, request, 'NAMING_PATTERN_CHANGED', `Changed naming pattern for library: ${library.name} to: ${fileNamingPattern ?? ''}`, { type: 'Library', id: libraryId });
+      return libraryJson(library);
     },
   },
   {

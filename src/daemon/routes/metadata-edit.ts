@@ -15,6 +15,7 @@ import { lockColumnFor, setAllLocks, setLocks } from '../../core/metadata/locks.
 import { recalculateMatchScores, updateMatchScore } from '../../core/metadata/match-scores.ts';
 import { MetadataEditError } from '../../core/metadata/metadata-fields.ts';
 import { checkBookAccess } from '../access.ts';
+import { auditMetadataUpdate } from '../audit.ts';
 import { principalOf } from '../authenticate.ts';
 import type { DaemonContext } from '../context.ts';
 import { ApiError, badRequest, forbidden } from '../http-errors.ts';
@@ -118,6 +119,7 @@ export const metadataEditRoutes: RouteSpec[] = [
       if (outcome.coverUrl) await coverFromEditor(ctx, bookId, outcome.coverUrl);
       if (outcome.changed) await afterChange(ctx, bookId);
       else if (outcome.coverUrl) await updateMatchScore(ctx.store.db, bookId);
+      if (outcome.changed || outcome.coverUrl) await auditMetadataUpdate(ctx, request, bookId);
       return metadataOf(ctx, bookId);
     },
   },

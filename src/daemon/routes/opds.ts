@@ -25,6 +25,7 @@ import {
   OpdsError,
   param,
   recentFeed,
+  recentGroup,
   rootFeed,
   seriesFeed,
   shelvesFeed,
@@ -142,8 +143,8 @@ async function signIn(request: RouteRequest, reply: FastifyReply, ctx: DaemonCon
   }
 }
 
-function feedOptions(): FeedOptions {
-  return { now: new Date().toISOString(), name: CATALOG_NAME };
+function feedOptions(format: Format): FeedOptions {
+  return { now: new Date().toISOString(), name: CATALOG_NAME, groups: format === 'json' };
 }
 
 function sendFeed(reply: FastifyReply, ctx: DaemonContext, family: Family, format: Format, feed: Feed): FastifyReply {
@@ -184,7 +185,7 @@ function feedRoute(family: Family, path: string, build: Build, schema?: RouteSpe
       const signed = await signIn(request, reply, ctx, format);
       if (!signed) return reply;
       const reader: Reader = { principal: signed.principal, sortOrder: signed.session.sortOrder };
-      return answering(reply, format, () => sendFeed(reply, ctx, family, format, build(ctx, reader, (request.query ?? {}) as Query, feedOptions())));
+      return answering(reply, format, () => sendFeed(reply, ctx, family, format, build(ctx, reader, (request.query ?? {}) as Query, feedOptions(format))));
     },
   };
 }
@@ -390,7 +391,7 @@ function unknownRoute(family: Family): RouteSpec {
 
 function familyRoutes(family: Family): RouteSpec[] {
   const feeds: [string, Build][] = [
-    ['', (_ctx, _reader, _query, options) => rootFeed(options)],
+    ['', (ctx, reader, _query, options) => rootFeed(options, options.groups ? recentGroup(ctx.store, reader, options) : undefined)],
     ['/libraries', (ctx, reader, _query, options) => librariesFeed(ctx.store, reader, options)],
     ['/shelves', (ctx, reader, _query, options) => shelvesFeed(ctx.store, reader, options)],
     ['/magic-shelves', (ctx, reader, _query, options) => magicShelvesFeed(ctx.store, reader, options)],

@@ -15,6 +15,7 @@ import { getViewerSettings, saveViewerSettings, type BookViewerSettings } from '
 import { requireBookAccess } from '../access.ts';
 import { principalOf } from '../authenticate.ts';
 import type { DaemonContext } from '../context.ts';
+import { syncToHardcover } from '../hardcover-sync.ts';
 import { ApiError, badRequest, bookNotFound, forbidden, notFound } from '../http-errors.ts';
 import type { RouteSpec } from '../route-spec.ts';
 
@@ -139,7 +140,8 @@ export const readingRoutes: RouteSpec[] = [
       if (!carriesProgress(body)) throw badRequest('Validation error', ['progressValid: At least one progress field must be provided']);
       const principal = principalOf(request);
       await requireBookAccess(ctx, principal, body.bookId);
-      await mapped(() => recordProgress(ctx.store.db, principal.userId, body));
+      const percent = await mapped(() => recordProgress(ctx.store.db, principal.userId, body));
+      syncToHardcover(ctx, principal.userId, body.bookId, percent);
       return reply.status(204).send();
     },
   },

@@ -6,6 +6,7 @@ import { loadAppSettings, loadPublicSettings } from '../../core/settings/app-set
 import { settingsEnvironment } from '../../core/settings/environment.ts';
 import { withoutSecrets } from '../../core/settings/secrets.ts';
 import { SettingsError, updateSettings, type SettingChange } from '../../core/settings/update-settings.ts';
+import { auditSettings } from '../audit.ts';
 import { principalOf } from '../authenticate.ts';
 import { ApiError, badRequest, forbidden } from '../http-errors.ts';
 import { ADMIN, type RouteSpec } from '../route-spec.ts';
@@ -35,6 +36,7 @@ export const settingsRoutes: RouteSpec[] = [
         if (!(error instanceof SettingsError)) throw error;
         throw error.code === 'FORBIDDEN' ? forbidden(error.message) : badRequest(error.message, error.details);
       }
+      await auditSettings(ctx, request, (request.body as SettingChange[]).map((c) => c.name));
       return reply.status(200).send();
     },
   },

@@ -3,6 +3,7 @@ import Type from 'typebox';
 import { assignShelves, requireOwnShelves } from '../../core/shelves/book-shelves.ts';
 import { booksOnShelf, personalBooks } from '../../core/shelves/personal-books.ts';
 import { canReadShelf, createShelf, deleteShelf, findShelf, listShelves, ownsShelf, ShelfError, shelfView, updateShelf, type ShelfInput } from '../../core/shelves/shelves.ts';
+import { audit } from '../audit.ts';
 import { principalOf } from '../authenticate.ts';
 import { ApiError, forbidden } from '../http-errors.ts';
 import type { RouteSpec } from '../route-spec.ts';
@@ -50,6 +51,7 @@ export const shelfRoutes: RouteSpec[] = [
     schema: { body: ShelfCreateRequest },
     handler: async (request, reply, ctx) => {
       const shelf = await mapped(() => createShelf(ctx.store.db, principalOf(request), shelfInput(request.body as ShelfInput)));
+      await audit(ctx, request, 'SHELF_CREATED', `Created shelf: ${String(shelf.name)}`, { type: 'Shelf', id: shelf.id as number });
       return reply.status(201).send(shelf);
     },
   },
@@ -74,7 +76,9 @@ export const shelfRoutes: RouteSpec[] = [
       const principal = principalOf(request);
       const shelf = await findShelf(ctx.store.db, (request.params as { shelfId: number }).shelfId);
       if (!ownsShelf(principal, shelf)) throw forbidden();
-      return mapped(() => updateShelf(ctx.store.db, principal, shelf, shelfInput(request.body as ShelfInput)));
+      const updated = await mapped(() => updateShelf(ctx.store.db, principal, shelf, shelfInput(request.body as ShelfInput)));
+      await audit(ctx, request, 'SHELF_UPDATED', `Updated shelf: ${String(updated.name)}`, { type: 'Shelf', id: shelf.id });
+      return updated;
     },
   },
   {
@@ -87,6 +91,7 @@ export const shelfRoutes: RouteSpec[] = [
       const shelf = await findShelf(ctx.store.db, (request.params as { shelfId: number }).shelfId);
       if (!ownsShelf(principal, shelf)) throw forbidden();
       await deleteShelf(ctx.store.db, shelf.id);
+      await audit(ctx, request, 'SHELF_DELETED', `Deleted shelf: ${shelf.name}`, { type: 'Shelf', id: shelf.id });
       return reply.status(204).send();
     },
   },

@@ -8,6 +8,7 @@ import Type from 'typebox';
 import { canSeeLibrary } from '../../core/auth/visibility.ts';
 import { libraryUploadDir, maxUploadMb, placeBookdropUpload, placeLibraryUpload, receiveUpload, tooLarge, UploadError, type ReceivedFile, type UploadErrorCode } from '../../core/bookdrop/upload.ts';
 import { ensureBookdropDir } from '../../core/bookdrop/intake.ts';
+import { audit } from '../audit.ts';
 import { principalOf } from '../authenticate.ts';
 import { daemonBookdropFetcher } from '../bookdrop-fetcher.ts';
 import { daemonBookdropEnv } from '../bookdrop-watcher.ts';
@@ -33,7 +34,7 @@ function asApiError(error: unknown): unknown {
 }
 
 /** What a multipart request held: the `file` part (already on disk) and the text fields. */
-interface Received {
+export interface Received {
   file?: ReceivedFile & { fileName: string };
   fields: Record<string, string>;
 }
@@ -44,7 +45,7 @@ type MultipartRequest = RouteRequest & { isMultipart(): boolean; parts(options?:
  * Reads the parts in order: the `file` part is streamed into the folder `dirFor` names at that point (fields sent
  * before it may decide it), other file parts are skipped. A part over the limit ends it all with FILE_TOO_LARGE.
  */
-async function readUpload(request: RouteRequest, maxBytes: number, limitMb: number, dirFor: (fields: Record<string, string>) => Promise<string>): Promise<Received> {
+export async function readUpload(request: RouteRequest, maxBytes: number, limitMb: number, dirFor: (fields: Record<string, string>) => Promise<string>): Promise<Received> {
   const req = request as MultipartRequest;
   if (!req.isMultipart()) throw badRequest('Uploaded file is missing.');
   const declared = Number(request.headers['content-length']);
@@ -119,6 +120,7 @@ export const uploadRoutes: RouteSpec[] = [
         if (library && !canSeeLibrary(principal, libraryId)) throw forbidden('You are not authorized to access this library.');
         const placed = await placeLibraryUpload({ store: ctx.store, dataDir: ctx.config.dataDir }, file, { libraryId, pathId, fileName: file.fileName });
         ctx.log.info({ bookId: placed.bookId, path: placed.path, user: principal.username }, 'upload: new book in library');
+        await audit(ctx, request, 'BOOK_UPLOADED', `Uploaded file: ${file.fileName}`, { type: 'Library', id: libraryId });
       } catch (error) {
         await import('node:fs/promises').then((fs) => fs.rm(file.path, { force: true }));
         throw asApiError(error);

@@ -6,6 +6,7 @@ import { changeOwnPassword, deleteUser, setUserPassword, updateProfile, updateUs
 import { saveUserSetting } from '../../core/users/user-settings.ts';
 import { bookLoreUser, listBookLoreUsers } from '../../core/users/user-view.ts';
 import type { Db } from '../../core/store/store.ts';
+import { audit, auditUser } from '../audit.ts';
 import { principalOf } from '../authenticate.ts';
 import { ADMIN, type RouteSpec } from '../route-spec.ts';
 import { accountCall, authRoutes } from './auth.ts';
@@ -81,6 +82,8 @@ export const userRoutes: RouteSpec[] = [
       const body = request.body as UserUpdate & { permissions?: Partial<Record<Permission, boolean | null>> | null };
       const permissions = body.permissions ? Object.fromEntries(Object.entries(body.permissions).map(([k, v]) => [k, v === true])) : body.permissions;
       await accountCall(() => updateUser(ctx.store.db, id, { ...body, permissions }));
+      if (body.permissions) await auditUser(ctx, request, 'PERMISSIONS_CHANGED', (name) => `Changed permissions for user: ${name}`, id);
+      await auditUser(ctx, request, 'USER_UPDATED', (name) => `Updated user: ${name}`, id);
       return userOr400(ctx.store.db, id);
     },
   },
@@ -93,6 +96,7 @@ export const userRoutes: RouteSpec[] = [
     handler: async (request, _reply, ctx) => {
       const { id } = request.params as { id: number };
       await accountCall(() => updateProfile(ctx.store.db, id, request.body as ProfileUpdate));
+      await auditUser(ctx, request, 'USER_UPDATED', (name) => `Updated user profile: ${name}`, id);
       return userOr400(ctx.store.db, id);
     },
   },
@@ -104,7 +108,8 @@ export const userRoutes: RouteSpec[] = [
     schema: { params: IdParams },
     handler: async (request, reply, ctx) => {
       const { id } = request.params as { id: number };
-      await accountCall(() => deleteUser(ctx.store.db, principalOf(request).userId, id));
+      const deleted = await accountCall(() => deleteUser(ctx.store.db, principalOf(request).userId, id));
+      await audit(ctx, request, 'USER_DELETED', `Deleted user: ${deleted.username}`, { type: 'User', id: deleted.id });
       return reply.status(200).send();
     },
   },
@@ -117,6 +122,7 @@ export const userRoutes: RouteSpec[] = [
     handler: async (request, reply, ctx) => {
       const body = request.body as { currentPassword?: string | null; newPassword?: string | null };
       await accountCall(() => changeOwnPassword(ctx.store.db, principalOf(request).userId, body.currentPassword, body.newPassword));
+      await auditUser(ctx, request, 'PASSWORD_CHANGED', (name) => `Password changed by user: ${name}`, principalOf(request).userId);
       return reply.status(200).send();
     },
   },
@@ -129,6 +135,7 @@ export const userRoutes: RouteSpec[] = [
     handler: async (request, reply, ctx) => {
       const body = request.body as { userId?: number | null; newPassword?: string | null };
       await accountCall(() => setUserPassword(ctx.store.db, body.userId, body.newPassword));
+      await auditUser(ctx, request, 'PASSWORD_CHANGED', (name) => `Password changed for user: ${name}`, body.userId);
       return reply.status(200).send();
     },
   },

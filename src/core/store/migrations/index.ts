@@ -16,6 +16,8 @@ import * as readerNotes from './016-reader-notes.ts';
 import * as email from './018-email.ts';
 import * as readingStatsIndexes from './019-reading-stats-indexes.ts';
 import * as initialHashIndex from './020-initial-hash-index.ts';
+import * as oidc from './021-oidc.ts';
+import * as auditLog from './024-audit-log.ts';
 const MIGRATIONS: Record<string, Migration> = {
   '001-initial': initial,
   '002-auth': auth,
@@ -32,6 +34,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '018-email': email,
   '019-reading-stats-indexes': readingStatsIndexes,
   '020-initial-hash-index': initialHashIndex,
+  '021-oidc': oidc,
+  '024-audit-log': auditLog,
 };
 
 export const migrationProvider: MigrationProvider = {
