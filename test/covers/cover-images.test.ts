@@ -1,9 +1,9 @@
-import sharp from 'sharp';
+import sharp, { type Sharp } from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { makeCoverImages } from '../../src/core/covers/cover-images.ts';
 import { readJpegHeader } from '../../src/core/covers/jpeg-header.ts';
 
-const solid = (width: number, height: number, colour = '#3a6'): sharp.Sharp => sharp({ create: { width, height, channels: 3, background: colour } });
+const solid = (width: number, height: number, colour = '#3a6'): Sharp => sharp({ create: { width, height, channels: 3, background: colour } });
 
 describe('readJpegHeader', () => {
   const cases: [string, () => Promise<Buffer>][] = [

@@ -23,14 +23,14 @@ type Obj = Record<string, unknown>;
 // ---------------------------------------------------------------------------------------------------------------
 // Validators: Komga's component schemas (strict), and the fields Mihon requires non-null.
 
-const spec = JSON.parse(readFileSync(conformancePath('komga', 'komga-openapi.json'), 'utf8')) as { components: Obj };
+const spec = JSON.parse(readFileSync(conformancePath('komga', 'komga-openapi.json'), 'utf8')) as { components: Obj; paths: Obj };
 const usage = JSON.parse(readFileSync(conformancePath('komga', 'komga-client-usage.json'), 'utf8')) as {
   mihon_komga_extension: { required_non_null_fields: Record<string, string[]>; page_envelope_required: string[] };
 };
 // ajv's CommonJS builds put the class and the plugin on `default`.
 const ajv = new Ajv2020.default({ strict: false, allErrors: true, validateSchema: false });
 ajvFormats.default(ajv);
-ajv.addSchema({ $id: 'komga.json', components: spec.components });
+ajv.addSchema({ $id: 'komga.json', components: spec.components, paths: spec.paths });
 const schemaCache = new Map<string, ReturnType<typeof ajv.compile>>();
 
 function expectKomga(name: string, body: unknown): void {
@@ -38,6 +38,15 @@ function expectKomga(name: string, body: unknown): void {
   if (!validate) schemaCache.set(name, (validate = ajv.compile({ $ref: `komga.json#/components/schemas/${name}` })));
   const ok = validate(body);
   expect(ok ? [] : (validate.errors ?? []).map((e: ErrorObject) => `${name}${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`)).toEqual([]);
+}
+
+/** Checks a body against the 200 response Komga's OpenAPI declares for the path (for answers without a named DTO). */
+function expectResponse(path: string, body: unknown): void {
+  const pointer = `komga.json#/paths/${path.replace(/~/g, '~0').replace(/\//g, '~1')}/get/responses/200/content/application~1json/schema`;
+  let validate = schemaCache.get(pointer);
+  if (!validate) schemaCache.set(pointer, (validate = ajv.compile({ $ref: pointer })));
+  const ok = validate(body);
+  expect(ok ? [] : (validate.errors ?? []).map((e: ErrorObject) => `${path}${e.instancePath} ${e.message}`)).toEqual([]);
 }
 
 const required = usage.mihon_komga_extension.required_non_null_fields;
@@ -428,6 +437,10 @@ describe('filters Komga clients send', () => {
   });
 
   it('lists genres, tags, publishers and authors of the visible books', async () => {
+    for (const path of ['/api/v1/genres', '/api/v1/tags', '/api/v1/publishers', '/api/v1/authors']) {
+      expectResponse(path, (await komga(`/komga${path}`)).json());
+      expectResponse(path, (await komga(`/komga${path}?library_id=${mainLibrary}`, bob)).json());
+    }
     expect(await json('/komga/api/v1/genres')).toEqual(['Cyberpunk']);
     expect(await json('/komga/api/v1/genres', bob)).toEqual([]);
     expect(Array.isArray(await json('/komga/api/v1/tags'))).toBe(true);

@@ -20,7 +20,7 @@ async function zipBytes(entries: Entry[], options: { zip64?: boolean; comment?: 
   for (const e of entries) {
     zip.addBuffer(Buffer.from(e.data), e.name, { compress: e.compress ?? true, forceZip64Format: options.zip64 ?? false });
   }
-  zip.end({ forceZip64Format: options.zip64 ?? false, ...(options.comment !== undefined ? { comment: options.comment } : {}) });
+  zip.end({ forceZip64Format: options.zip64 ?? false, comment: options.comment ?? '' });
   const chunks: Buffer[] = [];
   for await (const chunk of zip.outputStream as AsyncIterable<Buffer>) chunks.push(chunk);
   return Buffer.concat(chunks);

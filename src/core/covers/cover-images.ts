@@ -114,7 +114,29 @@ function isSrgbProfile(meta: SourceInfo): boolean {
   return /\bsRGB\b/.test(iccDescription(meta.icc) ?? '');
 }
 
-export async function makeCoverImages(input: Buffer, kind: CoverKind, cropping: CoverCropping = DEFAULT_COVER_CROPPING): Promise<CoverImages> {
+/**
+ * Where `makeCoverImages` puts the cover it settles on before the thumbnail is made: a file it writes (blocking) and
+ * returns the path of. The thumbnail is then decoded from that file, which lets libvips decode a JPEG at 1/2, 1/4 or
+ * 1/8 of its size where sharp, given bytes, would decode it whole (see `decodeShrink`).
+ */
+export type CoverSink = (cover: Buffer) => string;
+
+/**
+ * The JPEG decode scale for a thumbnail: the largest of 8, 4 and 2 that still leaves something (under 3x) to reduce.
+ * sharp picks its own scale only when it leaves at least 2x, and none at all between 2x and 3x, the common case of a
+ * cover of ~600-1000 px. 1 when no scale fits.
+ */
+export function decodeShrink(width: number, height: number, box: readonly [number, number], fit: 'inside' | 'cover'): number {
+  const shrink = fit === 'inside' ? Math.max(width / box[0], height / box[1]) : Math.min(width / box[0], height / box[1]);
+  for (const factor of [8, 4, 2]) if (shrink > factor && shrink / factor < 3) return factor;
+  return 1;
+}
+
+/**
+ * The cover (the source itself when it can be kept, else a bounded JPEG) and a thumbnail. With `sink`, the cover is
+ * written there first and the thumbnail read back from it at reduced scale; the images are returned either way.
+ */
+export async function makeCoverImages(input: Buffer, kind: CoverKind, cropping: CoverCropping = DEFAULT_COVER_CROPPING, sink?: CoverSink): Promise<CoverImages> {
   const options: InputOptions = { limitInputPixels: LIMITS.maxImagePixels, failOn: 'error', animated: false, ignoreIcc: false };
   const meta = await inspect(input, options);
   options.ignoreIcc = isSrgbProfile(meta);
@@ -122,6 +144,16 @@ export async function makeCoverImages(input: Buffer, kind: CoverKind, cropping: 
   if (meta.width * meta.height > LIMITS.maxImagePixels) {
     throw new FormatError('TOO_LARGE', `cover image is ${meta.width}x${meta.height} (limit ${LIMITS.maxImagePixels} pixels)`);
   }
+  const fit = kind === 'audiobook' ? 'cover' : 'inside';
+  const [tw, th] = SIZES[kind].thumbnail;
+  /** The thumbnail of a cover that is a JPEG of `width` x `height`, from its bytes or from the file `sink` wrote. */
+  const thumbnailOf = (cover: Buffer, width: number, height: number, coverOptions: InputOptions): Promise<Buffer> => {
+    const path = sink?.(cover);
+    const shrink = decodeShrink(width, height, [tw, th], fit);
+    // libvips reads load options from a file name's `[…]` suffix; a path that has brackets of its own is read whole.
+    const source = path !== undefined && shrink > 1 && !/[[\]]/.test(path) ? `${path}[shrink=${shrink}]` : cover;
+    return sharp(source, coverOptions).rotate().flatten({ background: '#ffffff' }).toColourspace('srgb').resize(tw, th, { fit, withoutEnlargement: true }).jpeg({ quality: 80 }).toBuffer();
+  };
   try {
     let source = input;
     let width = meta.width;
@@ -133,13 +165,10 @@ export async function makeCoverImages(input: Buffer, kind: CoverKind, cropping: 
       height = trimmed.info.height;
     }
     const crop = cropFor(width, height, cropping);
-    const fit = kind === 'audiobook' ? 'cover' : 'inside';
+    if (canKeepAsCover(meta, kind, crop, cropping)) {
+      return { cover: input, thumbnail: await thumbnailOf(input, meta.width, meta.height, options), width: meta.width, height: meta.height };
+    }
     const [cw, ch] = SIZES[kind].cover;
-    const [tw, th] = SIZES[kind].thumbnail;
-    const thumbnailOf = (image: Buffer, imageOptions: InputOptions): Promise<Buffer> =>
-      sharp(image, imageOptions).rotate().flatten({ background: '#ffffff' }).toColourspace('srgb').resize(tw, th, { fit, withoutEnlargement: true }).jpeg({ quality: 80 }).toBuffer();
-    if (canKeepAsCover(meta, kind, crop, cropping)) return { cover: input, thumbnail: await thumbnailOf(input, options), width: meta.width, height: meta.height };
-
     let pipeline = sharp(source, options).rotate();
     if (crop) pipeline = pipeline.extract(crop);
     const { data: cover, info } = await pipeline
@@ -149,8 +178,8 @@ export async function makeCoverImages(input: Buffer, kind: CoverKind, cropping: 
       .jpeg({ quality: 85 })
       .toBuffer({ resolveWithObject: true });
     // The thumbnail comes from the cover just made (upright, cropped, sRGB, at most 1000 px): a far smaller decode
-    // than the source, and one that shrink-on-load can cut further.
-    return { cover, thumbnail: await thumbnailOf(cover, { ...options, ignoreIcc: true }), width: info.width, height: info.height };
+    // than the source's.
+    return { cover, thumbnail: await thumbnailOf(cover, info.width, info.height, { ...options, ignoreIcc: true }), width: info.width, height: info.height };
   } catch (error) {
     throw new FormatError('CORRUPT', `cover image cannot be converted: ${(error as Error).message}`);
   }

@@ -3,7 +3,9 @@ import { randomInt, randomUUID } from 'node:crypto';
 import { copyFileSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { CoverImages, CoverKind } from './cover-images.ts';
+import type { CoverImages, CoverKind, CoverSink } from './cover-images.ts';
+
+export type { CoverSink };
 
 /**
  * Cover images already written to a scan's staging folder by the worker that made them, so their bytes never pass
@@ -91,17 +93,55 @@ function placeStaged(dir: string, kind: CoverKind, images: StagedCoverImages, ke
   }
 }
 
+/** One book's images staged in a folder of their own, which a new book's cover folder simply becomes. */
+export interface CoverStaging {
+  /** Writes the cover and returns its path: hand it to `makeCoverImages`, which reads the thumbnail back from it. */
+  sink(cover: Buffer): string;
+  /** The first failure to write, if any: not a problem of the book, so the caller stops the scan with it. */
+  failure(): unknown;
+  /** Writes what is not written yet (the thumbnail, and the cover unless the sink did). */
+  finish(images: CoverImages): StagedCoverImages;
+}
+
 /**
- * Writes the images into `stagingDir` (on the covers' file system) for `saveCoverImages` to move into place later.
- * Meant for scan workers, so it blocks: two small writes cost less than six round trips through the thread pool.
+ * Stages images in `stagingDir` (on the covers' file system) for `saveCoverImages` to move into place later. Meant
+ * for scan workers, so it blocks: a few small writes cost less than their round trips through the thread pool.
  */
-export function stageCoverImages(stagingDir: string, images: CoverImages): StagedCoverImages {
+export function coverStaging(stagingDir: string): CoverStaging {
   const dir = join(stagingDir, randomUUID());
-  mkdirSync(dir);
-  const staged = { dir, coverPath: join(dir, coverName('book', 'cover')), thumbnailPath: join(dir, coverName('book', 'thumbnail')), width: images.width, height: images.height };
-  writeFileSync(staged.coverPath, images.cover);
-  writeFileSync(staged.thumbnailPath, images.thumbnail);
-  return staged;
+  const coverPath = join(dir, coverName('book', 'cover'));
+  const thumbnailPath = join(dir, coverName('book', 'thumbnail'));
+  let dirMade = false;
+  let written: Buffer | undefined;
+  let failed: { error: unknown } | undefined;
+  const write = (path: string, data: Buffer): void => {
+    try {
+      if (!dirMade) mkdirSync(dir);
+      dirMade = true;
+      writeFileSync(path, data);
+    } catch (error) {
+      failed ??= { error };
+      throw error;
+    }
+  };
+  return {
+    sink: (cover) => {
+      write(coverPath, cover);
+      written = cover;
+      return coverPath;
+    },
+    failure: () => failed?.error,
+    finish: (images) => {
+      if (written !== images.cover) write(coverPath, images.cover);
+      write(thumbnailPath, images.thumbnail);
+      return { dir, coverPath, thumbnailPath, width: images.width, height: images.height };
+    },
+  };
+}
+
+/** Stages images already made; see `coverStaging`. */
+export function stageCoverImages(stagingDir: string, images: CoverImages): StagedCoverImages {
+  return coverStaging(stagingDir).finish(images);
 }
 
 const STAGING_PREFIX = '.staging-';

@@ -468,7 +468,9 @@ export function summarizeMany(store: Store, principal: Principal, refs: readonly
     const summary = k === undefined ? undefined : out[k];
     if (k === undefined || !summary) continue;
     owner.set(r.id, k);
-    members.set(k, [...(members.get(k) ?? []), r]);
+    const list = members.get(k);
+    if (list) list.push(r);
+    else members.set(k, [r]);
     summary.count += 1;
     if (summary.created === null || r.added < summary.created) summary.created = r.added;
     if (summary.modified === null || r.added > summary.modified) summary.modified = r.added;

@@ -210,10 +210,21 @@ export function randomBooks(store: Store, principal: Principal, count: number): 
   return ids;
 }
 
-/** The types of the catalog's book files (for the format facets), remembered like totals. */
+const formatLists = new WeakMap<Store['sqlite'], { formats: string[]; expires: number }>();
+const FORMATS_MS = 10 * 60_000;
+
+/**
+ * The types of the catalog's book files, for the format facets. Reading them means reading every file row, so the list
+ * is kept for ten minutes whatever changes (a new format shows up among the facets within that time), rather than
+ * counted again on every change as totals are.
+ */
 export function availableFormats(store: Store): string[] {
-  const compiled = { sql: 'SELECT DISTINCT book_type FROM book_file WHERE is_book = 1 AND book_type IS NOT NULL ORDER BY book_type', parameters: [] };
-  return remember(store, compiled, () => run<string>(store, compiled, true));
+  const now = Date.now();
+  const kept = formatLists.get(store.sqlite);
+  if (kept && kept.expires > now) return kept.formats;
+  const formats = store.sqlite.prepare('SELECT DISTINCT book_type FROM book_file WHERE is_book = 1 AND book_type IS NOT NULL ORDER BY book_type').pluck().all() as string[];
+  formatLists.set(store.sqlite, { formats, expires: now + FORMATS_MS });
+  return formats;
 }
 
 export interface Named {

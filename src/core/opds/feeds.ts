@@ -191,10 +191,10 @@ function sortOf(query: Query): OpdsSortOrder | undefined {
   return OPDS_SORT_ORDERS.find((o) => o === value);
 }
 
-/** `format=<book type>` among the types the catalog has; anything else is ignored. */
-function formatOf(store: Store, query: Query): string | undefined {
+/** `format=<book type>` (one of Bindery's book types); anything else is ignored. */
+function formatOf(query: Query): string | undefined {
   const value = param(query, 'format')?.toUpperCase();
-  return value === undefined ? undefined : availableFormats(store).find((f) => f === value);
+  return value !== undefined && Object.hasOwn(FORMAT_TITLES, value) ? value : undefined;
 }
 
 function shelfIdsOf(query: Query): number[] {
@@ -222,7 +222,7 @@ function catalogScope(store: Store, reader: Reader, query: Query, options: FeedO
   const magicShelfId = integer(query, 'magicShelfId');
   const author = param(query, 'author');
   const series = param(query, 'series');
-  const format = formatOf(store, query);
+  const format = formatOf(query);
   const filter: BookFilter = { q, ...(format !== undefined ? { format } : {}) };
   const scope: Scope = { filter, order: sortOf(query) ?? reader.sortOrder, id: 'urn:booklore:catalog', title: `${options.name} Catalog` };
   if (magicShelfId === undefined && author === undefined && series === undefined) requireOpdsPermission(principal);

@@ -2,7 +2,7 @@
 import { statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { makeCoverImages, type CoverCropping, type CoverImages } from '../covers/cover-images.ts';
-import { stageCoverImages, type StagedCoverImages } from '../covers/cover-store.ts';
+import { coverStaging, type CoverSink, type StagedCoverImages } from '../covers/cover-store.ts';
 import { asFormatError } from '../formats/errors.ts';
 import { contentHash, combinedContentHash, fileFingerprints, folderPartialMd5 } from '../formats/hash.ts';
 import { folderAudiobookFormat, formatOf } from '../formats/index.ts';
@@ -42,7 +42,7 @@ async function fingerprint(task: ParseTask): Promise<{ partialMd5: string; conte
 
 type Parsed = Exclude<ParseResult, { kind: 'parsed' }> | (Omit<Extract<ParseResult, { kind: 'parsed' }>, 'cover'> & { images?: CoverImages });
 
-async function parseFile(task: ParseTask): Promise<Parsed> {
+async function parseFile(task: ParseTask, sink: CoverSink): Promise<Parsed> {
   try {
     const format = task.tracks ? folderAudiobookFormat : formatOf(basename(task.absolutePath));
     if (!format) return { kind: 'failed', code: 'UNSUPPORTED', reason: 'not a book format' };
@@ -58,7 +58,7 @@ async function parseFile(task: ParseTask): Promise<Parsed> {
     if (!rawCover) return { kind: 'parsed', ...prints, extraction };
     try {
       const kind = extraction.bookType === 'AUDIOBOOK' ? 'audiobook' : 'book';
-      return { kind: 'parsed', ...prints, extraction, images: await makeCoverImages(rawCover.data, kind, task.cropping) };
+      return { kind: 'parsed', ...prints, extraction, images: await makeCoverImages(rawCover.data, kind, task.cropping, sink) };
     } catch (error) {
       return { kind: 'parsed', ...prints, extraction, coverError: asFormatError(error).message };
     }
@@ -69,9 +69,13 @@ async function parseFile(task: ParseTask): Promise<Parsed> {
 }
 
 export async function parseTask(task: ParseTask): Promise<ParseResult> {
-  const parsed = await parseFile(task);
-  if (parsed.kind !== 'parsed' || !parsed.images) return parsed;
+  // The cover is written to the staging folder as soon as it is settled, and the thumbnail made from that file.
+  const staging = coverStaging(task.stagingDir);
+  const parsed = await parseFile(task, staging.sink);
   // Not a problem of the book: a staging folder that cannot be written stops the scan, as a full disk always did.
+  const failure = staging.failure();
+  if (failure !== undefined) throw failure;
+  if (parsed.kind !== 'parsed' || !parsed.images) return parsed;
   const { images, ...rest } = parsed;
-  return { ...rest, cover: stageCoverImages(task.stagingDir, images) };
+  return { ...rest, cover: staging.finish(images) };
 }

@@ -84,8 +84,7 @@ function requestParam(request: RouteRequest, name: string): string | undefined {
   const fromQuery = (request.query as Record<string, unknown> | undefined)?.[name];
   const body = request.body;
   const fromBody = body && typeof body === 'object' ? (body as Record<string, unknown>)[name] : undefined;
-  const value = [fromQuery, fromBody].flat().find((v): v is string => typeof v === 'string' && v !== '');
-  return value;
+  return [fromQuery, fromBody].flat().find((v): v is string => typeof v === 'string' && v !== '');
 }
 
 function requiredParams<K extends string>(request: RouteRequest, names: readonly K[]): Record<K, string> {

@@ -1,15 +1,18 @@
 // Application settings: the full set for signed-in users (credentials only for admins), the login page's public
 // subset, and admin changes by AppSettingKey constant name.
 import Type from 'typebox';
+import type { ProviderToTest } from '../../core/auth/oidc/diagnose.ts';
 import { isAdmin } from '../../core/auth/principal.ts';
+import { allowedPrivateHosts } from '../../core/config.ts';
 import { loadAppSettings, loadPublicSettings } from '../../core/settings/app-settings.ts';
 import { settingsEnvironment } from '../../core/settings/environment.ts';
 import { withoutSecrets } from '../../core/settings/secrets.ts';
 import { SettingsError, updateSettings, type SettingChange } from '../../core/settings/update-settings.ts';
 import { auditSettings } from '../audit.ts';
 import { principalOf } from '../authenticate.ts';
-import { ApiError, badRequest, forbidden } from '../http-errors.ts';
+import { badRequest, forbidden } from '../http-errors.ts';
 import { ADMIN, type RouteSpec } from '../route-spec.ts';
+import { nullable } from './reading.ts';
 
 const SettingRequests = Type.Array(Type.Object({ name: Type.String(), value: Type.Optional(Type.Unknown()) }));
 
@@ -45,8 +48,10 @@ export const settingsRoutes: RouteSpec[] = [
     url: '/api/v1/settings/oidc/test',
     auth: 'jwt',
     rule: ADMIN,
-    handler: () => {
-      throw new ApiError(501, 'Operation not supported.');
+    schema: { body: Type.Object({ issuerUri: nullable(Type.String()), clientId: nullable(Type.String()), clientSecret: nullable(Type.String()), scopes: nullable(Type.String()) }) },
+    handler: async (request, _reply, ctx) => {
+      const { diagnoseProvider } = await import('../../core/auth/oidc/diagnose.ts');
+      return diagnoseProvider(request.body as ProviderToTest, allowedPrivateHosts(ctx.config));
     },
   },
   {

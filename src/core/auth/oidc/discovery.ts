@@ -35,7 +35,7 @@ function reason(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-async function fetchMetadata(fetch: ProviderFetch, issuerUri: string): Promise<client.ServerMetadata> {
+export async function fetchMetadata(fetch: ProviderFetch, issuerUri: string): Promise<client.ServerMetadata> {
   const url = `${withoutTrailingSlashes(issuerUri)}/.well-known/openid-configuration`;
   let response: Response;
   try {

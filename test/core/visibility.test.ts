@@ -1,0 +1,70 @@
+// Content restrictions as sets (`book.id [not] in (…)`, for queries over many books) and per row (for one book) select
+// the same books, for every name restriction and mode, alone and combined.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PERMISSION_NAMES, type Permissions } from '../../src/core/auth/permissions.ts';
+import type { ContentRestriction, Principal } from '../../src/core/auth/principal.ts';
+import { bookAccessNow, visibleBookFilter } from '../../src/core/auth/visibility.ts';
+import { openStore, type Store } from '../../src/core/store/store.ts';
+import { seedBook, seedLibrary } from '../helpers/catalog-seed.ts';
+
+let dir: string;
+let store: Store;
+let libraryId: number;
+const book: Record<string, number> = {};
+
+const noFlags = (): Permissions => Object.fromEntries(PERMISSION_NAMES.map((p) => [p, false])) as Permissions;
+const reader = (restrictions: ContentRestriction[]): Principal => ({ userId: 1, username: 'r', isDefaultPassword: false, permissions: noFlags(), libraryIds: [libraryId], restrictions });
+
+function visible(principal: Principal, perRow: boolean): string[] {
+  const { sql, parameters } = store.db.selectFrom('book').select('book.id').where(visibleBookFilter(principal, { perRow })).orderBy('book.id').compile();
+  const ids = store.sqlite.prepare(sql).pluck().all(...(parameters as unknown[])) as number[];
+  const names = new Map(Object.entries(book).map(([k, v]) => [v, k]));
+  return ids.map((id) => names.get(id) ?? String(id));
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'bindery-visibility-'));
+  store = await openStore(join(dir, 'catalog.sqlite'));
+  await store.db.insertInto('users').values({ username: 'r', password_hash: 'x', name: 'R' }).execute();
+  libraryId = await seedLibrary(store.db, dir, 'Books');
+  for (const key of ['plain', 'horror', 'romance', 'both', 'tagged', 'moody']) book[key] = (await seedBook(store.db, libraryId, { title: key })).bookId;
+  const name = async (table: 'category' | 'tag' | 'mood', value: string): Promise<number> => (await store.db.insertInto(table).values({ name: value }).returning('id').executeTakeFirstOrThrow()).id;
+  const horror = await name('category', 'Horror');
+  const romance = await name('category', 'Romance');
+  const gore = await name('tag', 'Gore');
+  const dark = await name('mood', 'Dark');
+  await store.db.insertInto('book_metadata_category_mapping').values([
+    { book_id: book.horror as number, category_id: horror },
+    { book_id: book.romance as number, category_id: romance },
+    { book_id: book.both as number, category_id: horror },
+    { book_id: book.both as number, category_id: romance },
+  ]).execute();
+  await store.db.insertInto('book_metadata_tag_mapping').values({ book_id: book.tagged as number, tag_id: gore }).execute();
+  await store.db.insertInto('book_metadata_mood_mapping').values({ book_id: book.moody as number, mood_id: dark }).execute();
+});
+
+afterAll(async () => {
+  await store?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('content restrictions', () => {
+  const cases: [string, ContentRestriction[], string[]][] = [
+    ['no restriction', [], ['plain', 'horror', 'romance', 'both', 'tagged', 'moody']],
+    ['category excluded (any letter case)', [{ type: 'CATEGORY', mode: 'EXCLUDE', value: 'HORROR' }], ['plain', 'romance', 'tagged', 'moody']],
+    ['category allowed only', [{ type: 'CATEGORY', mode: 'ALLOW_ONLY', value: 'romance' }], ['romance', 'both']],
+    ['two categories excluded', [{ type: 'CATEGORY', mode: 'EXCLUDE', value: 'horror' }, { type: 'CATEGORY', mode: 'EXCLUDE', value: 'romance' }], ['plain', 'tagged', 'moody']],
+    ['tag excluded, mood excluded', [{ type: 'TAG', mode: 'EXCLUDE', value: 'gore' }, { type: 'MOOD', mode: 'EXCLUDE', value: 'dark' }], ['plain', 'horror', 'romance', 'both']],
+    ['tag allowed only and category excluded', [{ type: 'TAG', mode: 'ALLOW_ONLY', value: 'gore' }, { type: 'CATEGORY', mode: 'EXCLUDE', value: 'horror' }], ['tagged']],
+  ];
+
+  it.each(cases)('%s: the same books as a set and per row', (_label, restrictions, expected) => {
+    const principal = reader(restrictions);
+    expect(visible(principal, false)).toEqual(expected);
+    expect(visible(principal, true)).toEqual(expected);
+    for (const [key, id] of Object.entries(book)) expect(bookAccessNow(store, principal, id), key).toBe(expected.includes(key) ? 'ok' : 'hidden');
+  });
+});
