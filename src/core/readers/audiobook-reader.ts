@@ -33,7 +33,7 @@ export interface AudiobookInfo {
   tracks: AudiobookTrack[] | null;
 }
 
-function parseChapters(json: string | null): AudioChapter[] {
+export function parseChapters(json: string | null): AudioChapter[] {
   if (!json) return [];
   try {
     const parsed = JSON.parse(json) as unknown;

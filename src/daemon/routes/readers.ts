@@ -5,7 +5,7 @@ import Type from 'typebox';
 import type { LocatedFile } from '../../core/books/file-locations.ts';
 import { FormatError } from '../../core/formats/errors.ts';
 import { coverFile } from '../../core/covers/cover-store.ts';
-import { audiobookInfo, audiobookTracks } from '../../core/readers/audiobook-reader.ts';
+import { audiobookInfo, audiobookTracks, parseChapters } from '../../core/readers/audiobook-reader.ts';
 import { comicPageDimensions, comicPageInfo } from '../../core/readers/comic-reader.ts';
 import { epubBookInfo, epubEntry } from '../../core/readers/epub-reader.ts';
 import { pdfBookInfo } from '../../core/readers/pdf-reader.ts';
@@ -48,21 +48,26 @@ async function reading<T>(file: LocatedFile, work: () => Promise<T>): Promise<T>
 
 const PAGE_CACHE = 'private, max-age=3600';
 
+/** A reader route that answers JSON read from the book's file of `kind`. */
+function readerJson(url: string, auth: 'jwt' | 'jwt-or-query', kind: ReaderKind, read: (file: LocatedFile & { path: string }, ctx: DaemonContext) => Promise<unknown>): RouteSpec {
+  return {
+    method: 'GET',
+    url,
+    auth,
+    schema: { params: BookParams, querystring: BookTypeQuery },
+    handler: async (request, _reply, ctx) => {
+      const file = await readerFile(request, ctx, kind);
+      return reading(file, () => read(file, ctx));
+    },
+  };
+}
+
 function sendImage(reply: FastifyReply, data: Buffer, type: string): FastifyReply {
   return reply.header('Cache-Control', PAGE_CACHE).type(type).header('Content-Length', data.length).send(data);
 }
 
 export const readerRoutes: RouteSpec[] = [
-  {
-    method: 'GET',
-    url: '/api/v1/epub/{bookId}/info',
-    auth: 'jwt',
-    schema: { params: BookParams, querystring: BookTypeQuery },
-    handler: async (request, _reply, ctx) => {
-      const file = await readerFile(request, ctx, 'EPUB');
-      return reading(file, () => epubBookInfo(file.path));
-    },
-  },
+  readerJson('/api/v1/epub/{bookId}/info', 'jwt', 'EPUB', (file) => epubBookInfo(file.path)),
   {
     method: 'GET',
     url: '/api/v1/epub/{bookId}/file/{*filePath}',
@@ -76,36 +81,9 @@ export const readerRoutes: RouteSpec[] = [
       return reply.header('Cache-Control', PAGE_CACHE).type(entry.mediaType).header('Content-Length', entry.data.length).send(entry.data);
     },
   },
-  {
-    method: 'GET',
-    url: '/api/v1/cbx/{bookId}/pages',
-    auth: 'jwt-or-query',
-    schema: { params: BookParams, querystring: BookTypeQuery },
-    handler: async (request, _reply, ctx) => {
-      const file = await readerFile(request, ctx, 'CBX');
-      return (await reading(file, () => comicPages(file.path))).map((page) => page.number);
-    },
-  },
-  {
-    method: 'GET',
-    url: '/api/v1/cbx/{bookId}/page-info',
-    auth: 'jwt-or-query',
-    schema: { params: BookParams, querystring: BookTypeQuery },
-    handler: async (request, _reply, ctx) => {
-      const file = await readerFile(request, ctx, 'CBX');
-      return reading(file, () => comicPageInfo(file.path));
-    },
-  },
-  {
-    method: 'GET',
-    url: '/api/v1/cbx/{bookId}/page-dimensions',
-    auth: 'jwt-or-query',
-    schema: { params: BookParams, querystring: BookTypeQuery },
-    handler: async (request, _reply, ctx) => {
-      const file = await readerFile(request, ctx, 'CBX');
-      return reading(file, () => comicPageDimensions(file.path));
-    },
-  },
+  readerJson('/api/v1/cbx/{bookId}/pages', 'jwt-or-query', 'CBX', async (file) => (await comicPages(file.path)).map((page) => page.number)),
+  readerJson('/api/v1/cbx/{bookId}/page-info', 'jwt-or-query', 'CBX', (file) => comicPageInfo(file.path)),
+  readerJson('/api/v1/cbx/{bookId}/page-dimensions', 'jwt-or-query', 'CBX', (file) => comicPageDimensions(file.path)),
   {
     method: 'GET',
     url: '/api/v1/media/book/{bookId}/cbx/pages/{pageNumber}',
@@ -119,37 +97,9 @@ export const readerRoutes: RouteSpec[] = [
       return sendImage(reply, page.data, page.mime);
     },
   },
-  {
-    method: 'GET',
-    url: '/api/v1/pdf/{bookId}/pages',
-    auth: 'jwt',
-    schema: { params: BookParams, querystring: BookTypeQuery },
-    handler: async (request, _reply, ctx) => {
-      const file = await readerFile(request, ctx, 'PDF');
-      const { pageCount } = await reading(file, () => pdfBookInfo(file.path));
-      return Array.from({ length: pageCount }, (_, i) => i + 1);
-    },
-  },
-  {
-    method: 'GET',
-    url: '/api/v1/pdf/{bookId}/info',
-    auth: 'jwt',
-    schema: { params: BookParams, querystring: BookTypeQuery },
-    handler: async (request, _reply, ctx) => {
-      const file = await readerFile(request, ctx, 'PDF');
-      return reading(file, () => pdfBookInfo(file.path));
-    },
-  },
-  {
-    method: 'GET',
-    url: '/api/v1/audiobooks/{bookId}/info',
-    auth: 'jwt',
-    schema: { params: BookParams, querystring: BookTypeQuery },
-    handler: async (request, _reply, ctx) => {
-      const file = await readerFile(request, ctx, 'AUDIOBOOK');
-      return reading(file, () => audiobookInfo(ctx.store.db, file));
-    },
-  },
+  readerJson('/api/v1/pdf/{bookId}/pages', 'jwt', 'PDF', async (file) => Array.from({ length: (await pdfBookInfo(file.path)).pageCount }, (_, i) => i + 1)),
+  readerJson('/api/v1/pdf/{bookId}/info', 'jwt', 'PDF', (file) => pdfBookInfo(file.path)),
+  readerJson('/api/v1/audiobooks/{bookId}/info', 'jwt', 'AUDIOBOOK', (file, ctx) => audiobookInfo(ctx.store.db, file)),
   {
     method: 'GET',
     url: '/api/v1/audiobooks/{bookId}/stream',
@@ -191,7 +141,7 @@ export const readerRoutes: RouteSpec[] = [
 
 async function streamTrack(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext, file: LocatedFile & { path: string }, trackIndex: number): Promise<FastifyReply> {
   const row = await ctx.store.db.selectFrom('book_file').select('chapters_json').where('id', '=', file.id).executeTakeFirst();
-  const chapters = row?.chapters_json ? (JSON.parse(row.chapters_json) as Parameters<typeof audiobookTracks>[1]) : [];
+  const chapters = parseChapters(row?.chapters_json ?? null);
   const tracks = await reading(file, () => audiobookTracks(file.path, chapters));
   const track = tracks[trackIndex];
   if (!track) throw new ApiError(404, `Track ${trackIndex} not found: the audiobook has ${tracks.length} tracks`);
