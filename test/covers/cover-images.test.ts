@@ -1,7 +1,14 @@
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import sharp, { type Sharp } from 'sharp';
-import { describe, expect, it } from 'vitest';
-import { makeCoverImages } from '../../src/core/covers/cover-images.ts';
+import { afterAll, describe, expect, it } from 'vitest';
+import { decodeShrink, makeCoverImages } from '../../src/core/covers/cover-images.ts';
+import { coverStaging } from '../../src/core/covers/cover-store.ts';
 import { readJpegHeader } from '../../src/core/covers/jpeg-header.ts';
+import { makeTempDir } from '../helpers/temp-dir.ts';
+
+const tmp = makeTempDir('bindery-covers-');
+afterAll(() => tmp.remove());
 
 const solid = (width: number, height: number, colour = '#3a6'): Sharp => sharp({ create: { width, height, channels: 3, background: colour } });
 
@@ -94,5 +101,50 @@ describe('makeCoverImages', () => {
     huge.writeUInt16BE(60000, sof + 7);
     await expect(makeCoverImages(huge, 'book')).rejects.toMatchObject({ code: 'TOO_LARGE' });
     await expect(makeCoverImages(Buffer.from('not an image at all'), 'book')).rejects.toMatchObject({ code: 'CORRUPT' });
+  });
+});
+
+describe('decodeShrink', () => {
+  it('picks the largest JPEG decode scale that leaves less than 3x to reduce, and none at 2x or less', () => {
+    expect(decodeShrink(600, 900, [250, 350], 'inside')).toBe(2);
+    expect(decodeShrink(1000, 1500, [250, 350], 'inside')).toBe(4);
+    expect(decodeShrink(3000, 4500, [250, 350], 'inside')).toBe(8);
+    expect(decodeShrink(500, 700, [250, 350], 'inside')).toBe(1);
+    expect(decodeShrink(400, 600, [250, 350], 'inside')).toBe(1);
+    expect(decodeShrink(12000, 18000, [250, 350], 'inside')).toBe(1);
+    expect(decodeShrink(1000, 600, [250, 250], 'cover')).toBe(2);
+  });
+});
+
+describe('makeCoverImages with a sink (scan workers)', () => {
+  for (const [name, make, size] of [
+    ['a kept JPEG', () => solid(600, 900).jpeg().toBuffer(), [233, 350]],
+    ['a resized cover', () => solid(1600, 2400).jpeg().toBuffer(), [233, 350]],
+    ['a PNG', () => solid(700, 1000).png().toBuffer(), [245, 350]],
+  ] as const) {
+    it(`writes the cover first and reads the thumbnail back from it: ${name}`, async () => {
+      const staging = coverStaging(tmp.dir);
+      const images = await makeCoverImages(await make(), 'book', undefined, staging.sink);
+      const staged = staging.finish(images);
+      expect(staging.failure()).toBeUndefined();
+      expect(readFileSync(staged.coverPath).equals(images.cover)).toBe(true);
+      expect(readFileSync(staged.thumbnailPath).equals(images.thumbnail)).toBe(true);
+      const thumb = await sharp(images.thumbnail).metadata();
+      expect([thumb.width, thumb.height]).toEqual(size);
+    });
+  }
+
+  it('decodes a path with brackets whole rather than misreading it as load options', async () => {
+    const dir = join(tmp.dir, 'odd [name]');
+    mkdirSync(dir);
+    const staging = coverStaging(dir);
+    const images = await makeCoverImages(await solid(600, 900).jpeg().toBuffer(), 'book', undefined, staging.sink);
+    expect((await sharp(staging.finish(images).thumbnailPath).metadata()).height).toBe(350);
+  });
+
+  it('reports a staging folder that cannot be written, apart from the book', async () => {
+    const staging = coverStaging(join(tmp.dir, 'missing', 'folder'));
+    await expect(makeCoverImages(await solid(600, 900).jpeg().toBuffer(), 'book', undefined, staging.sink)).rejects.toThrow();
+    expect((staging.failure() as NodeJS.ErrnoException).code).toBe('ENOENT');
   });
 });

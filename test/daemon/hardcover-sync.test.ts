@@ -70,7 +70,7 @@ function operation(query: string): string {
 }
 
 function bookRow(book: (typeof BOOKS)[number], query: string, vars: Json): Json {
-  const isbns = [vars.isbn13, vars.isbn10].filter((v) => typeof v === 'string');
+  const isbns: unknown[] = [vars.isbn13, vars.isbn10].filter((v) => typeof v === 'string');
   const editions = book.editions.filter((e) => isbns.includes(e.isbn_13) || isbns.includes(e.isbn_10));
   return {
     id: book.id,

@@ -1,5 +1,6 @@
 // Each user's Kobo sync settings (Grimmory's KoboSyncSettings): the device token, the switch, the read-status
 // thresholds, auto-add and two-way progress.
+import { maskApiKey } from '../hardcover/sync-settings.ts';
 import { randomUUID } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import { CodedError } from '../coded-error.ts';
@@ -37,7 +38,8 @@ export function settingsJson(row: KoboSettingsRow): KoboSyncSettingsJson {
     progressMarkAsReadingThreshold: row.progress_mark_as_reading_threshold,
     progressMarkAsFinishedThreshold: row.progress_mark_as_finished_threshold,
     autoAddToShelf: row.auto_add_to_shelf === 1,
-    hardcoverApiKey: row.hardcover_api_key,
+    // A catalog carried over from Grimmory may hold a key here: it only ever leaves masked.
+    hardcoverApiKey: maskApiKey(row.hardcover_api_key),
     hardcoverSyncEnabled: row.hardcover_sync_enabled === 1,
     twoWayProgressSync: row.two_way_progress_sync === 1,
   };

@@ -96,7 +96,8 @@ function filteredBooks(store: Store, principal: Principal, filter: BookFilter, o
     query = query.where(sql<SqlBool>`book.id in (select s.book_id from book_metadata s where instr(s.search_text, ${filter.q.trim().toLowerCase()}) > 0)`);
   }
   if (filter.format !== undefined) {
-    query = query.where(sql<SqlBool>`book.id in (select f.book_id from book_file f where f.is_book = 1 and f.book_type = ${filter.format})`);
+    // Per book through the file index: a page walks its order and stops when full (no index leads from a type).
+    query = query.where(sql<SqlBool>`exists (select 1 from book_file f where f.book_id = book.id and f.is_book = 1 and f.book_type = ${filter.format})`);
   }
   if (filter.rules) query = query.where(filter.rules);
   if (filter.nothing) query = query.where(sql<SqlBool>`1 = 0`);
