@@ -2,7 +2,8 @@
 // these makes a change and checks that the very next request sees it.
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { signToken, verifyToken } from '../../src/core/auth/tokens.ts';
-import { CatalogMemo } from '../../src/core/store/snapshot.ts';
+import { CatalogBytesCache } from '../../src/core/store/catalog-bytes-cache.ts';
+import { CatalogMemo, readSnapshot } from '../../src/core/store/snapshot.ts';
 import { openStore, type Store } from '../../src/core/store/store.ts';
 import { seedBook, seedLibrary } from '../helpers/catalog-seed.ts';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.ts';
@@ -98,6 +99,130 @@ describe('cached counts', () => {
     expect(await count()).toBe(2);
     await other.db.deleteFrom('book_shelf_mapping').where('book_id', '=', bookB).execute();
     expect(await count()).toBe(1);
+  });
+});
+
+describe('cached pages of the book list', () => {
+  type Page = { content: { id: number; metadata: { title: string }; shelves?: unknown[] }[]; page: { totalElements: number } };
+  const page = async (token: string, query = 'size=50') => {
+    const res = await get(`/api/v1/books/page?${query}`, token);
+    expect(res.statusCode).toBe(200);
+    return { res, body: res.json() as Page, titles: (res.json() as Page).content.map((b) => b.metadata.title) };
+  };
+
+  it('are the same bytes, with the same headers, as the page first built', async () => {
+    const first = await page(admin.token, 'size=3&sort=metadata.title,desc');
+    const again = await page(admin.token, 'size=3&sort=metadata.title,desc');
+    expect(again.res.rawPayload.equals(first.res.rawPayload)).toBe(true);
+    expect(again.res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(again.res.headers['content-type']).toBe(first.res.headers['content-type']);
+    expect(again.res.headers['content-length']).toBe(first.res.headers['content-length']);
+    // Another page, size or order is another answer.
+    expect((await page(admin.token, 'size=2&sort=metadata.title,desc')).body.content).toHaveLength(2);
+    expect((await page(admin.token, 'size=3&sort=metadata.title,asc')).titles).toEqual([...first.titles].sort((a, b) => a.localeCompare(b, 'en', { sensitivity: 'base' })).slice(0, 3));
+  });
+
+  it('are never served to a user who may see other books, nor across a change of what a user may see', async () => {
+    const readerA = await d.createUser('pages-a', {}, [libraryA]);
+    const readerB = await d.createUser('pages-b', {}, [libraryB]);
+    const all = (await page(admin.token)).titles;
+    expect(all).toEqual(expect.arrayContaining(['Alpha', 'Beta']));
+    const seenByA = (await page(readerA.token)).titles;
+    const seenByB = (await page(readerB.token)).titles;
+    expect(seenByA).toContain('Alpha');
+    expect(seenByA).not.toContain('Beta');
+    expect(seenByB).toEqual(['Beta']);
+    // Again, now from the cache: still each user's own page.
+    expect((await page(readerB.token)).titles).toEqual(['Beta']);
+    expect((await page(readerA.token)).titles).toEqual(seenByA);
+
+    // The admin gives reader A library B through the API: the next page shows it.
+    const put = await d.inject({ method: 'PUT', url: `/api/v1/users/${readerA.id}`, headers: bearer(admin.token), payload: { assignedLibraries: [libraryA, libraryB] } });
+    expect(put.statusCode).toBe(200);
+    expect((await page(readerA.token)).titles).toContain('Beta');
+    // Another process takes it away again.
+    await other.db.deleteFrom('user_library_mapping').where('user_id', '=', readerA.id).where('library_id', '=', libraryB).execute();
+    expect((await page(readerA.token)).titles).not.toContain('Beta');
+  });
+
+  it('follow a write by the daemon and a write by another process on the next request', async () => {
+    const before = await page(admin.token);
+    // The daemon: the admin shelves a book, and its page entry carries the shelf from the next request on.
+    const shelf = await d.inject({ method: 'POST', url: '/api/v1/shelves', headers: bearer(admin.token), payload: { name: 'Paged', icon: 'book', iconType: 'LUCIDE' } });
+    expect(shelf.statusCode).toBe(201);
+    const shelve = await d.inject({
+      method: 'POST',
+      url: '/api/v1/books/shelves',
+      headers: bearer(admin.token),
+      payload: { bookIds: [bookB], shelvesToAssign: [shelf.json().id as number], shelvesToUnassign: [] },
+    });
+    expect(shelve.statusCode).toBe(200);
+    const shelved = await page(admin.token);
+    expect(shelved.body.content.find((b) => b.id === bookB)?.shelves).toEqual([expect.objectContaining({ name: 'Paged' })]);
+    expect(before.body.content.find((b) => b.id === bookB)?.shelves ?? []).not.toContainEqual(expect.objectContaining({ name: 'Paged' }));
+
+    // Another process (the CLI) renames a book and adds one.
+    await other.db.updateTable('book_metadata').set({ title: 'Beta, renamed' }).where('book_id', '=', bookB).execute();
+    const renamed = await page(admin.token);
+    expect(renamed.titles).toContain('Beta, renamed');
+    expect(renamed.titles).not.toContain('Beta');
+    await seedBook(other.db, libraryA, { title: 'Delta' });
+    const added = await page(admin.token);
+    expect(added.titles).toContain('Delta');
+    expect(added.body.page.totalElements).toBe(renamed.body.page.totalElements + 1);
+  });
+});
+
+describe('CatalogBytesCache', () => {
+  it('keeps answers until the catalog changes, and at most its size, dropping the least recently used', () => {
+    const cache = new CatalogBytesCache(3 * 1300, 2000);
+    let computed = 0;
+    const text = (key: string) => () => {
+      computed++;
+      return `${key}:${'x'.repeat(1000)}`;
+    };
+    const get = (key: string) => readSnapshot(d.store.sqlite, () => cache.get(d.store.sqlite, key, text(key)));
+    get('a');
+    get('b');
+    get('c');
+    expect(computed).toBe(3);
+    expect(get('a').toString()).toMatch(/^a:x+$/);
+    expect(computed).toBe(3);
+    get('d'); // over the size: 'b', the least recently used, goes
+    expect(cache.size.entries).toBe(3);
+    expect(cache.size.bytes).toBeLessThanOrEqual(3 * 1300);
+    get('a');
+    get('c');
+    expect(computed).toBe(4);
+    get('b');
+    expect(computed).toBe(5);
+    // Any committed write, here by another connection, empties it.
+    other.sqlite.prepare("INSERT INTO app_settings (name, val) VALUES ('bytes_cache_test', '1') ON CONFLICT(name) DO UPDATE SET val = val || '1'").run();
+    get('a');
+    expect(computed).toBe(6);
+    // An answer larger than a single entry may be is sent but not kept.
+    const held = cache.size;
+    const big = () => readSnapshot(d.store.sqlite, () => cache.get(d.store.sqlite, 'big', text('y'.repeat(3000))));
+    expect(big().length).toBe(3000 + 1 + 1000);
+    big();
+    expect(computed).toBe(8);
+    expect(cache.size).toEqual(held);
+  });
+
+  it('does not keep what it read while a write transaction was open, which may yet roll back', async () => {
+    const cache = new CatalogBytesCache(1 << 20);
+    const count = (): string => String(d.store.sqlite.prepare('SELECT count(*) FROM book').pluck().get());
+    const committed = cache.get(d.store.sqlite, 'books', count).toString();
+    let seenInside = '';
+    await expect(
+      d.store.db.transaction().execute(async (trx) => {
+        await trx.insertInto('book').values({ library_id: libraryA }).execute();
+        seenInside = cache.get(d.store.sqlite, 'books', count).toString();
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    expect(Number(seenInside)).toBe(Number(committed) + 1);
+    expect(cache.get(d.store.sqlite, 'books', count).toString()).toBe(committed);
   });
 });
 

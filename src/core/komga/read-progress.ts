@@ -7,6 +7,7 @@ import { readerKind } from '../reading/book-files.ts';
 import { recordProgress } from '../reading/progress.ts';
 import { setReadStatus } from '../reading/read-status-update.ts';
 import { roundPercent, statusAfterProgress } from '../reading/read-status.ts';
+import { ReadingError } from '../reading/reading-error.ts';
 import { resetProgress } from '../reading/reset-progress.ts';
 import { cachedStatement } from '../store/snapshot.ts';
 import type { Store } from '../store/store.ts';
@@ -104,13 +105,10 @@ export interface ProgressTarget {
   pagesCount: number;
 }
 
-export class KomgaProgressError extends Error {
-  override name = 'KomgaProgressError';
-}
-
 /**
  * Komga's `PATCH …/read-progress` (`{page, completed}`): completed marks the book read; a page is kept as the comic or
  * PDF position (with its percent), or for other formats as the percent read, leaving their reading position alone.
+ * Throws ReadingError (INVALID without a page when not completing; recordProgress's refusals otherwise).
  */
 export async function markBookProgress(store: Store, userId: number, target: ProgressTarget, update: { page?: number; completed?: boolean }, now: string = nowIso()): Promise<void> {
   const kind = readerKind(target.bookType);
@@ -123,7 +121,7 @@ export async function markBookProgress(store: Store, userId: number, target: Pro
     }
     return;
   }
-  if (update.page === undefined) throw new KomgaProgressError('page is required unless completed is true');
+  if (update.page === undefined) throw new ReadingError('INVALID', 'page is required unless completed is true');
   const page = Math.max(1, update.page);
   const percent = target.pagesCount > 0 ? roundPercent(Math.min(100, (page / target.pagesCount) * 100)) : 0;
   if (paged) {

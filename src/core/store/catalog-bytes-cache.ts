@@ -1,8 +1,10 @@
-// Whole serialized answers derived from the catalog (the JSON of a page of books, of one book), kept until anything in
-// the catalog changes and bounded by their total size.
+// Whole serialized answers derived from the catalog (the JSON of a page of books), kept until anything in the catalog
+// changes and bounded by their total size. Kept as Buffers, outside V8's heap: as strings they made the heap, and the
+// garbage collector's slack with it, grow by about twice their size.
 import type Database from 'better-sqlite3';
 import { catalogGeneration, sameGeneration, writeInFlight, type Generation } from './snapshot.ts';
 
+/** A rough size of an entry's own objects (Map slot, key, Buffer). */
 const ENTRY_OVERHEAD = 200;
 
 export class CatalogBytesCache {
@@ -12,23 +14,23 @@ export class CatalogBytesCache {
   private readonly maxBytes: number;
   private readonly maxEntryBytes: number;
 
-  /** At most `maxBytes` in all (least recently used dropped first); a single answer larger than `maxEntryBytes` is not kept. */
+  /** At most `maxBytes` in all (least recently used dropped first); an answer larger than `maxEntryBytes` is not kept. */
   constructor(maxBytes: number, maxEntryBytes = Math.floor(maxBytes / 16)) {
     this.maxBytes = maxBytes;
     this.maxEntryBytes = maxEntryBytes;
   }
 
-  /** Bytes held now (for tests and figures). */
+  /** What is held now (for tests and figures). */
   get size(): { entries: number; bytes: number } {
     return { entries: this.entries.size, bytes: this.bytes };
   }
 
   /**
-   * The bytes kept under `key`, or those `compute` makes, kept for next time. Call it inside `readSnapshot`: the
-   * catalog's generation is then read in the same read transaction as everything `compute` reads, so what is kept is
-   * exactly the state it is filed under. A change anywhere in the catalog (a commit by another connection or process,
-   * any row this connection writes) empties the cache: everything in it was derived from the old state. What is
-   * computed while a write transaction is open on the connection is not kept (it may yet roll back).
+   * The bytes kept under `key`, or the UTF-8 of the text `compute` makes, kept for next time. Call it inside
+   * `readSnapshot`: the catalog's generation is then read in the same read transaction as everything `compute` reads,
+   * so what is kept is exactly the state it is filed under. A change anywhere in the catalog (a commit by another
+   * connection or process, any row this connection writes) empties the cache: everything in it was derived from the
+   * old state. What is computed while a write transaction is open on the connection is not kept (it may yet roll back).
    */
   get(sqlite: Database.Database, key: string, compute: () => string): Buffer {
     const generation = catalogGeneration(sqlite);
@@ -42,13 +44,8 @@ export class CatalogBytesCache {
       this.entries.set(key, hit);
       return hit.value;
     }
-    const text = compute();
-    const length = Buffer.byteLength(text, 'utf8');
-    if (writeInFlight(sqlite) || length > this.maxEntryBytes) return Buffer.from(text, 'utf8');
-    // A buffer of its own: a small Buffer.from would share (and keep alive) an 8 KB slab of Node's buffer pool.
-    const value = Buffer.allocUnsafeSlow(length);
-    value.write(text, 'utf8');
-    this.remember(key, value);
+    const value = ownBuffer(compute());
+    if (!writeInFlight(sqlite)) this.remember(key, value);
     return value;
   }
 
@@ -58,8 +55,8 @@ export class CatalogBytesCache {
   }
 
   private remember(key: string, value: Buffer): void {
-    // The entry's own objects (Map slot, key, Buffer) count too, roughly.
     const bytes = value.length + key.length * 2 + ENTRY_OVERHEAD;
+    if (bytes > this.maxEntryBytes) return;
     this.entries.set(key, { value, bytes });
     this.bytes += bytes;
     for (const [oldest, entry] of this.entries) {
@@ -68,4 +65,12 @@ export class CatalogBytesCache {
       this.bytes -= entry.bytes;
     }
   }
+}
+
+/** UTF-8 in a buffer of its own: a small Buffer.from shares (and keeps alive) an 8 KB slab of Node's buffer pool. */
+function ownBuffer(text: string): Buffer {
+  if (text.length >= Buffer.poolSize) return Buffer.from(text, 'utf8');
+  const value = Buffer.allocUnsafeSlow(Buffer.byteLength(text, 'utf8'));
+  value.write(text, 'utf8');
+  return value;
 }

@@ -58,19 +58,20 @@ function fullBook(ctx: DaemonContext, principal: Principal, bookId: number, opti
 
 const BARE_BOOK = { reading: false, unsetWithoutProgress: false, emptyShelves: 'empty' } as const;
 
-/** What fastify sends for an object; cached answers are sent as the same bytes with the same type. */
+/** What fastify sends for an object; a cached page is sent as the same bytes with the same type. */
 const JSON_TYPE = 'application/json; charset=utf-8';
-const RESPONSE_CACHE_BYTES = Number(process.env.XPERF_CACHE_MB ?? 32) * 1024 * 1024; // XPERF
-const responseCaches = new WeakMap<Store, CatalogBytesCache>();
+const PAGE_CACHE_BYTES = 32 * 1024 * 1024;
+const pageCaches = new WeakMap<Store, CatalogBytesCache>();
 
 /**
- * Single books and pages as sent, per user (answers carry the user's progress and shelves and only what they may see)
- * and query, until anything in the catalog changes (see CatalogBytesCache). Run inside readSnapshot.
+ * Pages of the book list as sent, per user (a page holds only what they may see, with their own progress and shelves)
+ * and query, until anything in the catalog changes (see CatalogBytesCache). Run inside readSnapshot. Single books are
+ * not kept: each costs ~0.3 ms to build, the same book is rarely asked for twice between two changes (reading progress
+ * is one), and keeping them made a stream of distinct books dearer and the daemon ~50 MB larger (docs/benchmarks.md).
  */
-function cachedAnswer(store: Store, principal: Principal, query: string, compute: () => unknown): Buffer {
-  let cache = responseCaches.get(store);
-  if (!cache) responseCaches.set(store, (cache = new CatalogBytesCache(RESPONSE_CACHE_BYTES)));
-  if (process.env.XPERF_NOBOOK && query.startsWith('book')) return Buffer.from(JSON.stringify(compute())); // XPERF
+function cachedPage(store: Store, principal: Principal, query: string, compute: () => unknown): Buffer {
+  let cache = pageCaches.get(store);
+  if (!cache) pageCaches.set(store, (cache = new CatalogBytesCache(PAGE_CACHE_BYTES)));
   return cache.get(store.sqlite, `${principal.userId} ${query}`, () => JSON.stringify(compute()));
 }
 
@@ -134,7 +135,7 @@ export const bookRoutes: RouteSpec[] = [
       const size = pageParam(query.size, 20, 100) || 20;
       const sort = query.sort ?? [];
       const answer = readSnapshot(ctx.store.sqlite, () =>
-        cachedAnswer(ctx.store, principal, `page ${page} ${size} ${JSON.stringify(sort)}`, () => {
+        cachedPage(ctx.store, principal, `${page} ${size} ${JSON.stringify(sort)}`, () => {
           let result;
           try {
             result = pageOfVisibleBooks(ctx.store, principal, { page, size, sort });
@@ -175,18 +176,15 @@ export const bookRoutes: RouteSpec[] = [
     url: '/api/v1/books/{bookId}',
     auth: 'jwt',
     schema: { params: BookParams, querystring: Type.Object({ withDescription: Type.Boolean({ default: false }) }) },
-    handler: async (request, reply, ctx) => {
+    handler: async (request, _reply, ctx) => {
       const { bookId } = request.params as { bookId: number };
       const { withDescription } = request.query as { withDescription: boolean };
       const principal = principalOf(request);
-      // One read transaction for the check and the book (see readSnapshot). A kept answer passed the same check.
-      const answer = readSnapshot(ctx.store.sqlite, () =>
-        cachedAnswer(ctx.store, principal, `book ${bookId} ${withDescription}`, () => {
-          checkBookAccess(ctx, principal, bookId);
-          return fullBook(ctx, principal, bookId, { withDescription, user: { reading: true, unsetWithoutProgress: true, emptyShelves: 'empty' } });
-        }),
-      );
-      return reply.type(JSON_TYPE).send(answer);
+      // One read transaction for the check and the book (see readSnapshot).
+      return readSnapshot(ctx.store.sqlite, () => {
+        checkBookAccess(ctx, principal, bookId);
+        return fullBook(ctx, principal, bookId, { withDescription, user: { reading: true, unsetWithoutProgress: true, emptyShelves: 'empty' } });
+      });
     },
   },
   {

@@ -1,6 +1,7 @@
 // The Komga-compatible API (Grimmory's KomgaController) for Mihon/Tachiyomi and other Komga clients, mounted at
-// `/komga/api/...`. Clients sign in with HTTP Basic as an OPDS account; the owning user's visibility applies to
-// everything. The app setting `komga_api_enabled` switches it on. See docs/komga.md.
+// `/komga/api/...`: the controller's paths plus what Komga clients call beyond them (collections by id, read progress
+// onto the owner's Bindery progress, the filter lists). Clients sign in with HTTP Basic as an OPDS account; the owning
+// user's visibility applies to everything. The app setting `komga_api_enabled` switches it on. See docs/komga.md.
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { FastifyReply } from 'fastify';
@@ -12,7 +13,8 @@ import { listedBookRow, visibleLibraries, type KomgaBookRow } from '../../core/k
 import { collectionRow, findCollection } from '../../core/komga/collections.ts';
 import { cleaned, collectionDto, humanSize, isCleanMode, libraryDto, pageOf, pageRequest, pagesCountOf, userDto, type Json } from '../../core/komga/dto.ts';
 import { comicPage, comicPages, pdfPage, pdfPages, type PageInfo } from '../../core/komga/pages.ts';
-import { KomgaProgressError, markBookProgress, markRead, markUnread } from '../../core/komga/read-progress.ts';
+import { markBookProgress, markRead, markUnread } from '../../core/komga/read-progress.ts';
+import { ReadingError } from '../../core/reading/reading-error.ts';
 import { findSeries, seriesBookIds, type SeriesRef } from '../../core/komga/series.ts';
 import {
   authorsOf,
@@ -188,7 +190,7 @@ async function markProgress(reader: Reader, ctx: DaemonContext, row: KomgaBookRo
   try {
     await markBookProgress(reader.store, reader.principal.userId, target, { page: typeof page === 'number' ? page : undefined, completed: completed === true ? true : completed === false ? false : undefined });
   } catch (error) {
-    if (error instanceof KomgaProgressError) throw new ApiError(400, error.message);
+    if (error instanceof ReadingError) throw new ApiError(error.code === 'BOOK_NOT_FOUND' || error.code === 'FILE_NOT_FOUND' ? 404 : 400, error.message);
     throw error;
   }
 }
