@@ -250,6 +250,8 @@ beforeAll(async () => {
   await store.db.insertInto('user_book_progress').values([
     { user_id: userId, book_id: book.dune1 as number, read_status: 'READ', date_finished: '2025-06-01T00:00:00.000Z', epub_progress_percent: 100 },
     { user_id: userId, book_id: book.dune2 as number, read_status: 'READING', epub_progress_percent: 40 },
+    // KOReader stores the fraction its device sends: 0.6 is 60 %.
+    { user_id: userId, book_id: book.neuro as number, koreader_progress_percent: 0.6 },
   ]).execute();
 });
 
@@ -336,7 +338,8 @@ describe('magic shelf rules', () => {
     expect(shelf([rule('readStatus', 'equals', 'READ')])).toEqual(['dune1']);
     expect(shelf([rule('readStatus', 'includes_any', ['UNSET'])])).toEqual(['anon', 'dune4', 'neuro', 'comic']);
     expect(shelf([rule('readStatus', 'not_equals', 'READ')])).toEqual(['anon', 'dune2', 'dune4', 'neuro', 'comic']);
-    expect(shelf([rule('readingProgress', 'greater_than', 50)])).toEqual(['dune1']);
+    expect(shelf([rule('readingProgress', 'greater_than', 50)])).toEqual(['dune1', 'neuro']);
+    expect(shelf([rule('readingProgress', 'in_between', undefined, { valueStart: 55, valueEnd: 65 })])).toEqual(['neuro']);
   });
 
   it('tests file types, presence and series positions', () => {

@@ -350,8 +350,9 @@ function compareFiles(field: string, rule: Rule, op: string): Cond | undefined {
   return NEGATIVE.has(op) ? not(exists(test)) : exists(test);
 }
 
+// KOReader's progress is stored as the fraction the device sends (0..1); the others are percents.
 const READING_PROGRESS = (ctx: Ctx): Value =>
-  sql`(select max(coalesce(p.koreader_progress_percent, 0), coalesce(p.kobo_progress_percent, 0), coalesce(p.pdf_progress_percent, 0), coalesce(p.epub_progress_percent, 0), coalesce(p.cbx_progress_percent, 0)) from user_book_progress p where p.user_id = ${ctx.userId} and p.book_id = book.id)`;
+  sql`(select max(coalesce(p.koreader_progress_percent, 0) * 100, coalesce(p.kobo_progress_percent, 0), coalesce(p.pdf_progress_percent, 0), coalesce(p.epub_progress_percent, 0), coalesce(p.cbx_progress_percent, 0)) from user_book_progress p where p.user_id = ${ctx.userId} and p.book_id = book.id)`;
 
 /** book_metadata columns a `metadataPresence` rule may name, by their JSON names. */
 const PRESENCE_COLUMNS: Record<string, string> = {
