@@ -2,41 +2,16 @@
 // Mobile-app API latency on a synthetic catalog (bench/book-catalog.ts): each request --runs times in process (fastify
 // inject: routing, JWT, SQL and JSON), after one warm-up request. Per request p50 / p99 wall time and the median CPU
 // time, twice: with the catalog unchanged between requests (remembered totals hold) and with a write before each.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { ACCESS_TOKEN_SECONDS, signToken } from '../src/core/auth/tokens.ts';
-import { loadConfig } from '../src/core/config.ts';
-import { openStore } from '../src/core/store/store.ts';
-import { createUser } from '../src/core/users/users.ts';
-import { buildApp } from '../src/daemon/app.ts';
-import { fillCatalog } from './book-catalog.ts';
+import { rmSync } from 'node:fs';
+import { benchOptions, setUpBenchCatalog } from './inject-bench-setup.ts';
 import { measure, TABLE_HEAD, tableRow } from './inject-timing.ts';
 
-const { values } = parseArgs({ options: { books: { type: 'string', default: '100000' }, runs: { type: 'string', default: '30' }, only: { type: 'string', default: '' } } });
-const books = Number(values.books);
-const runs = Number(values.runs);
-
-console.log(`machine: ${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, node ${process.version}, load ${loadavg()[0]?.toFixed(1)}`);
-const dir = mkdtempSync(join(tmpdir(), 'bindery-app-bench-'));
+const { books, runs, only } = benchOptions(30);
+const { dir, store, app, ctx, adminId, readerId, catalog, magicId } = await setUpBenchCatalog('app', books, []);
 try {
-  const store = await openStore(join(dir, 'bindery.sqlite'));
-  const adminId = await createUser(store.db, { username: 'admin', password: 'admin-password', name: 'Admin', permissions: { admin: true } });
-  const started = performance.now();
-  const catalog = fillCatalog(store.sqlite, books, join(dir, 'library'), adminId);
-  console.log(`catalog: ${books} books written in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  const readerId = await createUser(store.db, { username: 'reader', password: 'reader-password', name: 'Reader', permissions: { canAccessOpds: true }, libraryIds: [catalog.libraryId] });
-  await store.sqlite.prepare("INSERT INTO user_content_restriction (user_id, restriction_type, mode, value) VALUES (?, 'CATEGORY', 'EXCLUDE', 'Category 7')").run(readerId);
-  const magic = JSON.stringify({ type: 'group', join: 'and', rules: [{ field: 'seriesName', operator: 'starts_with', value: 'series 1' }, { field: 'pageCount', operator: 'greater_than', value: 300 }] });
-  const magicId = Number(store.sqlite.prepare("INSERT INTO magic_shelf (user_id, name, filter_json) VALUES (?, 'Long series books', ?)").run(adminId, magic).lastInsertRowid);
   const shelfId = store.sqlite.prepare("SELECT id FROM shelf WHERE name = 'Synthetic shelf'").pluck().get() as number;
   const authorId = store.sqlite.prepare('SELECT min(id) FROM author').pluck().get() as number;
-  store.sqlite.pragma('optimize');
-
-  const config = { ...loadConfig({ env: {}, flags: { dataDir: dir } }), logLevel: 'silent' as const };
-  const { app, ctx } = await buildApp({ config, store });
-  await app.ready();
   const token = (userId: number, username: string): Promise<string> => signToken(ctx.jwtSecret, { userId, username, isDefaultPassword: false }, ACCESS_TOKEN_SECONDS);
   const tokens = { admin: await token(adminId, 'admin'), reader: await token(readerId, 'reader') };
   const middle = Math.floor((catalog.bookIds.first + catalog.bookIds.last) / 2);
@@ -82,7 +57,7 @@ try {
   // Filter options are kept (for 30 s when expensive, as Grimmory keeps them): the table shows the kept answer. This is
   // the price of computing them, once per caller and scope.
   for (const [label, account] of [['filter-options computed (admin)', 'admin'], ['filter-options computed (library member, restriction)', 'reader']] as const) {
-    if (values.only && !label.includes(values.only)) continue;
+    if (only && !label.includes(only)) continue;
     const startCpu = process.cpuUsage();
     const start = performance.now();
     const res = await app.inject({ method: 'GET', url: `/api/v1/app/filter-options?libraryId=${catalog.libraryId}`, headers: { authorization: `Bearer ${tokens[account]}` } });
@@ -91,7 +66,7 @@ try {
   }
   console.log(TABLE_HEAD.join('\n'));
   for (const [label, url, account] of cases) {
-    if (values.only && !label.includes(values.only)) continue;
+    if (only && !label.includes(only)) continue;
     const headers = { authorization: `Bearer ${tokens[account]}` };
     try {
       const steady = await measure(app, url, { runs, headers });

@@ -3,46 +3,14 @@
 // each request --runs times in process (fastify inject: routing, HTTP Basic, the switch, the owner's rights, SQL and
 // JSON), after one warm-up request that pays bcrypt. Per request p50 / p99 wall time and the median CPU time, twice:
 // with the catalog unchanged between requests (remembered totals hold) and with a write before every request.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { parseArgs } from 'node:util';
-import { loadConfig } from '../src/core/config.ts';
-import { openStore } from '../src/core/store/store.ts';
-import { createUser, hashPassword } from '../src/core/users/users.ts';
-import { buildApp } from '../src/daemon/app.ts';
-import { fillCatalog } from './book-catalog.ts';
+import { rmSync } from 'node:fs';
+import { benchOptions, setUpBenchCatalog } from './inject-bench-setup.ts';
 import { measure, TABLE_HEAD, tableRow } from './inject-timing.ts';
 
-const { values } = parseArgs({ options: { books: { type: 'string', default: '100000' }, runs: { type: 'string', default: '50' }, only: { type: 'string', default: '' } } });
-const books = Number(values.books);
-const runs = Number(values.runs);
-
-console.log(`machine: ${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, node ${process.version}, load ${loadavg()[0]?.toFixed(1)}`);
-const dir = mkdtempSync(join(tmpdir(), 'bindery-komga-bench-'));
+const { books, runs, only } = benchOptions(50);
+const { dir, store, app, catalog, magicId, basic } = await setUpBenchCatalog('komga', books, ['komga_api_enabled', 'opds_server_enabled']);
 try {
-  const store = await openStore(join(dir, 'bindery.sqlite'));
-  const adminId = await createUser(store.db, { username: 'admin', password: 'admin-password', name: 'Admin', permissions: { admin: true } });
-  const started = performance.now();
-  const catalog = fillCatalog(store.sqlite, books, join(dir, 'library'), adminId);
-  console.log(`catalog: ${books} books written in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  const readerId = await createUser(store.db, { username: 'reader', password: 'reader-password', name: 'Reader', permissions: { canAccessOpds: true }, libraryIds: [catalog.libraryId] });
-  await store.sqlite.prepare("INSERT INTO user_content_restriction (user_id, restriction_type, mode, value) VALUES (?, 'CATEGORY', 'EXCLUDE', 'Category 7')").run(readerId);
-  for (const [userId, name] of [[adminId, 'kobo'], [readerId, 'phone']] as const) {
-    await store.db.insertInto('opds_user_v2').values({ user_id: userId, username: name, password_hash: await hashPassword(`${name}-password`) }).execute();
-  }
-  for (const name of ['komga_api_enabled', 'opds_server_enabled']) {
-    await store.db.insertInto('app_settings').values({ name, val: 'true' }).onConflict((oc) => oc.column('name').doUpdateSet({ val: 'true' })).execute();
-  }
-  const magic = JSON.stringify({ type: 'group', join: 'and', rules: [{ field: 'seriesName', operator: 'starts_with', value: 'series 1' }, { field: 'pageCount', operator: 'greater_than', value: 300 }] });
-  const magicId = Number(store.sqlite.prepare("INSERT INTO magic_shelf (user_id, name, filter_json) VALUES (?, 'Long series books', ?)").run(adminId, magic).lastInsertRowid);
   const shelfId = store.sqlite.prepare("SELECT id FROM shelf WHERE name = 'Synthetic shelf'").pluck().get() as number;
-  store.sqlite.pragma('optimize');
-
-  const config = { ...loadConfig({ env: {}, flags: { dataDir: dir } }), logLevel: 'silent' as const };
-  const { app } = await buildApp({ config, store });
-  await app.ready();
-  const basic = (name: string): string => `Basic ${Buffer.from(`${name}:${name}-password`).toString('base64')}`;
   const lib = catalog.libraryId;
   const lastBooksPage = Math.ceil(books / 20) - 1;
   const middle = Math.floor((catalog.bookIds.first + catalog.bookIds.last) / 2);
@@ -73,7 +41,7 @@ try {
 
   console.log(TABLE_HEAD.join('\n'));
   for (const [label, url, account] of cases) {
-    if (values.only && !label.includes(values.only)) continue;
+    if (only && !label.includes(only)) continue;
     const headers = { authorization: basic(account) };
     try {
       const steady = await measure(app, url, { runs, headers });
