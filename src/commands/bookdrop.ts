@@ -6,6 +6,7 @@ import type { BookdropFileJson } from '../core/bookdrop/bookdrop-files.ts';
 import type { FinalizeOutcome } from '../core/bookdrop/finalize.ts';
 import type { BookdropEnv, SyncSummary } from '../core/bookdrop/intake.ts';
 import type { Library, LibraryPath } from '../core/libraries/libraries.ts';
+import { confirm } from './confirm.ts';
 import type { CommandContext } from './context.ts';
 import { CliError, EXIT } from './exit-codes.ts';
 import type { RunCommand } from './run.ts';
@@ -98,16 +99,6 @@ function printOutcome(ctx: CommandContext, outcome: FinalizeOutcome, root: Libra
     else ctx.print(`failed ${r.fileId} ${r.fileName ?? ''}: ${r.message}`);
   }
   ctx.print(`${outcome.successfullyImported} imported, ${outcome.failed} failed`);
-}
-
-async function confirm(question: string): Promise<boolean> {
-  const { createInterface } = await import('node:readline/promises');
-  const rl = createInterface({ input: process.stdin, output: process.stdout });
-  try {
-    return /^\s*y(es)?\s*$/i.test(await rl.question(question));
-  } finally {
-    rl.close();
-  }
 }
 
 export function registerBookdrop(program: Command, run: RunCommand): void {
@@ -210,7 +201,7 @@ export function registerBookdrop(program: Command, run: RunCommand): void {
         if (!opts.yes) {
           if (!ctx.interactive) throw new CliError('CONFIRMATION_REQUIRED', `${known.length} file${known.length === 1 ? '' : 's'} would be deleted from ${env.bookdropDir}; add --yes to delete ${known.length === 1 ? 'it' : 'them'}`, EXIT.USAGE);
           for (const k of known) ctx.print(`  ${relative(env.bookdropDir, k.file_path)}`);
-          if (!(await confirm(`Delete these ${known.length} file${known.length === 1 ? '' : 's'} from the bookdrop? [y/N] `))) {
+          if (!(await confirm(`Delete these ${known.length} file${known.length === 1 ? '' : 's'} from the bookdrop?`))) {
             ctx.print('nothing deleted');
             return EXIT.OK;
           }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { CandidateBook, MatchReason } from '../core/duplicates/detect.ts';
 import type { DuplicateRequest } from '../core/duplicates/find.ts';
 import type { Library } from '../core/libraries/libraries.ts';
+import { confirm } from './confirm.ts';
 import type { CommandContext } from './context.ts';
 import { CliError, EXIT } from './exit-codes.ts';
 import type { RunCommand } from './run.ts';
@@ -64,16 +65,6 @@ function bookOut(book: CandidateBook, library: Library, target: number): JsonBoo
       return root === undefined ? join(f.subPath, f.fileName) : join(root, f.subPath, f.fileName);
     });
   return { id: book.id, title: book.title, authors: book.authors, formats, files, suggestedTarget: book.id === target };
-}
-
-async function confirm(question: string): Promise<boolean> {
-  const { createInterface } = await import('node:readline/promises');
-  const rl = createInterface({ input: process.stdin, output: process.stderr });
-  try {
-    return /^y(es)?$/i.test((await rl.question(`${question} [y/N] `)).trim());
-  } finally {
-    rl.close();
-  }
 }
 
 export function registerDuplicates(program: Command, run: RunCommand): void {

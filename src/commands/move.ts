@@ -4,6 +4,7 @@ import { relative } from 'node:path';
 import type { BookMoveResult, MovedFile } from '../core/moves/apply.ts';
 import type { MovePlan, PlannedBook } from '../core/moves/plan.ts';
 import type { RecoveryReport } from '../core/moves/recover.ts';
+import { confirm } from './confirm.ts';
 import type { CommandContext } from './context.ts';
 import { CliError, EXIT } from './exit-codes.ts';
 import type { RunCommand } from './run.ts';
@@ -71,16 +72,6 @@ function recoveryLine(r: RecoveryReport): string | undefined {
   return lines.join('\n');
 }
 
-async function confirm(question: string): Promise<boolean> {
-  const { createInterface } = await import('node:readline/promises');
-  const rl = createInterface({ input: process.stdin, output: process.stdout });
-  try {
-    return /^\s*y(es)?\s*$/i.test(await rl.question(question));
-  } finally {
-    rl.close();
-  }
-}
-
 export function registerMove(program: Command, run: RunCommand): void {
   program
     .command('move')
@@ -129,7 +120,7 @@ export function registerMove(program: Command, run: RunCommand): void {
             if (!ctx.interactive) {
               throw new CliError('CONFIRMATION_REQUIRED', `${toMove} book${toMove === 1 ? '' : 's'} would move; add --yes to apply (or --dry-run to only see the plan)`, EXIT.USAGE);
             }
-            if (!(await confirm(`Move the files of ${toMove} book${toMove === 1 ? '' : 's'}? [y/N] `))) {
+            if (!(await confirm(`Move the files of ${toMove} book${toMove === 1 ? '' : 's'}?`))) {
               ctx.print('nothing moved');
               return EXIT.OK;
             }

@@ -4,7 +4,7 @@ import { visibleBookCounts } from '../shelves/shelves.ts';
 import { cachedStatement, readSnapshot } from '../store/snapshot.ts';
 import type { Store } from '../store/store.ts';
 import type { Principal } from '../auth/principal.ts';
-import { FILES_SQL, groupBy, namesByBook, primaryFileOf, PROGRESS_SQL, put, readProgressOf, thumbnailUrl, type FileRow, type Json, type ProgressRow } from './book-summary.ts';
+import { FILES_SQL, groupBy, headFields, namesByBook, primaryFileOf, PROGRESS_SQL, put, readProgressOf, type FileRow, type Json, type ProgressRow } from './book-summary.ts';
 
 interface DetailRow {
   id: number;
@@ -143,17 +143,7 @@ export async function bookDetailJson(store: Store, principal: Principal, bookId:
   const detail = put(
     {},
     {
-      id: book.id,
-      title: book.title,
-      authors: names?.authors ?? [],
-      thumbnailUrl: thumbnailUrl(book.id),
-      readStatus: progress?.read_status,
-      personalRating: progress?.personal_rating,
-      seriesName: book.series_name,
-      seriesNumber: book.series_number,
-      libraryId: book.library_id,
-      addedOn: book.added_on,
-      lastReadTime: progress?.last_read_time,
+      ...headFields(book, names, progress),
       subtitle: book.subtitle,
       description: book.description,
       categories: names?.categories ?? [],

@@ -163,22 +163,31 @@ export function put(out: Json, values: Record<string, unknown>): Json {
 /** Grimmory's app thumbnail path (as it sends it; the app builds cover URLs of its own). */
 export const thumbnailUrl = (bookId: number): string => `/api/books/${bookId}/cover`;
 
+type HeadRow = Pick<SummaryBookRow, 'id' | 'title' | 'series_name' | 'series_number' | 'library_id' | 'added_on'>;
+
+/** The fields AppBookSummary and AppBookDetail both open with, in Grimmory's order. */
+export function headFields(book: HeadRow, names: BookNames | undefined, progress: ProgressRow | undefined): Record<string, unknown> {
+  return {
+    id: book.id,
+    title: book.title,
+    authors: names?.authors ?? [],
+    thumbnailUrl: thumbnailUrl(book.id),
+    readStatus: progress?.read_status,
+    personalRating: progress?.personal_rating,
+    seriesName: book.series_name,
+    seriesNumber: book.series_number,
+    libraryId: book.library_id,
+    addedOn: book.added_on,
+    lastReadTime: progress?.last_read_time,
+  };
+}
+
 function summaryJson(book: SummaryBookRow, names: BookNames | undefined, files: FileRow[], progress: ProgressRow | undefined): Json {
   const primary = primaryFileOf(files, book.format_priority);
   return put(
     {},
     {
-      id: book.id,
-      title: book.title,
-      authors: names?.authors ?? [],
-      thumbnailUrl: thumbnailUrl(book.id),
-      readStatus: progress?.read_status,
-      personalRating: progress?.personal_rating,
-      seriesName: book.series_name,
-      seriesNumber: book.series_number,
-      libraryId: book.library_id,
-      addedOn: book.added_on,
-      lastReadTime: progress?.last_read_time,
+      ...headFields(book, names, progress),
       readProgress: readProgressOf(progress),
       primaryFileId: primary?.id,
       primaryFileType: primary?.book_type,

@@ -1,57 +1,12 @@
 // Grimmory's BookMetadata as the bookdrop keeps it (original_metadata / fetched_metadata JSON), and how it meets the
 // catalog: what a file says becomes one, and one given at import replaces what the file says wherever it has a value.
 import type { ExtractedMetadata } from '../formats/types.ts';
+import type { BookMetadataValues } from '../metadata/book-metadata-values.ts';
 import type { BookFacts } from '../naming/render.ts';
 
-/** The BookMetadata properties the bookdrop keeps; null and empty values are left out, as Grimmory's JSON does. */
-export interface DropMetadata {
-  title?: string;
-  subtitle?: string;
-  publisher?: string;
-  /** `yyyy-MM-dd`. */
-  publishedDate?: string;
-  description?: string;
-  seriesName?: string;
-  seriesNumber?: number;
-  seriesTotal?: number;
-  isbn13?: string;
-  isbn10?: string;
-  pageCount?: number;
-  language?: string;
-  narrator?: string;
-  abridged?: boolean;
-  asin?: string;
-  goodreadsId?: string;
-  comicvineId?: string;
-  hardcoverId?: string;
-  hardcoverBookId?: string;
-  googleId?: string;
-  doubanId?: string;
-  lubimyczytacId?: string;
-  ranobedbId?: string;
-  audibleId?: string;
-  externalUrl?: string;
-  amazonRating?: number;
-  amazonReviewCount?: number;
-  goodreadsRating?: number;
-  goodreadsReviewCount?: number;
-  hardcoverRating?: number;
-  hardcoverReviewCount?: number;
-  doubanRating?: number;
-  doubanReviewCount?: number;
-  lubimyczytacRating?: number;
-  ranobedbRating?: number;
-  audibleRating?: number;
-  audibleReviewCount?: number;
-  rating?: number;
-  ageRating?: number;
-  contentRating?: string;
-  thumbnailUrl?: string;
+/** The BookMetadata properties the bookdrop keeps (what the file says, or what a provider found), by that name. */
+export interface DropMetadata extends BookMetadataValues {
   provider?: string;
-  authors?: string[];
-  categories?: string[];
-  moods?: string[];
-  tags?: string[];
 }
 
 type Kind = 'string' | 'number' | 'integer' | 'boolean' | 'date' | 'list';

@@ -7,6 +7,7 @@ import { chmod, lstat, open, rename, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { CodedError } from '../coded-error.ts';
+import { oneWriteAtATime, syncDirectory } from '../file-writes.ts';
 import { FormatError } from '../formats/errors.ts';
 import { fileFingerprints } from '../formats/hash.ts';
 import { formatOf } from '../formats/index.ts';
@@ -31,32 +32,6 @@ export interface ReplaceResult {
   sizeBytes: number;
   /** Where the old bytes are kept. */
   keptAt: string;
-}
-
-/** One replacement at a time per file: two saves racing on one book must not interleave their renames. */
-const inFlight = new Map<string, Promise<unknown>>();
-
-async function oneAtATime<T>(path: string, work: () => Promise<T>): Promise<T> {
-  const previous = inFlight.get(path) ?? Promise.resolve();
-  const run = previous.catch(() => undefined).then(work);
-  const settled = run.catch(() => undefined);
-  inFlight.set(path, settled);
-  try {
-    return await run;
-  } finally {
-    if (inFlight.get(path) === settled) inFlight.delete(path);
-  }
-}
-
-async function syncDirectory(dir: string): Promise<void> {
-  const handle = await open(dir, 'r').catch(() => undefined);
-  try {
-    await handle?.sync();
-  } catch {
-    // Some file systems cannot sync a directory; the rename has happened.
-  } finally {
-    await handle?.close();
-  }
 }
 
 /**
@@ -114,7 +89,7 @@ export async function replaceBookFileContent(store: Store, fileId: number, body:
   const limitMb = Math.ceil(maxBytes / (1024 * 1024));
   if (options.declaredBytes !== undefined && options.declaredBytes > maxBytes) throw new ReplaceContentError('TOO_LARGE', `File size exceeds the limit: ${limitMb} MB`);
 
-  return oneAtATime(path, async () => {
+  return oneWriteAtATime(path, async () => {
     // Hidden (scans skip it), in the same folder (the rename is atomic), with the extension extractors go by.
     const temp = join(dirname(path), `.bindery-replace-${randomBytes(6).toString('hex')}.${formatSuffix(fileName)}`);
     let keptAt: string | undefined;

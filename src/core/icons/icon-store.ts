@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { link, mkdir, open, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CodedError } from '../coded-error.ts';
+import { syncDirectory } from '../file-writes.ts';
 import { sanitizeSvg, SvgError, SVG_LIMITS } from './svg-sanitize.ts';
 
 export type IconErrorCode = 'BAD_NAME' | 'INVALID' | 'EXISTS' | 'NOT_FOUND';
@@ -33,17 +34,6 @@ const nameOfFile = (fileName: string): string => fileName.slice(0, -EXTENSION.le
 
 function errnoCode(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException).code;
-}
-
-async function syncDir(dir: string): Promise<void> {
-  const handle = await open(dir, 'r').catch(() => undefined);
-  try {
-    await handle?.sync();
-  } catch {
-    // Not every file system syncs a directory.
-  } finally {
-    await handle?.close();
-  }
 }
 
 /** Sanitized icon text by path, while its size and modification time stay the same; bounded by characters. */
@@ -113,7 +103,7 @@ export async function saveIcon(dataDir: string, name: string, svgData: string): 
   } finally {
     await unlink(temp).catch(() => undefined);
   }
-  await syncDir(dir);
+  await syncDirectory(dir);
 }
 
 /** The served text of one stored icon, or undefined when it cannot be read as an SVG. */
@@ -150,7 +140,7 @@ export async function deleteIcon(dataDir: string, name: string): Promise<void> {
     throw error;
   });
   cacheFor(dir).drop(path);
-  await syncDir(dir);
+  await syncDirectory(dir);
 }
 
 /** Stored icon file names (`name.svg`), by name: regular files with names an icon can have. */

@@ -3,6 +3,7 @@
 import type { ComicValues } from '../books/comic-values.ts';
 import { CodedError } from '../coded-error.ts';
 import type { HttpClient, OutgoingRequest, OutgoingResponse } from '../net/http-client.ts';
+import type { BookMetadataValues } from './book-metadata-values.ts';
 
 /**
  * Provider ids exactly as they appear on the wire (Grimmory's MetadataProvider enum), plus `OpenLibrary`, which
@@ -62,55 +63,9 @@ export type CandidateComic = ComicValues;
  * Absent = the provider does not know. Dates are `yyyy-MM-dd` (a year alone becomes `yyyy-01-01`), ratings as the
  * provider gives them (0–5 for most; 0–10 for Douban), `language` as the provider gives it (ISO 639-1 preferred).
  */
-export interface MetadataCandidate {
+export interface MetadataCandidate extends BookMetadataValues {
   provider: ProviderId;
   providerItemId: string;
-  title?: string;
-  subtitle?: string;
-  publisher?: string;
-  publishedDate?: string;
-  description?: string;
-  seriesName?: string;
-  seriesNumber?: number;
-  seriesTotal?: number;
-  isbn13?: string;
-  isbn10?: string;
-  pageCount?: number;
-  language?: string;
-  narrator?: string;
-  abridged?: boolean;
-  authors?: string[];
-  categories?: string[];
-  moods?: string[];
-  tags?: string[];
-  asin?: string;
-  amazonRating?: number;
-  amazonReviewCount?: number;
-  goodreadsId?: string;
-  goodreadsRating?: number;
-  goodreadsReviewCount?: number;
-  googleId?: string;
-  hardcoverId?: string;
-  hardcoverBookId?: string;
-  hardcoverRating?: number;
-  hardcoverReviewCount?: number;
-  comicvineId?: string;
-  doubanId?: string;
-  doubanRating?: number;
-  doubanReviewCount?: number;
-  lubimyczytacId?: string;
-  lubimyczytacRating?: number;
-  ranobedbId?: string;
-  ranobedbRating?: number;
-  audibleId?: string;
-  audibleRating?: number;
-  audibleReviewCount?: number;
-  externalUrl?: string;
-  /** Absolute URL of the cover image (BookMetadata.thumbnailUrl). */
-  thumbnailUrl?: string;
-  rating?: number;
-  ageRating?: number;
-  contentRating?: string;
   comicMetadata?: CandidateComic;
   bookReviews?: CandidateReview[];
 }

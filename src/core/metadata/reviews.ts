@@ -1,8 +1,10 @@
 // Public reviews of a book, fetched from the metadata providers that show them (Amazon, Goodreads, Douban,
 // Lubimyczytac) as METADATA_PUBLIC_REVIEWS_SETTINGS says — which providers, how many each — and kept in
 // public_book_review until refreshed or deleted.
+import type { Selectable } from 'kysely';
 import { CodedError } from '../coded-error.ts';
 import { readSetting } from '../settings/app-settings.ts';
+import type { PublicBookReviewTable } from '../store/db-types.ts';
 import type { Db } from '../store/store.ts';
 import { queryFor } from './book-match.ts';
 import { readCurrentMetadata } from './metadata-apply.ts';
@@ -12,18 +14,9 @@ import { providerById } from './providers/index.ts';
 import { cleanIsbn, isObject } from './values.ts';
 
 /** Grimmory's BookReview DTO; absent properties are left out of the JSON, as its NON_NULL inclusion does. */
-export interface BookReview {
+export interface BookReview extends Omit<CandidateReview, 'metadataProvider'> {
   id?: number;
   metadataProvider?: string;
-  reviewerName?: string;
-  title?: string;
-  rating?: number;
-  date?: string;
-  body?: string;
-  country?: string;
-  spoiler?: boolean;
-  followersCount?: number;
-  textReviewsCount?: number;
 }
 
 export interface ReviewProviderConfig {
@@ -60,19 +53,7 @@ export async function reviewSettings(db: Db): Promise<ReviewSettings> {
   return { downloadEnabled: settings.downloadEnabled === true, autoDownloadEnabled: settings.autoDownloadEnabled === true, providers };
 }
 
-type ReviewRow = {
-  id: number;
-  metadata_provider: string;
-  reviewer_name: string | null;
-  title: string | null;
-  rating: number | null;
-  date: string | null;
-  body: string | null;
-  country: string | null;
-  spoiler: number | null;
-  followers_count: number | null;
-  text_reviews_count: number | null;
-};
+type ReviewRow = Omit<Selectable<PublicBookReviewTable>, 'book_id'>;
 
 function toDto(row: ReviewRow): BookReview {
   const out: BookReview = { id: row.id, metadataProvider: row.metadata_provider };

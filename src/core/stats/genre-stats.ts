@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
 import type { Db } from '../store/store.ts';
 import { roundTo2 } from './rounding.ts';
-import { callerSessions } from './session-scope.ts';
+import { sessionsPerBook } from './session-scope.ts';
 
 /** GenreStatisticsResponse */
 export interface GenreStats {
@@ -19,11 +19,7 @@ export interface GenreStats {
  * both most first, then by name. Sessions are summed per book before they meet the categories, so each session is read once.
  */
 export async function genreStats(db: Db, principal: Principal, kind: 'any' | 'listening'): Promise<GenreStats[]> {
-  const sessions = await callerSessions(db, principal, { kind });
-  const perBook = sessions
-    .select((eb) => ['reading_sessions.book_id', eb.fn.countAll<number>().as('sessions'), eb.fn.sum<number>('reading_sessions.duration_seconds').as('duration')])
-    .groupBy('reading_sessions.book_id')
-    .as('s');
+  const perBook = await sessionsPerBook(db, principal, kind);
   const rows = await db
     .selectFrom(perBook)
     .innerJoin('book_metadata_category_mapping as cm', 'cm.book_id', 's.book_id')

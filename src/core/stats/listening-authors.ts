@@ -2,7 +2,7 @@
 import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
 import type { Db } from '../store/store.ts';
-import { callerSessions } from './session-scope.ts';
+import { sessionsPerBook } from './session-scope.ts';
 
 /** ListeningAuthorResponse */
 export interface AuthorListening {
@@ -14,11 +14,7 @@ export interface AuthorListening {
 
 /** Every author of an audiobook with listening sessions, most listened first, then by name. */
 export async function listeningAuthors(db: Db, principal: Principal): Promise<AuthorListening[]> {
-  const sessions = await callerSessions(db, principal, { kind: 'listening' });
-  const perBook = sessions
-    .select((eb) => ['reading_sessions.book_id', eb.fn.countAll<number>().as('sessions'), eb.fn.sum<number>('reading_sessions.duration_seconds').as('duration')])
-    .groupBy('reading_sessions.book_id')
-    .as('s');
+  const perBook = await sessionsPerBook(db, principal, 'listening');
   const rows = await db
     .selectFrom(perBook)
     .innerJoin('book_metadata_author_mapping as am', 'am.book_id', 's.book_id')

@@ -1,6 +1,6 @@
 // What every statistic starts from: the caller's own reading sessions and progress rows, over the books the caller
 // may still see (a book hidden since, by a library unassigned or a content restriction, no longer counts).
-import type { Expression, SelectQueryBuilder, SqlBool } from 'kysely';
+import type { AliasedSelectQueryBuilder, Expression, SelectQueryBuilder, SqlBool } from 'kysely';
 import { sql } from 'kysely';
 import { isAdmin, type Principal } from '../auth/principal.ts';
 import { visibleBookFilter } from '../auth/visibility.ts';
@@ -70,6 +70,18 @@ export async function sessionScope(db: Db, principal: Principal): Promise<Sessio
 /** The caller's sessions of visible books, narrowed by kind and period. */
 export async function callerSessions(db: Db, principal: Principal, filter: SessionFilter = {}): Promise<SessionQuery> {
   return (await sessionScope(db, principal)).sessions(filter);
+}
+
+/**
+ * The caller's sessions of the kind summed per book, as the subquery `s` (`book_id`, `sessions`, `duration`): a
+ * statistic per category or author joins this, so each session is read once however many names its book has.
+ */
+export async function sessionsPerBook(db: Db, principal: Principal, kind: SessionKind): Promise<AliasedSelectQueryBuilder<{ book_id: number; sessions: number; duration: number }, 's'>> {
+  const sessions = await callerSessions(db, principal, { kind });
+  return sessions
+    .select((eb) => ['reading_sessions.book_id', eb.fn.countAll<number>().as('sessions'), eb.fn.sum<number>('reading_sessions.duration_seconds').as('duration')])
+    .groupBy('reading_sessions.book_id')
+    .as('s');
 }
 
 export type ProgressQuery = SelectQueryBuilder<DB, 'user_book_progress', object>;

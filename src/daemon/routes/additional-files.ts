@@ -3,7 +3,7 @@
 // file goes to the library's trash.
 import Type from 'typebox';
 import { addAdditionalFile, AdditionalFileError, removeAdditionalFile, uploadRootOf, type AdditionalFileErrorCode } from '../../core/books/additional-files.ts';
-import { maxUploadMb, type ReceivedFile } from '../../core/bookdrop/upload.ts';
+import { maxUploadMb } from '../../core/bookdrop/upload.ts';
 import { listBookFiles } from '../../core/duplicates/merge.ts';
 import { BOOK_FILE_TYPES, type BookFileType } from '../../core/formats/types.ts';
 import { requireBookAccess } from '../access.ts';
@@ -70,8 +70,8 @@ export const additionalFileRoutes: RouteSpec[] = [
         throw asApiError(error);
       });
       const limitMb = await maxUploadMb(ctx.store);
-      const upload = await readUpload(request, limitMb * 1024 * 1024, limitMb, async () => root.path);
-      const file = upload.file as ReceivedFile & { fileName: string };
+      const upload = await readUpload(request, limitMb, async () => root.path);
+      const file = upload.file;
       const field = (name: 'isBook' | 'bookType' | 'description'): string | undefined => query[name] ?? upload.fields[name];
       let fileId: number;
       try {

@@ -19,7 +19,7 @@ import { syncToHardcover } from '../hardcover-sync.ts';
 import { badRequest, bookNotFound } from '../http-errors.ts';
 import type { RouteRequest, RouteSpec } from '../route-spec.ts';
 import { appWork, BookIdParams, PagingQuery } from './app-shared.ts';
-import { nullable } from './reading.ts';
+import { nullable, ProgressParts } from './reading.ts';
 
 /** Grimmory's default page size of the book list (also used when a size is not positive). */
 const LIST_SIZE = 50;
@@ -43,25 +43,7 @@ const BookListQuery = Type.Object({
 
 const LimitQuery = Type.Object({ limit: Type.Optional(Type.Integer()) });
 
-const UpdateProgressRequest = Type.Object({
-  fileProgress: nullable(
-    Type.Object({
-      bookFileId: Type.Integer(),
-      positionData: nullable(Type.String()),
-      positionHref: nullable(Type.String()),
-      progressPercent: Type.Number(),
-      ttsPositionCfi: nullable(Type.String()),
-      contentSourceProgressPercent: nullable(Type.Number()),
-    }),
-  ),
-  epubProgress: nullable(
-    Type.Object({ cfi: nullable(Type.String()), href: nullable(Type.String()), percentage: Type.Number(), contentSourceProgressPercent: nullable(Type.Number()), ttsPositionCfi: nullable(Type.String()) }),
-  ),
-  pdfProgress: nullable(Type.Object({ page: Type.Integer(), percentage: Type.Number() })),
-  cbxProgress: nullable(Type.Object({ page: Type.Integer(), percentage: Type.Number() })),
-  audiobookProgress: nullable(Type.Object({ positionMs: Type.Integer(), trackIndex: nullable(Type.Integer()), trackPositionMs: nullable(Type.Integer()), percentage: Type.Number() })),
-  dateFinished: nullable(Type.String({ format: 'date-time' })),
-});
+const UpdateProgressRequest = Type.Object(ProgressParts);
 
 const bookIdOf = (request: RouteRequest): number => (request.params as { bookId: number }).bookId;
 

@@ -15,20 +15,16 @@ import { appWork, PagingQuery } from './app-shared.ts';
 const AUTHORS_SIZE = 30;
 const SERIES_SIZE = 20;
 
+/** The paging, order and library of every catalog list. */
+const ListQuery = { ...PagingQuery, sort: Type.Optional(Type.String()), dir: Type.Optional(Type.String()), libraryId: Type.Optional(Type.Integer()) };
+
 export const appCatalogRoutes: RouteSpec[] = [
   {
     method: 'GET',
     url: '/api/v1/app/authors',
     auth: 'jwt',
     schema: {
-      querystring: Type.Object({
-        ...PagingQuery,
-        sort: Type.Optional(Type.String()),
-        dir: Type.Optional(Type.String()),
-        libraryId: Type.Optional(Type.Integer()),
-        search: Type.Optional(Type.String()),
-        hasPhoto: Type.Optional(Type.Boolean()),
-      }),
+      querystring: Type.Object({ ...ListQuery, search: Type.Optional(Type.String()), hasPhoto: Type.Optional(Type.Boolean()) }),
     },
     handler: (request, _reply, ctx) =>
       appWork(async () => {
@@ -53,14 +49,7 @@ export const appCatalogRoutes: RouteSpec[] = [
     url: '/api/v1/app/series',
     auth: 'jwt',
     schema: {
-      querystring: Type.Object({
-        ...PagingQuery,
-        sort: Type.Optional(Type.String()),
-        dir: Type.Optional(Type.String()),
-        libraryId: Type.Optional(Type.Integer()),
-        search: Type.Optional(Type.String()),
-        status: Type.Optional(Type.String()),
-      }),
+      querystring: Type.Object({ ...ListQuery, search: Type.Optional(Type.String()), status: Type.Optional(Type.String()) }),
     },
     handler: (request, _reply, ctx) =>
       appWork(() => {
@@ -75,7 +64,7 @@ export const appCatalogRoutes: RouteSpec[] = [
     auth: 'jwt',
     schema: {
       params: Type.Object({ seriesName: Type.String() }),
-      querystring: Type.Object({ ...PagingQuery, sort: Type.Optional(Type.String()), dir: Type.Optional(Type.String()), libraryId: Type.Optional(Type.Integer()) }),
+      querystring: Type.Object(ListQuery),
     },
     handler: (request, _reply, ctx) =>
       appWork(() => {

@@ -3,7 +3,6 @@
 // any other author is "not found" to them.
 import { createReadStream } from 'node:fs';
 import { PassThrough } from 'node:stream';
-import type { MultipartFile, MultipartValue } from '@fastify/multipart';
 import Type from 'typebox';
 import { deleteAuthors, unmatchAuthors, updateAuthor, type AuthorUpdate } from '../../core/authors/author-edit.ts';
 import { AuthorError } from '../../core/authors/author-error.ts';
@@ -22,18 +21,18 @@ import { authorIdsWithPhoto, authorImagesRoot, authorPhotoResource, hasAuthorPho
 import { authorById, authorDetails, authorDetailsByName, authorNamesOfBook, authorSummary, detailsJson, listAuthors, visibleAuthor, visibleAuthorIds, type AuthorRow } from '../../core/authors/authors.ts';
 import type { Principal } from '../../core/auth/principal.ts';
 import { metadataProviderBaseUrls } from '../../core/config.ts';
-import { CoverImageError, MAX_COVER_BYTES } from '../../core/covers/cover-upload.ts';
+import { CoverImageError } from '../../core/covers/cover-upload.ts';
 import { isNotModified } from '../../core/media/conditional-requests.ts';
 import { DUCKDUCKGO_URL } from '../../core/metadata/duckduckgo-images.ts';
 import { ProviderError } from '../../core/metadata/provider.ts';
 import { sharedRateLimiter } from '../../core/metadata/rate-limiter.ts';
-import { OutgoingRequestError } from '../../core/net/http-client.ts';
-import { readSetting } from '../../core/settings/app-settings.ts';
 import { requireBookAccess } from '../access.ts';
 import { principalOf } from '../authenticate.ts';
 import type { DaemonContext } from '../context.ts';
 import { ApiError, badRequest } from '../http-errors.ts';
 import { providerHttpError } from '../metadata-runtime.ts';
+import { imageUrlRefusal } from '../image-url-refusal.ts';
+import { imageUploadLimit, readBufferUpload, uploadLimitMb } from '../multipart-upload.ts';
 import { adminOr, type RouteRequest, type RouteSpec } from '../route-spec.ts';
 import { nullable } from './reading.ts';
 
@@ -80,11 +79,14 @@ async function detailsOf(ctx: DaemonContext, authorId: number): Promise<Record<s
   return detailsJson(author);
 }
 
-/** The photo size limit: the upload limit setting, but never above what a photo could reasonably need. */
-async function photoLimit(ctx: DaemonContext): Promise<{ bytes: number; mb: number }> {
-  const setting = await readSetting(ctx.store.db, 'MAX_FILE_UPLOAD_SIZE_IN_MB');
-  const mb = Math.max(1, Math.min(typeof setting === 'number' && setting > 0 ? setting : 100, MAX_COVER_BYTES / (1024 * 1024)));
-  return { bytes: mb * 1024 * 1024, mb };
+/** A change to one author the caller may see; the answer is the author as it is afterwards. */
+function authorChange(work: (ctx: DaemonContext, authorId: number, request: RouteRequest) => Promise<unknown>): RouteSpec['handler'] {
+  return async (request, _reply, ctx) => {
+    const { authorId } = request.params as { authorId: number };
+    await requireAuthor(ctx, principalOf(request), authorId);
+    await mapped(() => work(ctx, authorId, request));
+    return detailsOf(ctx, authorId);
+  };
 }
 
 /**
@@ -96,42 +98,20 @@ function authorIdsOf(request: RouteRequest): number[] {
   return request.body as number[];
 }
 
-const tooLarge = (mb: number): ApiError => badRequest(`File size exceeds the limit: ${mb} MB`);
-
 async function matchDeps(ctx: DaemonContext): Promise<AuthorMatchDeps> {
   return {
     db: ctx.store.db,
     http: ctx.http,
     imagesRoot: imagesRoot(ctx),
     runtime: { http: ctx.http, baseUrls: metadataProviderBaseUrls(ctx.config) },
-    maxPhotoBytes: (await photoLimit(ctx)).bytes,
+    maxPhotoBytes: (await imageUploadLimit(ctx)).bytes,
     onPhotoProblem: (authorId, url, error) => ctx.log.warn({ authorId, url, reason: error instanceof Error ? error.message : String(error) }, 'author photo not saved'),
   };
 }
 
-type MultipartRequest = RouteRequest & { isMultipart(): boolean; parts(options?: object): AsyncIterableIterator<MultipartFile | MultipartValue> };
-
 /** The `file` part in memory, bounded by the photo limit. */
 async function readPhotoUpload(request: RouteRequest, ctx: DaemonContext): Promise<Buffer> {
-  const req = request as MultipartRequest;
-  if (!req.isMultipart()) throw badRequest('Uploaded file is missing.');
-  const limit = await photoLimit(ctx);
-  const declared = Number(request.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit.bytes + 1024 * 1024) throw tooLarge(limit.mb);
-  let image: Buffer | undefined;
-  try {
-    for await (const part of req.parts({ limits: { fileSize: limit.bytes } })) {
-      if (part.type === 'file' && part.fieldname === 'file' && !image) image = await part.toBuffer();
-      else if (part.type === 'file') part.file.resume();
-    }
-  } catch (error) {
-    const code = (error as { code?: string }).code;
-    if (code === 'FST_REQ_FILE_TOO_LARGE') throw tooLarge(limit.mb);
-    if (code?.startsWith('FST_')) throw badRequest((error as Error).message);
-    throw error;
-  }
-  if (!image) throw badRequest('Uploaded file is missing.');
-  return image;
+  return (await readBufferUpload(request, await imageUploadLimit(ctx))).file;
 }
 
 /** A photo from a URL: refusals of the outgoing client (a private address, not an image, too large) as 400s. */
@@ -142,19 +122,7 @@ async function photoFromUrl(ctx: DaemonContext, authorId: number, rawUrl: string
   try {
     await mapped(() => setAuthorPhotoFromUrl(deps, authorId, url));
   } catch (error) {
-    if (!(error instanceof OutgoingRequestError)) throw error;
-    switch (error.code) {
-      case 'INVALID_URL':
-        throw badRequest(`The photo URL is not valid: ${error.message}`);
-      case 'BLOCKED_ADDRESS':
-        throw badRequest(`The photo URL was refused: ${error.message}`);
-      case 'TOO_LARGE':
-        throw tooLarge(deps.maxPhotoBytes / (1024 * 1024));
-      case 'BAD_CONTENT_TYPE':
-        throw badRequest('The photo URL did not return an image');
-      default:
-        throw new ApiError(502, `The photo could not be downloaded: ${error.message}`);
-    }
+    throw imageUrlRefusal(error, 'photo', uploadLimitMb(deps.maxPhotoBytes / (1024 * 1024)));
   }
 }
 
@@ -232,12 +200,7 @@ export const authorRoutes: RouteSpec[] = [
     auth: 'jwt',
     rule: EDIT,
     schema: { params: AuthorParams, body: AuthorUpdateRequest },
-    handler: async (request, _reply, ctx) => {
-      const { authorId } = request.params as { authorId: number };
-      await requireAuthor(ctx, principalOf(request), authorId);
-      await mapped(() => updateAuthor(ctx.store.db, authorId, request.body as AuthorUpdate));
-      return detailsOf(ctx, authorId);
-    },
+    handler: authorChange((ctx, authorId, request) => updateAuthor(ctx.store.db, authorId, request.body as AuthorUpdate)),
   },
   {
     method: 'POST',
@@ -276,13 +239,7 @@ export const authorRoutes: RouteSpec[] = [
     auth: 'jwt',
     rule: EDIT,
     schema: { params: AuthorParams, body: AuthorMatchRequestSchema },
-    handler: async (request, _reply, ctx) => {
-      const { authorId } = request.params as { authorId: number };
-      await requireAuthor(ctx, principalOf(request), authorId);
-      const deps = await matchDeps(ctx);
-      await mapped(() => matchAuthor(deps, authorId, request.body as AuthorMatchRequest));
-      return detailsOf(ctx, authorId);
-    },
+    handler: authorChange(async (ctx, authorId, request) => matchAuthor(await matchDeps(ctx), authorId, request.body as AuthorMatchRequest)),
   },
   {
     method: 'POST',
@@ -290,14 +247,7 @@ export const authorRoutes: RouteSpec[] = [
     auth: 'jwt',
     rule: EDIT,
     schema: { params: AuthorParams, querystring: Type.Object({ region: Type.Optional(Type.String({ default: 'us' })) }) },
-    handler: async (request, _reply, ctx) => {
-      const { authorId } = request.params as { authorId: number };
-      const { region } = request.query as { region?: string };
-      await requireAuthor(ctx, principalOf(request), authorId);
-      const deps = await matchDeps(ctx);
-      await mapped(() => quickMatchAuthor(deps, authorId, region));
-      return detailsOf(ctx, authorId);
-    },
+    handler: authorChange(async (ctx, authorId, request) => quickMatchAuthor(await matchDeps(ctx), authorId, (request.query as { region?: string }).region)),
   },
   {
     // Server-sent events, one `data:` AuthorSummary per matched author. The run is a background job (shutdown waits

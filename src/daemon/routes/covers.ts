@@ -1,19 +1,18 @@
 // BookCoverController (all but the cover search): covers and audiobook covers from an upload, a URL, the book's own
 // file or generated from its title; the same for many books at once, in the background.
-import type { MultipartFile, MultipartValue } from '@fastify/multipart';
 import Type from 'typebox';
 import type { Principal } from '../../core/auth/principal.ts';
 import type { CoverKind } from '../../core/covers/cover-images.ts';
 import { coverJobBooks, runCoverJob, type CoverSelection } from '../../core/covers/cover-jobs.ts';
 import { CoverChangeError, coverLocked, generateCover, regenerateCover, setCoverImage } from '../../core/covers/cover-update.ts';
-import { CoverImageError, checkCoverImage, MAX_COVER_BYTES } from '../../core/covers/cover-upload.ts';
+import { CoverImageError, checkCoverImage } from '../../core/covers/cover-upload.ts';
 import { updateMatchScore } from '../../core/metadata/match-scores.ts';
-import { OutgoingRequestError } from '../../core/net/http-client.ts';
-import { readSetting } from '../../core/settings/app-settings.ts';
 import { checkBookAccess } from '../access.ts';
 import { principalOf } from '../authenticate.ts';
 import type { DaemonContext } from '../context.ts';
 import { ApiError, badRequest } from '../http-errors.ts';
+import { imageUrlRefusal } from '../image-url-refusal.ts';
+import { imageUploadLimit, readBufferUpload } from '../multipart-upload.ts';
 import { adminOr, type RouteRequest, type RouteSpec } from '../route-spec.ts';
 import { inBackground } from './metadata-background.ts';
 import { metadataOf } from './metadata-edit.ts';
@@ -34,48 +33,9 @@ async function mapped<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-/** The cover size limit: the upload limit setting, but never above what a cover could reasonably need. */
-async function coverLimit(ctx: DaemonContext): Promise<{ bytes: number; mb: number }> {
-  const setting = await readSetting(ctx.store.db, 'MAX_FILE_UPLOAD_SIZE_IN_MB');
-  const mb = Math.max(1, Math.min(typeof setting === 'number' && setting > 0 ? setting : 100, MAX_COVER_BYTES / (1024 * 1024)));
-  return { bytes: mb * 1024 * 1024, mb };
-}
-
-const tooLarge = (mb: number): ApiError => badRequest(`File size exceeds the limit: ${mb} MB`);
-
-type MultipartRequest = RouteRequest & { isMultipart(): boolean; parts(options?: object): AsyncIterableIterator<MultipartFile | MultipartValue> };
-
-interface CoverUpload {
-  image: Buffer;
-  fields: Record<string, string>;
-}
-
 /** The `file` part in memory (bounded) and the text fields; the image is checked to be a real cover image. */
-async function readCoverUpload(request: RouteRequest, ctx: DaemonContext): Promise<CoverUpload> {
-  const req = request as MultipartRequest;
-  if (!req.isMultipart()) throw badRequest('Uploaded file is missing.');
-  const limit = await coverLimit(ctx);
-  const declared = Number(request.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit.bytes + 1024 * 1024) throw tooLarge(limit.mb);
-  let image: Buffer | undefined;
-  const fields: Record<string, string> = {};
-  try {
-    for await (const part of req.parts({ limits: { fileSize: limit.bytes } })) {
-      if (part.type === 'field') {
-        if (typeof part.value === 'string') fields[part.fieldname] = part.value;
-      } else if (part.fieldname === 'file' && !image) {
-        image = await part.toBuffer();
-      } else {
-        part.file.resume();
-      }
-    }
-  } catch (error) {
-    const code = (error as { code?: string }).code;
-    if (code === 'FST_REQ_FILE_TOO_LARGE') throw tooLarge(limit.mb);
-    if (code?.startsWith('FST_')) throw badRequest((error as Error).message);
-    throw error;
-  }
-  if (!image) throw badRequest('Uploaded file is missing.');
+async function readCoverUpload(request: RouteRequest, ctx: DaemonContext): Promise<{ image: Buffer; fields: Record<string, string> }> {
+  const { file: image, fields } = await readBufferUpload(request, await imageUploadLimit(ctx));
   await mapped(() => checkCoverImage(image));
   return { image, fields };
 }
@@ -83,24 +43,12 @@ async function readCoverUpload(request: RouteRequest, ctx: DaemonContext): Promi
 /** Downloads an image through the shared client: public addresses only, image types only, bounded. */
 async function downloadCover(ctx: DaemonContext, rawUrl: unknown): Promise<Buffer> {
   if (typeof rawUrl !== 'string' || rawUrl.trim() === '') throw badRequest('Validation error', ['url: must not be blank']);
-  const limit = await coverLimit(ctx);
+  const limit = await imageUploadLimit(ctx);
   let body: Buffer;
   try {
     body = (await ctx.http.request({ url: rawUrl.trim(), accept: ['image/'], maxBytes: limit.bytes, timeoutMs: 30_000 })).body;
   } catch (error) {
-    if (!(error instanceof OutgoingRequestError)) throw error;
-    switch (error.code) {
-      case 'INVALID_URL':
-        throw badRequest(`The cover URL is not valid: ${error.message}`);
-      case 'BLOCKED_ADDRESS':
-        throw badRequest(`The cover URL was refused: ${error.message}`);
-      case 'TOO_LARGE':
-        throw tooLarge(limit.mb);
-      case 'BAD_CONTENT_TYPE':
-        throw badRequest('The cover URL did not return an image');
-      default:
-        throw new ApiError(502, `The cover could not be downloaded: ${error.message}`);
-    }
+    throw imageUrlRefusal(error, 'cover', limit);
   }
   await mapped(() => checkCoverImage(body));
   return body;
@@ -111,28 +59,29 @@ async function changed(ctx: DaemonContext, bookId: number): Promise<Record<strin
   return metadataOf(ctx, bookId);
 }
 
-function coverFromUpload(kind: CoverKind): RouteSpec['handler'] {
+/** A new cover of `kind` from the image `imageOf` brings; a locked cover is refused before that is read, as in Grimmory. */
+function coverFrom(kind: CoverKind, imageOf: (request: RouteRequest, ctx: DaemonContext) => Promise<Buffer>): RouteSpec['handler'] {
   return async (request, _reply, ctx) => {
     const { bookId } = request.params as { bookId: number };
     checkBookAccess(ctx, principalOf(request), bookId);
-    // A locked cover is refused before the upload is read, as in Grimmory.
     if (await coverLocked(ctx.store.db, bookId, kind)) throw new ApiError(403, 'Attempt to update locked metadata');
-    const { image } = await readCoverUpload(request, ctx);
+    const image = await imageOf(request, ctx);
     await mapped(() => setCoverImage(ctx.store.db, ctx.paths.covers, bookId, kind, image));
     return changed(ctx, bookId);
   };
 }
 
-function coverFromUrl(kind: CoverKind): RouteSpec['handler'] {
-  return async (request, _reply, ctx) => {
-    const { bookId } = request.params as { bookId: number };
-    checkBookAccess(ctx, principalOf(request), bookId);
-    if (await coverLocked(ctx.store.db, bookId, kind)) throw new ApiError(403, 'Attempt to update locked metadata');
-    const image = await downloadCover(ctx, (request.body as { url?: unknown } | undefined)?.url);
-    await mapped(() => setCoverImage(ctx.store.db, ctx.paths.covers, bookId, kind, image));
-    return changed(ctx, bookId);
-  };
-}
+const coverFromUpload = (kind: CoverKind): RouteSpec['handler'] => coverFrom(kind, async (request, ctx) => (await readCoverUpload(request, ctx)).image);
+const coverFromUrl = (kind: CoverKind): RouteSpec['handler'] => coverFrom(kind, (request, ctx) => downloadCover(ctx, (request.body as { url?: unknown } | undefined)?.url));
+
+const regenerate =
+  (kind: CoverKind) =>
+  (ctx: DaemonContext, bookId: number): Promise<void> =>
+    regenerateCover(ctx.store.db, ctx.paths.covers, bookId, kind);
+const generate =
+  (kind: CoverKind) =>
+  (ctx: DaemonContext, bookId: number): Promise<void> =>
+    generateCover(ctx.store.db, ctx.paths.covers, bookId, kind);
 
 function singleBook(work: (ctx: DaemonContext, bookId: number) => Promise<void>): RouteSpec['handler'] {
   return async (request, _reply, ctx) => {
@@ -157,6 +106,16 @@ async function startJob(ctx: DaemonContext, principal: Principal, what: string, 
   return ids.length;
 }
 
+/** A bulk route: the job over the books `selectionOf` names starts, and the empty 200 does not wait for it. */
+function bulkJob(what: string, selectionOf: (request: RouteRequest) => CoverSelection, work: (ctx: DaemonContext, bookId: number) => Promise<void>): RouteSpec['handler'] {
+  return async (request, reply, ctx) => {
+    await startJob(ctx, principalOf(request), what, selectionOf(request), (bookId) => work(ctx, bookId));
+    return reply.status(200).send();
+  };
+}
+
+const bookIdsBody = (request: RouteRequest): { bookIds: number[] } => ({ bookIds: (request.body as { bookIds: number[] }).bookIds });
+
 /** `bookIds` of the bulk upload: a form field or query parameter, comma-separated or repeated. */
 function bookIdsOf(...values: unknown[]): number[] {
   const out: number[] = [];
@@ -172,57 +131,32 @@ function bookIdsOf(...values: unknown[]): number[] {
   return [...new Set(out)];
 }
 
+/**
+ * The four routes of one cover kind (the book's cover or its audiobook cover): from an upload, from a URL, from the
+ * book's own file, and generated from its title.
+ */
+function singleCoverRoutes(kind: CoverKind): RouteSpec[] {
+  const name = kind === 'book' ? 'cover' : 'audiobook-cover';
+  const spec = (url: string, handler: RouteSpec['handler'], extra: Partial<RouteSpec> = {}): RouteSpec => ({
+    method: 'POST',
+    url,
+    auth: 'jwt',
+    rule: adminOr('canEditMetadata'),
+    schema: { params: BookParams },
+    handler,
+    ...extra,
+  });
+  return [
+    spec(`/api/v1/books/{bookId}/metadata/${name}/upload`, coverFromUpload(kind), { multipart: true }),
+    spec(`/api/v1/books/{bookId}/metadata/${name}/from-url`, coverFromUrl(kind), { schema: { params: BookParams, body: UrlBody } }),
+    spec(`/api/v1/books/{bookId}/regenerate-${name}`, singleBook(regenerate(kind))),
+    spec(`/api/v1/books/{bookId}/generate-custom-${name}`, singleBook(generate(kind))),
+  ];
+}
+
 export const coverRoutes: RouteSpec[] = [
-  {
-    method: 'POST',
-    url: '/api/v1/books/{bookId}/metadata/cover/upload',
-    auth: 'jwt',
-    rule: adminOr('canEditMetadata'),
-    multipart: true,
-    schema: { params: BookParams },
-    handler: coverFromUpload('book'),
-  },
-  {
-    method: 'POST',
-    url: '/api/v1/books/{bookId}/metadata/cover/from-url',
-    auth: 'jwt',
-    rule: adminOr('canEditMetadata'),
-    schema: { params: BookParams, body: UrlBody },
-    handler: coverFromUrl('book'),
-  },
-  {
-    method: 'POST',
-    url: '/api/v1/books/{bookId}/metadata/audiobook-cover/upload',
-    auth: 'jwt',
-    rule: adminOr('canEditMetadata'),
-    multipart: true,
-    schema: { params: BookParams },
-    handler: coverFromUpload('audiobook'),
-  },
-  {
-    method: 'POST',
-    url: '/api/v1/books/{bookId}/metadata/audiobook-cover/from-url',
-    auth: 'jwt',
-    rule: adminOr('canEditMetadata'),
-    schema: { params: BookParams, body: UrlBody },
-    handler: coverFromUrl('audiobook'),
-  },
-  {
-    method: 'POST',
-    url: '/api/v1/books/{bookId}/regenerate-audiobook-cover',
-    auth: 'jwt',
-    rule: adminOr('canEditMetadata'),
-    schema: { params: BookParams },
-    handler: singleBook((ctx, bookId) => regenerateCover(ctx.store.db, ctx.paths.covers, bookId, 'audiobook')),
-  },
-  {
-    method: 'POST',
-    url: '/api/v1/books/{bookId}/generate-custom-audiobook-cover',
-    auth: 'jwt',
-    rule: adminOr('canEditMetadata'),
-    schema: { params: BookParams },
-    handler: singleBook((ctx, bookId) => generateCover(ctx.store.db, ctx.paths.covers, bookId, 'audiobook')),
-  },
+  ...singleCoverRoutes('book'),
+  ...singleCoverRoutes('audiobook'),
   {
     method: 'POST',
     url: '/api/v1/books/regenerate-covers',
@@ -231,27 +165,10 @@ export const coverRoutes: RouteSpec[] = [
     schema: { querystring: Type.Object({ missingOnly: Type.Optional(Type.Boolean({ default: false })) }) },
     handler: async (request, reply, ctx) => {
       const { missingOnly } = request.query as { missingOnly?: boolean };
-      await startJob(ctx, principalOf(request), missingOnly ? 'regenerating missing covers' : 'regenerating all covers', { missingOnly: missingOnly === true, withFile: true }, (bookId) =>
-        regenerateCover(ctx.store.db, ctx.paths.covers, bookId, 'book'),
-      );
+      const what = missingOnly ? 'regenerating missing covers' : 'regenerating all covers';
+      await startJob(ctx, principalOf(request), what, { missingOnly: missingOnly === true, withFile: true }, (bookId) => regenerate('book')(ctx, bookId));
       return reply.status(200).send();
     },
-  },
-  {
-    method: 'POST',
-    url: '/api/v1/books/{bookId}/regenerate-cover',
-    auth: 'jwt',
-    rule: adminOr('canEditMetadata'),
-    schema: { params: BookParams },
-    handler: singleBook((ctx, bookId) => regenerateCover(ctx.store.db, ctx.paths.covers, bookId, 'book')),
-  },
-  {
-    method: 'POST',
-    url: '/api/v1/books/{bookId}/generate-custom-cover',
-    auth: 'jwt',
-    rule: adminOr('canEditMetadata'),
-    schema: { params: BookParams },
-    handler: singleBook((ctx, bookId) => generateCover(ctx.store.db, ctx.paths.covers, bookId, 'book')),
   },
   {
     method: 'POST',
@@ -259,11 +176,7 @@ export const coverRoutes: RouteSpec[] = [
     auth: 'jwt',
     rule: adminOr('canBulkRegenerateCover'),
     schema: { body: BulkBookIdsRequest },
-    handler: async (request, reply, ctx) => {
-      const { bookIds } = request.body as { bookIds: number[] };
-      await startJob(ctx, principalOf(request), 'regenerating covers', { bookIds, withFile: true }, (bookId) => regenerateCover(ctx.store.db, ctx.paths.covers, bookId, 'book'));
-      return reply.status(200).send();
-    },
+    handler: bulkJob('regenerating covers', (request) => ({ ...bookIdsBody(request), withFile: true }), regenerate('book')),
   },
   {
     method: 'POST',
@@ -271,11 +184,7 @@ export const coverRoutes: RouteSpec[] = [
     auth: 'jwt',
     rule: adminOr('canBulkRegenerateCover'),
     schema: { body: BulkBookIdsRequest },
-    handler: async (request, reply, ctx) => {
-      const { bookIds } = request.body as { bookIds: number[] };
-      await startJob(ctx, principalOf(request), 'generating custom covers', { bookIds }, (bookId) => generateCover(ctx.store.db, ctx.paths.covers, bookId, 'book'));
-      return reply.status(200).send();
-    },
+    handler: bulkJob('generating custom covers', bookIdsBody, generate('book')),
   },
   {
     method: 'POST',

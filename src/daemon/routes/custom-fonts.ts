@@ -1,16 +1,11 @@
 // Fonts for the EPUB reader: upload (multipart), list, download and delete, each user their own.
-import { randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
-import type { MultipartFile, MultipartValue } from '@fastify/multipart';
 import Type from 'typebox';
 import { addFont, deleteFont, FONT_MEDIA_TYPES, FontError, fontFile, listFonts, MAX_FONT_BYTES, type CustomFont } from '../../core/fonts/custom-fonts.ts';
 import { principalOf } from '../authenticate.ts';
 import { ApiError, badRequest, localDateTime } from '../http-errors.ts';
+import { readFileUpload, type UploadLimit } from '../multipart-upload.ts';
 import { sendRangedFile } from '../ranged-file.ts';
-import { adminOr, type RouteRequest, type RouteSpec } from '../route-spec.ts';
+import { adminOr, type RouteSpec } from '../route-spec.ts';
 
 const FONT_ERROR_STATUS = { INVALID: 400, LIMIT: 400, NOT_FOUND: 404 } as const;
 
@@ -27,36 +22,7 @@ const fontJson = (font: CustomFont): CustomFont => ({ ...font, uploadedAt: local
 const FontParams = Type.Object({ fontId: Type.Integer() });
 const RULE = adminOr('canManageFonts');
 
-type MultipartRequest = RouteRequest & { isMultipart(): boolean; parts(options?: object): AsyncIterableIterator<MultipartFile | MultipartValue> };
-
-/** The `file` part streamed into `dir` (at most `maxBytes`), and the text fields. */
-async function receiveFont(request: RouteRequest, dir: string): Promise<{ path: string; fileName: string; fields: Record<string, string> }> {
-  const req = request as MultipartRequest;
-  if (!req.isMultipart()) throw badRequest('Uploaded file is missing.');
-  const fields: Record<string, string> = {};
-  let received: { path: string; fileName: string } | undefined;
-  try {
-    for await (const part of req.parts({ limits: { fileSize: MAX_FONT_BYTES } })) {
-      if (part.type === 'field') {
-        if (typeof part.value === 'string') fields[part.fieldname] = part.value;
-      } else if (part.fieldname === 'file' && !received) {
-        await mkdir(dir, { recursive: true });
-        const path = join(dir, `font-upload-${randomUUID()}`);
-        received = { path, fileName: part.filename };
-        await pipeline(part.file, createWriteStream(path));
-        if ((part.file as { truncated?: boolean }).truncated) throw new FontError('INVALID', `File size exceeds maximum limit of ${MAX_FONT_BYTES / 1024 / 1024}MB`);
-      } else {
-        part.file.resume();
-      }
-    }
-  } catch (error) {
-    if (received) await rm(received.path, { force: true });
-    if ((error as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw badRequest(`File size exceeds maximum limit of ${MAX_FONT_BYTES / 1024 / 1024}MB`);
-    throw error;
-  }
-  if (!received) throw badRequest('Uploaded file is missing.');
-  return { ...received, fields };
-}
+const FONT_LIMIT: UploadLimit = { bytes: MAX_FONT_BYTES, tooLarge: () => badRequest(`File size exceeds maximum limit of ${MAX_FONT_BYTES / 1024 / 1024}MB`) };
 
 export const customFontRoutes: RouteSpec[] = [
   {
@@ -69,9 +35,9 @@ export const customFontRoutes: RouteSpec[] = [
     handler: async (request, _reply, ctx) => {
       const userId = principalOf(request).userId;
       return mapped(async () => {
-        const upload = await receiveFont(request, ctx.paths.tmp);
+        const upload = await readFileUpload(request, FONT_LIMIT, async () => ctx.paths.tmp);
         const fontName = upload.fields.fontName ?? (request.query as { fontName?: string }).fontName;
-        return fontJson(await addFont(ctx.store.db, ctx.config.dataDir, userId, { tempPath: upload.path, originalFileName: upload.fileName, ...(fontName === undefined ? {} : { fontName }) }));
+        return fontJson(await addFont(ctx.store.db, ctx.config.dataDir, userId, { tempPath: upload.file.path, originalFileName: upload.fileName, ...(fontName === undefined ? {} : { fontName }) }));
       });
     },
   },

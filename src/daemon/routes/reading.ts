@@ -31,8 +31,8 @@ export function nullable<T extends TSchema>(schema: T) {
 const BookIdParams = Type.Object({ bookId: Type.Integer() });
 const BookIdList = Type.Array(Type.Integer(), { maxItems: 500 });
 
-const ReadProgressRequest = Type.Object({
-  bookId: Type.Integer(),
+/** The progress a reader reports, per format: the same types in ReadProgressRequest and the app's UpdateProgressRequest. */
+export const ProgressParts = {
   fileProgress: nullable(
     Type.Object({
       bookFileId: Type.Integer(),
@@ -56,7 +56,9 @@ const ReadProgressRequest = Type.Object({
   cbxProgress: nullable(Type.Object({ page: Type.Integer(), percentage: Type.Number() })),
   audiobookProgress: nullable(Type.Object({ positionMs: Type.Integer(), trackIndex: nullable(Type.Integer()), trackPositionMs: nullable(Type.Integer()), percentage: Type.Number() })),
   dateFinished: nullable(Type.String({ format: 'date-time' })),
-});
+};
+
+const ReadProgressRequest = Type.Object({ bookId: Type.Integer(), ...ProgressParts });
 
 const ReadStatusUpdateRequest = Type.Object({ bookIds: Type.Array(Type.Integer(), { minItems: 1 }), status: Type.String() });
 const PersonalRatingUpdateRequest = Type.Object({ ids: BookIdList, rating: nullable(Type.Integer({ minimum: RATING_MIN, maximum: RATING_MAX })) });

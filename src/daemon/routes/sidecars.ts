@@ -49,6 +49,36 @@ function runBody(message: string, countKey: 'exported' | 'imported', run: Librar
   };
 }
 
+type Direction = 'export' | 'import';
+
+const TRANSFER = {
+  export: { book: exportBookSidecar, library: exportLibrarySidecars, done: 'exported' },
+  import: { book: importBookSidecar, library: importLibrarySidecars, done: 'imported' },
+} as const;
+
+/** One book's sidecar written from its metadata (export) or read into it (import). */
+function bookTransfer(direction: Direction): RouteSpec['handler'] {
+  return async (request, _reply, ctx) => {
+    const { bookId } = request.params as { bookId: number };
+    await requireBookAccess(ctx, principalOf(request), bookId);
+    await mapped(() => TRANSFER[direction].book(ctx.store, ctx.paths.covers, bookId));
+    return { message: `Sidecar metadata ${TRANSFER[direction].done} successfully` };
+  };
+}
+
+/** The same for every book of a library the caller may see; a book's failure is counted, not fatal. */
+function libraryTransfer(direction: Direction): RouteSpec['handler'] {
+  return async (request, _reply, ctx) => {
+    const { libraryId } = request.params as { libraryId: number };
+    const principal = principalOf(request);
+    await requireLibraryAccess(ctx, principal, libraryId);
+    const { library, done } = TRANSFER[direction];
+    const run = await mapped(() => library(ctx.store, ctx.paths.covers, libraryId, { principal }));
+    if (run.failed > 0) ctx.log.warn({ libraryId, failed: run.failed, failures: run.failures.slice(0, 10) }, `some sidecars were not ${done}`);
+    return runBody(`Bulk ${direction} completed`, done, run);
+  };
+}
+
 export const sidecarRoutes: RouteSpec[] = [
   {
     method: 'GET',
@@ -81,12 +111,7 @@ export const sidecarRoutes: RouteSpec[] = [
     auth: 'jwt',
     rule: adminOr('canEditMetadata'),
     schema: { params: BookParams },
-    handler: async (request, _reply, ctx) => {
-      const { bookId } = request.params as { bookId: number };
-      await requireBookAccess(ctx, principalOf(request), bookId);
-      await mapped(() => exportBookSidecar(ctx.store, ctx.paths.covers, bookId));
-      return { message: 'Sidecar metadata exported successfully' };
-    },
+    handler: bookTransfer('export'),
   },
   {
     method: 'POST',
@@ -94,12 +119,7 @@ export const sidecarRoutes: RouteSpec[] = [
     auth: 'jwt',
     rule: adminOr('canEditMetadata'),
     schema: { params: BookParams },
-    handler: async (request, _reply, ctx) => {
-      const { bookId } = request.params as { bookId: number };
-      await requireBookAccess(ctx, principalOf(request), bookId);
-      await mapped(() => importBookSidecar(ctx.store, ctx.paths.covers, bookId));
-      return { message: 'Sidecar metadata imported successfully' };
-    },
+    handler: bookTransfer('import'),
   },
   {
     method: 'POST',
@@ -107,14 +127,7 @@ export const sidecarRoutes: RouteSpec[] = [
     auth: 'jwt',
     rule: adminOr('canEditMetadata'),
     schema: { params: LibraryParams },
-    handler: async (request, _reply, ctx) => {
-      const { libraryId } = request.params as { libraryId: number };
-      const principal = principalOf(request);
-      await requireLibraryAccess(ctx, principal, libraryId);
-      const run = await mapped(() => exportLibrarySidecars(ctx.store, ctx.paths.covers, libraryId, { principal }));
-      if (run.failed > 0) ctx.log.warn({ libraryId, failed: run.failed, failures: run.failures.slice(0, 10) }, 'some sidecars were not exported');
-      return runBody('Bulk export completed', 'exported', run);
-    },
+    handler: libraryTransfer('export'),
   },
   {
     method: 'POST',
@@ -122,13 +135,6 @@ export const sidecarRoutes: RouteSpec[] = [
     auth: 'jwt',
     rule: adminOr('canEditMetadata'),
     schema: { params: LibraryParams },
-    handler: async (request, _reply, ctx) => {
-      const { libraryId } = request.params as { libraryId: number };
-      const principal = principalOf(request);
-      await requireLibraryAccess(ctx, principal, libraryId);
-      const run = await mapped(() => importLibrarySidecars(ctx.store, ctx.paths.covers, libraryId, { principal }));
-      if (run.failed > 0) ctx.log.warn({ libraryId, failed: run.failed, failures: run.failures.slice(0, 10) }, 'some sidecars were not imported');
-      return runBody('Bulk import completed', 'imported', run);
-    },
+    handler: libraryTransfer('import'),
   },
 ];

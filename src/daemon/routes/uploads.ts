@@ -2,18 +2,16 @@
 // into the bookdrop (held for review). The file is streamed to disk, never buffered, and cut off at
 // `max_file_upload_size_in_mb`.
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
-import type { MultipartFile, MultipartValue } from '@fastify/multipart';
 import Type from 'typebox';
 import { canSeeLibrary } from '../../core/auth/visibility.ts';
-import { libraryUploadDir, maxUploadMb, placeBookdropUpload, placeLibraryUpload, receiveUpload, tooLarge, UploadError, type ReceivedFile, type UploadErrorCode } from '../../core/bookdrop/upload.ts';
+import { libraryUploadDir, maxUploadMb, placeBookdropUpload, placeLibraryUpload, UploadError, type ReceivedFile, type UploadErrorCode } from '../../core/bookdrop/upload.ts';
 import { ensureBookdropDir } from '../../core/bookdrop/intake.ts';
 import { audit } from '../audit.ts';
 import { principalOf } from '../authenticate.ts';
 import { daemonBookdropFetcher } from '../bookdrop-fetcher.ts';
 import { daemonBookdropEnv } from '../bookdrop-watcher.ts';
-import type { DaemonContext } from '../context.ts';
-import { ApiError, badRequest, forbidden } from '../http-errors.ts';
+import { ApiError, forbidden } from '../http-errors.ts';
+import { readFileUpload, uploadLimitMb } from '../multipart-upload.ts';
 import { adminOr, type RouteRequest, type RouteSpec } from '../route-spec.ts';
 
 const STATUS: Record<UploadErrorCode, number> = {
@@ -35,45 +33,18 @@ function asApiError(error: unknown): unknown {
 
 /** What a multipart request held: the `file` part (already on disk) and the text fields. */
 export interface Received {
-  file?: ReceivedFile & { fileName: string };
+  file: ReceivedFile & { fileName: string };
   fields: Record<string, string>;
 }
 
-type MultipartRequest = RouteRequest & { isMultipart(): boolean; parts(options?: object): AsyncIterableIterator<MultipartFile | MultipartValue> };
-
-/**
- * Reads the parts in order: the `file` part is streamed into the folder `dirFor` names at that point (fields sent
- * before it may decide it), other file parts are skipped. A part over the limit ends it all with FILE_TOO_LARGE.
- */
-export async function readUpload(request: RouteRequest, maxBytes: number, limitMb: number, dirFor: (fields: Record<string, string>) => Promise<string>): Promise<Received> {
-  const req = request as MultipartRequest;
-  if (!req.isMultipart()) throw badRequest('Uploaded file is missing.');
-  const declared = Number(request.headers['content-length']);
-  // Plainly too large: refuse before reading a byte (multipart framing adds far less than a megabyte).
-  if (Number.isFinite(declared) && declared > maxBytes + 1024 * 1024) throw asApiError(tooLarge(limitMb));
-  const out: Received = { fields: {} };
+/** The upload form with the file streamed into the folder `dirFor` names; refusals of the upload code as HTTP errors. */
+export async function readUpload(request: RouteRequest, limitMb: number, dirFor: (fields: Record<string, string>) => Promise<string>): Promise<Received> {
   try {
-    for await (const part of req.parts({ limits: { fileSize: maxBytes } })) {
-      if (part.type === 'field') {
-        if (typeof part.value === 'string') out.fields[part.fieldname] = part.value;
-        continue;
-      }
-      if (part.fieldname !== 'file' || out.file) {
-        part.file.resume();
-        continue;
-      }
-      const dir = await dirFor(out.fields);
-      const received = await receiveUpload(part.file as Readable & { truncated?: boolean }, dir, maxBytes, limitMb);
-      out.file = { ...received, fileName: part.filename };
-    }
+    const form = await readFileUpload(request, uploadLimitMb(limitMb), dirFor);
+    return { file: { ...form.file, fileName: form.fileName }, fields: form.fields };
   } catch (error) {
-    if (out.file) await import('node:fs/promises').then((fs) => fs.rm((out.file as ReceivedFile).path, { force: true }));
-    if ((error as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw asApiError(tooLarge(limitMb));
-    if ((error as { code?: string }).code?.startsWith('FST_')) throw badRequest((error as Error).message);
     throw asApiError(error);
   }
-  if (!out.file) throw badRequest('Uploaded file is missing.');
-  return out;
 }
 
 function idParam(name: string, ...candidates: (string | undefined)[]): number | undefined {
@@ -81,11 +52,6 @@ function idParam(name: string, ...candidates: (string | undefined)[]): number | 
   if (raw === undefined) return undefined;
   if (!/^\d{1,15}$/.test(raw.trim())) throw new ApiError(400, 'Validation error', [`${name}: '${raw}' is not a number`]);
   return Number(raw.trim());
-}
-
-async function limits(ctx: DaemonContext): Promise<{ maxBytes: number; limitMb: number }> {
-  const limitMb = await maxUploadMb(ctx.store);
-  return { limitMb, maxBytes: limitMb * 1024 * 1024 };
 }
 
 export const uploadRoutes: RouteSpec[] = [
@@ -99,18 +65,18 @@ export const uploadRoutes: RouteSpec[] = [
     handler: async (request, reply, ctx) => {
       const query = request.query as { libraryId?: string; pathId?: string };
       const principal = principalOf(request);
-      const { maxBytes, limitMb } = await limits(ctx);
+      const limitMb = await maxUploadMb(ctx.store);
       const fallback = join(ctx.config.dataDir, 'tmp');
       const ids = (fields: Record<string, string>): { libraryId: number | undefined; pathId: number | undefined } => ({
         libraryId: idParam('libraryId', query.libraryId, fields.libraryId),
         pathId: idParam('pathId', query.pathId, fields.pathId),
       });
       // Straight into the library folder when the form names it before the file: no copy across filesystems later.
-      const upload = await readUpload(request, maxBytes, limitMb, async (fields) => {
+      const upload = await readUpload(request, limitMb, async (fields) => {
         const { libraryId, pathId } = ids(fields);
         return libraryUploadDir(ctx.store, libraryId, pathId, fallback);
       });
-      const file = upload.file as ReceivedFile & { fileName: string };
+      const file = upload.file;
       try {
         const { libraryId, pathId } = ids(upload.fields);
         if (libraryId === undefined || pathId === undefined) {
@@ -135,11 +101,11 @@ export const uploadRoutes: RouteSpec[] = [
     rule: adminOr('canUpload'),
     multipart: true,
     handler: async (request, reply, ctx) => {
-      const { maxBytes, limitMb } = await limits(ctx);
+      const limitMb = await maxUploadMb(ctx.store);
       const env = daemonBookdropEnv(ctx, daemonBookdropFetcher(ctx));
       await ensureBookdropDir(env.bookdropDir);
-      const upload = await readUpload(request, maxBytes, limitMb, async () => env.bookdropDir);
-      const file = upload.file as ReceivedFile & { fileName: string };
+      const upload = await readUpload(request, limitMb, async () => env.bookdropDir);
+      const file = upload.file;
       try {
         const placed = await placeBookdropUpload(env, file, file.fileName);
         ctx.log.info({ path: placed.path, id: placed.id, user: principalOf(request).username }, 'upload: new file in the bookdrop');

@@ -5,6 +5,7 @@
 import type { HTMLElement } from 'node-html-parser';
 import { ProviderError, type CandidateReview, type MetadataCandidate, type MetadataProvider, type ProviderContext, type ProviderQuery } from '../provider.ts';
 import { asString, cleanIsbn, compact, htmlToText, isObject, uniqueStrings } from '../values.ts';
+import { pageOrNull, withDetails } from './page-lookups.ts';
 import { attrOf, blockedOrChanged, cleanText, countOf, dayInstant, decimalOf, firstText, languageOf, pageDate, parsePage, searchWords, splitTitle, textOf, type Page } from './page-parsing.ts';
 
 const NAME = 'Amazon';
@@ -234,12 +235,7 @@ function asinOf(query: ProviderQuery): string | undefined {
 async function details(asin: string, ctx: ProviderContext): Promise<MetadataCandidate | null> {
   const id = asin.trim().toUpperCase();
   if (!ASIN.test(id)) throw new ProviderError(NAME, 'NOT_FOUND', `"${asin}" is not an ASIN (10 letters and digits)`);
-  try {
-    return parseAmazonProduct(await ctx.getText(`/dp/${id}`, { headers: headers(ctx) }), id, ctx.baseUrl);
-  } catch (error) {
-    if (error instanceof ProviderError && error.code === 'NOT_FOUND') return null;
-    throw error;
-  }
+  return pageOrNull(async () => parseAmazonProduct(await ctx.getText(`/dp/${id}`, { headers: headers(ctx) }), id, ctx.baseUrl));
 }
 
 export const amazonProvider: MetadataProvider = {
@@ -261,21 +257,7 @@ export const amazonProvider: MetadataProvider = {
     const term = isbn ?? searchWords(query.title, query.author);
     if (!term) return [];
     const found = parseAmazonSearch(await ctx.getText('/s', { query: { k: term, i: 'stripbooks' }, headers: headers(ctx) }), ctx.baseUrl).slice(0, limit);
-    const out: MetadataCandidate[] = [];
-    for (const [index, light] of found.entries()) {
-      if (index >= DETAILED_RESULTS) {
-        out.push(light);
-        continue;
-      }
-      try {
-        out.push((await details(light.providerItemId, ctx)) ?? light);
-      } catch (error) {
-        // The first page failing is the answer (blocked, changed); a later one only costs that record its details.
-        if (index === 0) throw error;
-        out.push(light);
-      }
-    }
-    return out;
+    return withDetails(found, DETAILED_RESULTS, (light) => details(light.providerItemId, ctx));
   },
   details,
 };

@@ -4,7 +4,8 @@
 // "出版社: …", "ISBN: …" lines), the rating, the tags and the latest short reviews (短评).
 import { ProviderError, providerChanged, type CandidateReview, type MetadataCandidate, type MetadataProvider, type ProviderContext, type ProviderQuery } from '../provider.ts';
 import { asNumber, asString, cleanIsbn, compact, htmlToText, isObject, uniqueStrings } from '../values.ts';
-import { attrOf, blockedOrChanged, cleanText, countOf, dayInstant, decimalOf, embeddedJsonObject, isChallengePage, languageOf, pageDate, parsePage, searchWords, textOf, type Page } from './page-parsing.ts';
+import { isbnByRedirect, pageOrNull, withDetails } from './page-lookups.ts';
+import { attrOf, blockedOrChanged, cleanText, countOf, dayInstant, decimalOf, embeddedJsonObject, languageOf, pageDate, parsePage, searchWords, textOf, type Page } from './page-parsing.ts';
 
 const NAME = 'Douban';
 const SITE = 'https://book.douban.com';
@@ -139,28 +140,11 @@ export function parseDoubanSubject(html: string, id: string, baseUrl = SITE): Me
 async function details(itemId: string, ctx: ProviderContext): Promise<MetadataCandidate | null> {
   const id = /(\d+)/.exec(itemId)?.[1];
   if (!id) throw new ProviderError(NAME, 'NOT_FOUND', `"${itemId}" is not a Douban subject id`);
-  try {
-    return parseDoubanSubject(await ctx.getText(`/subject/${id}/`, { headers: HEADERS }), id, ctx.baseUrl);
-  } catch (error) {
-    if (error instanceof ProviderError && error.code === 'NOT_FOUND') return null;
-    throw error;
-  }
+  return pageOrNull(async () => parseDoubanSubject(await ctx.getText(`/subject/${id}/`, { headers: HEADERS }), id, ctx.baseUrl));
 }
 
-async function byIsbn(isbn: string, ctx: ProviderContext): Promise<MetadataCandidate[]> {
-  let response;
-  try {
-    response = await ctx.request({ url: ctx.url(`/isbn/${isbn}/`), headers: HEADERS });
-  } catch (error) {
-    if (error instanceof ProviderError && error.code === 'NOT_FOUND') return [];
-    throw error;
-  }
-  const id = SUBJECT.exec(new URL(response.url).pathname)?.[1];
-  if (!id) {
-    if (isChallengePage(response.text())) throw blockedOrChanged(NAME, response.text(), 'the ISBN look-up answered with a robot check');
-    return [];
-  }
-  return [parseDoubanSubject(response.text(), id, ctx.baseUrl)];
+function byIsbn(isbn: string, ctx: ProviderContext): Promise<MetadataCandidate[]> {
+  return isbnByRedirect(ctx, NAME, { path: `/isbn/${isbn}/`, headers: HEADERS, bookPath: SUBJECT }, (html, id) => parseDoubanSubject(html, id, ctx.baseUrl));
 }
 
 export const doubanProvider: MetadataProvider = {
@@ -184,22 +168,11 @@ export const doubanProvider: MetadataProvider = {
     const limit = Math.min(Math.max(query.limit ?? 10, 1), 15);
     const searchBase = ctx.baseUrl === SITE ? SEARCH_SITE : ctx.baseUrl;
     const found = parseDoubanSearch(await ctx.getText(`${searchBase}/book/subject_search`, { query: { search_text: term, cat: 1001 }, headers: HEADERS }), ctx.baseUrl).slice(0, limit);
-    const out: MetadataCandidate[] = [];
-    for (const [index, light] of found.entries()) {
-      if (index >= DETAILED_RESULTS) {
-        out.push(light);
-        continue;
-      }
-      try {
-        const full = await details(light.providerItemId, ctx);
-        // The search result's cover and rating fill what the page lacks.
-        out.push(full ? { ...light, ...full } : light);
-      } catch (error) {
-        if (index === 0) throw error;
-        out.push(light);
-      }
-    }
-    return out;
+    return withDetails(found, DETAILED_RESULTS, async (light) => {
+      const full = await details(light.providerItemId, ctx);
+      // The search result's cover and rating fill what the page lacks.
+      return full ? { ...light, ...full } : null;
+    });
   },
   details,
 };

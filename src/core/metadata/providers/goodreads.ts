@@ -4,7 +4,8 @@
 // first reviews as an Apollo cache of records that point at each other with `__ref`.
 import { ProviderError, providerChanged, type CandidateReview, type MetadataCandidate, type MetadataProvider, type ProviderContext, type ProviderQuery } from '../provider.ts';
 import { asArray, asInt, asNumber, asString, cleanIsbn, compact, htmlToText, isObject, uniqueStrings, type Json } from '../values.ts';
-import { blockedOrChanged, epochInstant, isChallengePage, languageOf, parsePage, splitTitle } from './page-parsing.ts';
+import { isbnByRedirect, pageOrNull, withDetails } from './page-lookups.ts';
+import { blockedOrChanged, epochInstant, languageOf, parsePage, splitTitle } from './page-parsing.ts';
 
 const NAME = 'Goodreads';
 const DETAILED_RESULTS = 3;
@@ -160,29 +161,12 @@ async function details(itemId: string, ctx: ProviderContext): Promise<MetadataCa
   // Ids are stored as "123", "123-the-title" or "123.The_Title"; the number is what the site needs.
   const id = /^(\d+)/.exec(itemId.trim())?.[1];
   if (!id) throw new ProviderError(NAME, 'NOT_FOUND', `"${itemId}" is not a Goodreads book id`);
-  try {
-    return parseGoodreadsBookPage(await ctx.getText(`/book/show/${id}`, { headers: HEADERS }), id, ctx.baseUrl);
-  } catch (error) {
-    if (error instanceof ProviderError && error.code === 'NOT_FOUND') return null;
-    throw error;
-  }
+  return pageOrNull(async () => parseGoodreadsBookPage(await ctx.getText(`/book/show/${id}`, { headers: HEADERS }), id, ctx.baseUrl));
 }
 
-async function byIsbn(isbn: string, ctx: ProviderContext): Promise<MetadataCandidate[]> {
-  let response;
-  try {
-    response = await ctx.request({ url: ctx.url(`/book/isbn/${isbn}`), headers: HEADERS });
-  } catch (error) {
-    if (error instanceof ProviderError && error.code === 'NOT_FOUND') return [];
-    throw error;
-  }
-  const id = BOOK_PATH.exec(new URL(response.url).pathname)?.[1];
+function byIsbn(isbn: string, ctx: ProviderContext): Promise<MetadataCandidate[]> {
   // An unknown ISBN lands on the search page instead of a book.
-  if (!id) {
-    if (isChallengePage(response.text())) throw blockedOrChanged(NAME, response.text(), 'the ISBN look-up answered with a robot check');
-    return [];
-  }
-  return [parseGoodreadsBookPage(response.text(), id, ctx.baseUrl)];
+  return isbnByRedirect(ctx, NAME, { path: `/book/isbn/${isbn}`, headers: HEADERS, bookPath: BOOK_PATH }, (html, id) => parseGoodreadsBookPage(html, id, ctx.baseUrl));
 }
 
 export const goodreadsProvider: MetadataProvider = {
@@ -207,20 +191,7 @@ export const goodreadsProvider: MetadataProvider = {
     let found = parseGoodreadsAutocomplete(await ctx.getJson('/book/auto_complete', { query: { format: 'json', q: query.title }, headers: { 'accept-language': HEADERS['accept-language'] } }), ctx.baseUrl);
     const author = query.author?.trim().toLowerCase();
     if (author) found = [...found.filter((c) => c.authors?.some((a) => a.toLowerCase() === author)), ...found.filter((c) => !c.authors?.some((a) => a.toLowerCase() === author))];
-    const out: MetadataCandidate[] = [];
-    for (const [index, light] of found.slice(0, limit).entries()) {
-      if (index >= DETAILED_RESULTS) {
-        out.push(light);
-        continue;
-      }
-      try {
-        out.push((await details(light.providerItemId, ctx)) ?? light);
-      } catch (error) {
-        if (index === 0) throw error;
-        out.push(light);
-      }
-    }
-    return out;
+    return withDetails(found.slice(0, limit), DETAILED_RESULTS, (light) => details(light.providerItemId, ctx));
   },
   details,
 };

@@ -4,6 +4,7 @@
 // Ratings there are out of 10; they are halved to the 0–5 scale, as Grimmory stores them.
 import { ProviderError, type CandidateReview, type MetadataCandidate, type MetadataProvider, type ProviderContext, type ProviderQuery } from '../provider.ts';
 import { asArray, asInt, asString, cleanIsbn, compact, htmlToText, isObject, uniqueStrings, type Json } from '../values.ts';
+import { pageOrNull, withDetails } from './page-lookups.ts';
 import { attrOf, blockedOrChanged, cleanText, decimalOf, jsonLdObjects, languageOf, pageDate, parsePage, textOf, type Page } from './page-parsing.ts';
 
 const NAME = 'Lubimyczytac';
@@ -128,30 +129,12 @@ export function parseLubimyczytacBook(html: string, id: string, baseUrl = SITE):
 async function details(itemId: string, ctx: ProviderContext): Promise<MetadataCandidate | null> {
   const id = /(\d+)/.exec(itemId)?.[1];
   if (!id) throw new ProviderError(NAME, 'NOT_FOUND', `"${itemId}" is not a Lubimyczytac book id`);
-  try {
-    // The slug after the id is cosmetic; the site answers the bare id.
-    return parseLubimyczytacBook(await ctx.getText(`/ksiazka/${id}`, { headers: HEADERS }), id, ctx.baseUrl);
-  } catch (error) {
-    if (error instanceof ProviderError && error.code === 'NOT_FOUND') return null;
-    throw error;
-  }
+  // The slug after the id is cosmetic; the site answers the bare id.
+  return pageOrNull(async () => parseLubimyczytacBook(await ctx.getText(`/ksiazka/${id}`, { headers: HEADERS }), id, ctx.baseUrl));
 }
 
-async function detailed(found: MetadataCandidate[], ctx: ProviderContext, count: number): Promise<MetadataCandidate[]> {
-  const out: MetadataCandidate[] = [];
-  for (const [index, light] of found.entries()) {
-    if (index >= count) {
-      out.push(light);
-      continue;
-    }
-    try {
-      out.push((await details(light.providerItemId, ctx)) ?? light);
-    } catch (error) {
-      if (index === 0) throw error;
-      out.push(light);
-    }
-  }
-  return out;
+function detailed(found: MetadataCandidate[], ctx: ProviderContext, count: number): Promise<MetadataCandidate[]> {
+  return withDetails(found, count, (light) => details(light.providerItemId, ctx));
 }
 
 export const lubimyczytacProvider: MetadataProvider = {

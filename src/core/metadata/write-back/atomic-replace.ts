@@ -2,26 +2,15 @@
 // checked, and renamed over it in one step. Until that rename the original is not touched; after a failure it is
 // exactly as it was and the temporary file is gone.
 import { randomBytes } from 'node:crypto';
-import { chmod, open, rename, stat, unlink } from 'node:fs/promises';
+import { chmod, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Stats } from 'node:fs';
+import { syncDirectory } from '../../file-writes.ts';
 import { WriteBackError, type WriteBackHooks } from './types.ts';
 
 /** A hidden name in the same folder (same file system, so the rename is atomic); scans skip dot files. */
 export function tempPathFor(original: string): string {
   return join(dirname(original), `.${basename(original)}.bindery-${randomBytes(6).toString('hex')}.tmp`);
-}
-
-async function syncDirectory(dir: string): Promise<void> {
-  let handle;
-  try {
-    handle = await open(dir, 'r');
-    await handle.sync();
-  } catch {
-    // Some file systems cannot sync a directory; the rename itself has happened.
-  } finally {
-    await handle?.close();
-  }
 }
 
 function sameFile(a: Stats, b: Stats): boolean {

@@ -1,6 +1,5 @@
 // CBZ write-back: ComicInfo.xml is replaced (or added at the end); every page and other entry is copied as stored.
 import type { Stats } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { extractComic } from '../../formats/comic.ts';
 import { decodeXml } from '../../formats/comic-info.ts';
 import { findComicInfo } from '../../formats/comic-pages.ts';
@@ -10,9 +9,9 @@ import { parseIsbn, parseNumber, splitCommaList } from '../../formats/values.ts'
 import { withZip } from '../../formats/zip.ts';
 import { replaceFileAtomically } from './atomic-replace.ts';
 import { WriteBackError, type FileMetadata, type WriteBackHooks } from './types.ts';
-import { assertReadsBack, type Expectation } from './verify.ts';
+import { assertReadsBack, reopened, type Expectation } from './verify.ts';
 import { childrenOf, escapeText, findElement, layOut, localNameOf, xmlSafe } from './xml-text.ts';
-import { readZipLayout, rewriteZipEntry } from './zip-rewrite.ts';
+import { readZipLayoutOf, rewriteZipEntry } from './zip-rewrite.ts';
 
 /** The ComicInfo v2 schema's element order (a sequence); elements it does not know go last. */
 const SCHEMA_ORDER = [
@@ -194,13 +193,7 @@ export async function writeCbz(path: string, before: Stats, meta: FileMetadata, 
     throw error;
   }
   if (current && rewritten === current.text) return 'unchanged';
-  const handle = await open(path, 'r');
-  let layout;
-  try {
-    layout = await readZipLayout(handle, before.size);
-  } finally {
-    await handle.close();
-  }
+  const layout = await readZipLayoutOf(path, before.size);
   const name = current?.name ?? 'ComicInfo.xml';
   if (current && !layout.entries.some((e) => e.name === name)) throw new WriteBackError('UNSUPPORTED', `the entry name ${name} cannot be matched in the central directory`);
   // A UTF-16 ComicInfo.xml is written back as UTF-8 (its declaration, if any, is left to readers that sniff the BOM).
@@ -208,9 +201,7 @@ export async function writeCbz(path: string, before: Stats, meta: FileMetadata, 
   await replaceFileAtomically(path, before, {
     produce: (tempPath) => rewriteZipEntry(path, tempPath, layout, { name, content }),
     verify: async (tempPath) => {
-      const extraction = await extractComic(tempPath, { skipCover: true }).catch((error: unknown) => {
-        throw new WriteBackError('VERIFY_FAILED', `the rewritten CBZ does not open: ${(error as Error).message}`);
-      });
+      const extraction = await reopened(extractComic, tempPath, 'the rewritten CBZ');
       if (extraction.warnings?.length) throw new WriteBackError('VERIFY_FAILED', `the rewritten ComicInfo.xml does not parse: ${extraction.warnings.join('; ')}`);
       assertReadsBack(cbzExpectation(meta), extraction, CBZ_SOFT);
     },

@@ -1,7 +1,6 @@
 // EPUB write-back: only the OPF package document's <metadata> element changes, and in it only the elements that
 // carry catalog fields; every other entry of the archive is copied as stored.
 import type { Stats } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { htmlToText } from '../../formats/epub-html.ts';
 import { resolveHref } from '../../formats/epub-paths.ts';
 import { extractEpub } from '../../formats/epub.ts';
@@ -12,7 +11,7 @@ import { attr, children, find, parseXml } from '../../formats/xml.ts';
 import { withZip } from '../../formats/zip.ts';
 import { replaceFileAtomically } from './atomic-replace.ts';
 import { WriteBackError, type FileMetadata, type WriteBackHooks } from './types.ts';
-import { assertReadsBack, type Expectation } from './verify.ts';
+import { assertReadsBack, reopened, type Expectation } from './verify.ts';
 import {
   childrenOf,
   escapeAttr,
@@ -26,7 +25,7 @@ import {
   findElement,
   type XmlElementSpan,
 } from './xml-text.ts';
-import { readZipLayout, rewriteZipEntry } from './zip-rewrite.ts';
+import { readZipLayoutOf, rewriteZipEntry } from './zip-rewrite.ts';
 
 const DC_NS = 'http://purl.org/dc/elements/1.1/';
 const OPF_NS = 'http://www.idpf.org/2007/opf';
@@ -321,20 +320,12 @@ export async function writeEpub(path: string, before: Stats, meta: FileMetadata,
   }
   if (rewritten === text) return 'unchanged';
   const content = Buffer.concat([bom ? Buffer.from([0xef, 0xbb, 0xbf]) : Buffer.alloc(0), Buffer.from(rewritten, 'utf8')]);
-  const handle = await open(path, 'r');
-  let layout;
-  try {
-    layout = await readZipLayout(handle, before.size);
-  } finally {
-    await handle.close();
-  }
+  const layout = await readZipLayoutOf(path, before.size);
   if (!layout.entries.some((e) => e.name === opf.name)) throw new WriteBackError('CORRUPT', `the central directory has no entry ${opf.name}`);
   await replaceFileAtomically(path, before, {
     produce: (tempPath) => rewriteZipEntry(path, tempPath, layout, { name: opf.name, content }),
     verify: async (tempPath) => {
-      const extraction = await extractEpub(tempPath, { skipCover: true }).catch((error: unknown) => {
-        throw new WriteBackError('VERIFY_FAILED', `the rewritten EPUB does not open: ${(error as Error).message}`);
-      });
+      const extraction = await reopened(extractEpub, tempPath, 'the rewritten EPUB');
       assertReadsBack(epubExpectation(meta), extraction, EPUB_SOFT);
     },
     ...(hooks ? { hooks } : {}),

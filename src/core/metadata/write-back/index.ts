@@ -2,6 +2,7 @@
 // Info dictionary and XMP packet) and CBZ (ComicInfo.xml). The file is replaced atomically and only after the new
 // one reads back as what was written; a file that already says exactly this is not touched at all.
 import { stat } from 'node:fs/promises';
+import { oneWriteAtATime } from '../../file-writes.ts';
 import { writeCbz } from './cbz.ts';
 import { writeEpub } from './epub.ts';
 import { writePdf } from './pdf.ts';
@@ -9,23 +10,8 @@ import { WriteBackError, type FileMetadata, type WriteBackFormat, type WriteBack
 
 export { WriteBackError, type FileMetadata, type WriteBackFormat, type WriteBackOptions, type WriteBackResult } from './types.ts';
 
-/** One write at a time per file: two saves racing on one book must not interleave their renames. */
-const inFlight = new Map<string, Promise<unknown>>();
-
-async function serialized<T>(path: string, work: () => Promise<T>): Promise<T> {
-  const previous = inFlight.get(path) ?? Promise.resolve();
-  const run = previous.catch(() => undefined).then(work);
-  const settled = run.catch(() => undefined);
-  inFlight.set(path, settled);
-  try {
-    return await run;
-  } finally {
-    if (inFlight.get(path) === settled) inFlight.delete(path);
-  }
-}
-
 export async function writeMetadataToFile(path: string, format: WriteBackFormat, metadata: FileMetadata, options: WriteBackOptions = {}): Promise<WriteBackResult> {
-  return serialized(path, async () => {
+  return oneWriteAtATime(path, async () => {
     const before = await stat(path).catch((error: NodeJS.ErrnoException) => {
       throw new WriteBackError('IO', `${path} cannot be read: ${error.code ?? error.message}`);
     });

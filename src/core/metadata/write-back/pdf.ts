@@ -12,7 +12,7 @@ import { replaceFileAtomically } from './atomic-replace.ts';
 import { decodeStream, PdfReader } from './pdf-document.ts';
 import { dictGet, parseDict, parseInteger, parseReference, pdfTextString, serializeDict, type DictEntry } from './pdf-syntax.ts';
 import { WriteBackError, type FileMetadata, type WriteBackHooks } from './types.ts';
-import { assertReadsBack, type Expectation } from './verify.ts';
+import { assertReadsBack, reopened, type Expectation } from './verify.ts';
 import { escapeAttr, escapeText, xmlSafe } from './xml-text.ts';
 
 /** Info entries the catalog owns; every other entry (Producer, Creator, dates, custom keys) is carried over. */
@@ -341,9 +341,7 @@ export async function writePdf(path: string, before: Stats, meta: FileMetadata, 
       }
     },
     verify: async (tempPath) => {
-      const extraction = await extractPdf(tempPath, { skipCover: true }).catch((error: unknown) => {
-        throw new WriteBackError('VERIFY_FAILED', `the updated PDF does not open: ${(error as Error).message}`);
-      });
+      const extraction = await reopened(extractPdf, tempPath, 'the updated PDF');
       assertReadsBack(pdfExpectation(meta), extraction, PDF_SOFT);
     },
     ...(hooks ? { hooks } : {}),

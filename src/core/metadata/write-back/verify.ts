@@ -49,3 +49,12 @@ export function assertReadsBack(expectation: Expectation, extraction: Extraction
   const diff = differences(expectation, extraction, soft);
   if (diff.length > 0) throw new WriteBackError('VERIFY_FAILED', `the rewritten file does not read back as written (${diff.slice(0, 5).join('; ')})`);
 }
+
+/** The rewritten file as its extractor reads it; one that does not open at all fails the write. */
+export async function reopened(extract: (path: string, options: { skipCover: boolean }) => Promise<Extraction>, path: string, what: string): Promise<Extraction> {
+  try {
+    return await extract(path, { skipCover: true });
+  } catch (error) {
+    throw new WriteBackError('VERIFY_FAILED', `${what} does not open: ${(error as Error).message}`);
+  }
+}

@@ -61,6 +61,16 @@ async function readAt(handle: FileHandle, offset: number, length: number): Promi
   return buffer;
 }
 
+/** The layout of the archive at `path`, `fileSize` bytes long (see readZipLayout). */
+export async function readZipLayoutOf(path: string, fileSize: number): Promise<ZipLayout> {
+  const handle = await open(path, 'r');
+  try {
+    return await readZipLayout(handle, fileSize);
+  } finally {
+    await handle.close();
+  }
+}
+
 /** Reads the end record and central directory; refuses what could not be rewritten faithfully. */
 export async function readZipLayout(handle: FileHandle, fileSize: number): Promise<ZipLayout> {
   if (fileSize < EOCD_MIN) throw corrupt('too small to be a ZIP archive');
