@@ -117,6 +117,8 @@ async function asyncSource(path: string): Promise<Source> {
 interface Directory {
   entryCount: number;
   offset: number;
+  /** Its size as the end record declares it. */
+  size: number;
   /** The central directory ends where the (ZIP64) end record starts. */
   end: number;
   /** Set when the ZIP64 end record must still be read at this offset. */
@@ -130,7 +132,7 @@ function locateDirectory(tail: Buffer, tailStart: number): Directory {
     if (commentLength !== tail.length - i - EOCD_SIZE) {
       throw corrupt(`invalid comment length ${commentLength}: extra bytes after the end of the archive?`);
     }
-    const directory: Directory = { entryCount: tail.readUInt16LE(i + 10), offset: tail.readUInt32LE(i + 16), end: tailStart + i };
+    const directory: Directory = { entryCount: tail.readUInt16LE(i + 10), size: tail.readUInt32LE(i + 12), offset: tail.readUInt32LE(i + 16), end: tailStart + i };
     const locator = i - ZIP64_LOCATOR_SIZE;
     if (locator >= 0 && tail.readUInt32LE(locator) === 0x07064b50) {
       directory.zip64RecordAt = readUInt64(tail, locator + 8);
@@ -146,6 +148,7 @@ function applyZip64Record(directory: Directory, record: Buffer): void {
   if (record.readUInt32LE(0) !== 0x06064b50) throw corrupt('invalid zip64 end of central directory record signature');
   if (record.readUInt32LE(16) !== 0) throw corrupt('multi-disk zip files are not supported');
   directory.entryCount = readUInt64(record, 32);
+  directory.size = readUInt64(record, 40);
   directory.offset = readUInt64(record, 48);
   directory.end = directory.zip64RecordAt as number;
 }
@@ -204,7 +207,7 @@ function inflateAsync(data: Buffer, options: ZlibOptions): Promise<Buffer> {
 export class ZipArchive {
   readonly entries: ZipEntryInfo[];
   private readonly source: Source;
-  private readonly byName: Map<string, Entry>;
+  private readonly byName: Map<string, { entry: Entry; info: ZipEntryInfo }>;
   private readonly blocking: boolean;
   /** The file's last bytes, read to find the directory: entries inside it need no further read. */
   private readonly tail: Buffer;
@@ -215,8 +218,8 @@ export class ZipArchive {
     this.blocking = blocking;
     this.tail = tail;
     this.tailStart = tailStart;
-    this.byName = new Map(entries.map((e) => [e.name, e]));
     this.entries = entries.map((e) => ({ name: e.name, size: e.size, compressedSize: e.compressedSize, isDirectory: e.isDirectory }));
+    this.byName = new Map(entries.map((entry, i) => [entry.name, { entry, info: this.entries[i] as ZipEntryInfo }]));
   }
 
   /** Opens and indexes the central directory; refuses unsafe names, bombs and absurd entry counts. */
@@ -233,7 +236,11 @@ export class ZipArchive {
         throw new FormatError('TOO_LARGE', `archive has ${directory.entryCount} entries (limit ${LIMITS.maxEntries})`);
       }
       if (directory.offset > directory.end) throw corrupt('the central directory starts past its end');
-      const entries = parseEntries(await ZipArchive.slice(source, tail, tailStart, directory.offset, directory.end - directory.offset), directory.entryCount);
+      // Read whole: normally up to the end record, but never more than the cap (a hostile offset of 0 in a huge file).
+      let length = directory.end - directory.offset;
+      if (length > LIMITS.maxEntryBytes) length = Math.min(length, directory.size);
+      if (length > LIMITS.maxEntryBytes) throw new FormatError('TOO_LARGE', `central directory of ${length} bytes (limit ${LIMITS.maxEntryBytes})`);
+      const entries = parseEntries(await ZipArchive.slice(source, tail, tailStart, directory.offset, length), directory.entryCount);
       let total = 0;
       for (const entry of entries) {
         total += entry.size;
@@ -260,14 +267,14 @@ export class ZipArchive {
   /** Finds an entry by name, ignoring case (OPF hrefs and ComicInfo.xml are often cased loosely). */
   find(name: string): ZipEntryInfo | undefined {
     const exact = this.byName.get(name);
-    if (exact) return exact;
+    if (exact) return exact.info;
     const lower = name.toLowerCase();
     return this.entries.find((e) => e.name.toLowerCase() === lower);
   }
 
   /** Inflates one entry into memory, refusing more than `maxBytes` whatever the header claims. */
   async read(name: string, maxBytes: number = LIMITS.maxEntryBytes): Promise<Buffer> {
-    const entry = this.byName.get(name);
+    const entry = this.byName.get(name)?.entry;
     if (!entry) throw new FormatError('CORRUPT', `archive entry not found: ${name}`);
     if (entry.size > maxBytes) {
       throw new FormatError('TOO_LARGE', `entry ${name} is ${entry.size} bytes (limit ${maxBytes})`);

@@ -1,6 +1,7 @@
 // The per-file work of a scan, run in worker threads: fingerprint, extract, and prepare cover images.
 import { statSync } from 'node:fs';
 import { basename } from 'node:path';
+import { isMainThread } from 'node:worker_threads';
 import { makeCoverImages, type CoverCropping, type CoverImages } from '../covers/cover-images.ts';
 import { coverStaging, type CoverSink, type StagedCoverImages } from '../covers/cover-store.ts';
 import { asFormatError } from '../formats/errors.ts';
@@ -54,7 +55,7 @@ async function parseFile(task: ParseTask, sink: CoverSink): Promise<Parsed> {
     const prints = await fingerprint(task);
     if (task.movedCandidates?.includes(prints.contentHash)) return { kind: 'moved', ...prints };
 
-    const { cover: rawCover, ...extraction } = await format.extract(task.absolutePath, { skipCover: task.skipCover ?? false, blocking: true });
+    const { cover: rawCover, ...extraction } = await format.extract(task.absolutePath, { skipCover: task.skipCover ?? false, blocking: !isMainThread });
     if (!rawCover) return { kind: 'parsed', ...prints, extraction };
     try {
       const kind = extraction.bookType === 'AUDIOBOOK' ? 'audiobook' : 'book';
