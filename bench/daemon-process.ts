@@ -20,6 +20,9 @@ export interface Launcher {
 export const fromSource: Launcher = { name: 'source', command: BIN, args: [], env: { BINDERY_FROM_SOURCE: '1' } };
 /** bin/bindery as installed: the bundle when it is up to date, else the sources. */
 export const asInstalled: Launcher = { name: 'bin/bindery', command: BIN, args: [], env: {} };
+/** The V8 flags bin/bindery starts `serve` with (unless NODE_OPTIONS sets its own); launchers that skip bin/bindery add them. */
+export const SERVE_NODE_FLAGS = '--max-semi-space-size=8';
+
 /** A bundle built into `dir` (see scripts/build.ts), run directly. */
 export function fromBundle(dir: string): Launcher {
   return { name: 'bundle', command: process.execPath, args: [join(dir, 'cli.mjs')], env: {} };

@@ -13,7 +13,7 @@ import { ACCESS_TOKEN_SECONDS, signingSecret, signToken } from '../src/core/auth
 import { openStore } from '../src/core/store/store.ts';
 import { createUser } from '../src/core/users/users.ts';
 import { fillCatalog } from './book-catalog.ts';
-import { cpuMs, fromBundle, fromSource, peakRssMb, ROOT, rssMb, startDaemon, type DaemonProcess, type Launcher } from './daemon-process.ts';
+import { cpuMs, fromBundle, fromSource, peakRssMb, ROOT, rssMb, SERVE_NODE_FLAGS, startDaemon, type DaemonProcess, type Launcher } from './daemon-process.ts';
 
 const { values } = parseArgs({
   options: {
@@ -57,14 +57,15 @@ let bundle: Launcher | undefined;
 try {
   const t = performance.now();
   await build(bundleDir, { quiet: true });
-  bundle = withNodeOptions(fromBundle(bundleDir));
+  // Started as bin/bindery starts it (bin/bindery itself would run the bundle in node_modules/.cache/bindery).
+  bundle = withNodeOptions(fromBundle(bundleDir), SERVE_NODE_FLAGS);
   console.log(`bundle: built in ${ms(performance.now() - t)}`);
 } catch (error) {
   if (!(error instanceof BuildUnavailable)) throw error;
   console.log('bundle: not available (rolldown is not installed); measuring the sources only');
 }
 /** The bundle with the memory setting deploy/bindery.service and deploy/Dockerfile use. */
-const deployed: Launcher | undefined = bundle && withNodeOptions({ ...fromBundle(bundleDir), name: 'bundle, unit env', env: { MALLOC_ARENA_MAX: '2' } });
+const deployed: Launcher | undefined = bundle && withNodeOptions({ ...fromBundle(bundleDir), name: 'bundle, unit env', env: { MALLOC_ARENA_MAX: '2' } }, SERVE_NODE_FLAGS);
 const launchers = [...(bundle && deployed ? [bundle, deployed] : []), withNodeOptions(fromSource)];
 
 // 1. Cold start and idle memory: a first start on an empty data directory (it creates the catalog), and restarts on

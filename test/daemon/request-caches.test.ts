@@ -1,5 +1,5 @@
-// What the daemon keeps between requests (verified tokens, principals, counts) must never outlive a change: each of
-// these makes a change and checks that the very next request sees it.
+// What the daemon keeps between requests (verified tokens, principals, counts, whole pages of the book list) must
+// never outlive a change: each of these makes a change and checks that the very next request sees it.
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { signToken, verifyToken } from '../../src/core/auth/tokens.ts';
 import { CatalogBytesCache } from '../../src/core/store/catalog-bytes-cache.ts';

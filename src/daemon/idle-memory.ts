@@ -1,0 +1,62 @@
+// Gives memory back while the daemon is idle. Loading the route modules at start-up makes V8 grow its young
+// generation to its largest size (32 MB reserved, ~14 MB of it resident), and a burst of requests leaves the same
+// behind; V8's own memory reducer, which would shrink it, judges an idle process by the allocation rate it saw at its
+// last collection, and so never runs in a daemon that has gone quiet. One full collection that also shrinks the young
+// generation, when the process has used almost no CPU for a while, takes the idle daemon from ~130 to ~115 MB. Under
+// load V8 grows the young generation again as it needs.
+import v8 from 'node:v8';
+import vm from 'node:vm';
+
+type Collect = (options: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
+
+export interface IdleMemoryOptions {
+  /** How often to look until the first collection (start-up is followed by a quiet spell in most cases). */
+  firstMs: number;
+  /** How often to look after it. */
+  everyMs: number;
+  /** Idle: at most this share of one core used since the last look. */
+  idleShare: number;
+  /** Only worth a collection (~90 ms of CPU) when V8 holds at least this much more heap than it uses. */
+  minSlackBytes: number;
+}
+
+const DEFAULTS: IdleMemoryOptions = { firstMs: 1000, everyMs: 30_000, idleShare: 0.05, minSlackBytes: 8 * 1024 * 1024 };
+
+let collect: Collect | undefined;
+
+/** V8's `gc`, without exposing it to the daemon's own global scope (it exists in a context made for the purpose). */
+function collector(): Collect {
+  if (!collect) {
+    v8.setFlagsFromString('--expose-gc');
+    collect = vm.runInNewContext('gc') as Collect;
+    v8.setFlagsFromString('--no-expose-gc');
+  }
+  return collect;
+}
+
+function cpuMicros(): number {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+}
+
+/** Starts looking; the returned function stops it. The timer never keeps the process alive. */
+export function compactWhenIdle(overrides: Partial<IdleMemoryOptions> = {}): () => void {
+  const options = { ...DEFAULTS, ...overrides };
+  let timer: NodeJS.Timeout | undefined;
+  let lastCpu = cpuMicros();
+  let lastAt = performance.now();
+  let collected = false;
+  const look = (): void => {
+    const share = (cpuMicros() - lastCpu) / 1000 / Math.max(1, performance.now() - lastAt);
+    const heap = v8.getHeapStatistics();
+    if (share <= options.idleShare && heap.total_heap_size - heap.used_heap_size >= options.minSlackBytes) {
+      collector()({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+      collected = true;
+    }
+    lastCpu = cpuMicros();
+    lastAt = performance.now();
+    timer = setTimeout(look, collected ? options.everyMs : options.firstMs).unref();
+  };
+  timer = setTimeout(look, options.firstMs).unref();
+  return () => clearTimeout(timer);
+}

@@ -1,0 +1,52 @@
+// The idle daemon gives back the young generation V8 grew at start-up (src/daemon/idle-memory.ts).
+import v8 from 'node:v8';
+import { describe, expect, it } from 'vitest';
+import { compactWhenIdle } from '../../src/daemon/idle-memory.ts';
+
+const youngGeneration = (): number => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.physical_space_size ?? 0;
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Short-lived garbage with survivors, as start-up makes: V8 grows the young generation for it. */
+function churn(): unknown[] {
+  const kept: unknown[] = [];
+  for (let i = 0; i < 400_000; i++) {
+    const object = { i, text: `item ${i}`, list: [i, i + 1] };
+    if (i % 4 === 0) kept.push(object);
+  }
+  return kept;
+}
+
+describe('compactWhenIdle', () => {
+  it('shrinks the young generation once the process is quiet and V8 holds much more heap than it uses', async () => {
+    expect(churn().length).toBeGreaterThan(0);
+    const before = youngGeneration();
+    expect(before).toBeGreaterThan(1024 * 1024);
+    // The test runner's other threads use the same process's CPU: any share counts as quiet here.
+    const stop = compactWhenIdle({ firstMs: 20, everyMs: 60_000, idleShare: Number.POSITIVE_INFINITY, minSlackBytes: 1 });
+    try {
+      for (let i = 0; i < 50 && youngGeneration() >= before; i++) await sleep(20);
+      expect(youngGeneration()).toBeLessThan(before);
+      expect(youngGeneration()).toBeLessThanOrEqual(1024 * 1024);
+    } finally {
+      stop();
+    }
+  });
+
+  it('leaves a busy process alone', async () => {
+    const stop = compactWhenIdle({ firstMs: 20, everyMs: 60_000, idleShare: 0, minSlackBytes: 1 });
+    try {
+      let kept: unknown[] | undefined = churn();
+      const before = youngGeneration();
+      const until = performance.now() + 200;
+      // Busy: the CPU used between two looks is never zero while this runs.
+      while (performance.now() < until) {
+        kept = churn();
+        await sleep(1);
+      }
+      expect(kept?.length).toBeGreaterThan(0);
+      expect(youngGeneration()).toBeGreaterThanOrEqual(Math.min(before, 1024 * 1024));
+    } finally {
+      stop();
+    }
+  });
+});
