@@ -1,4 +1,5 @@
 // Grimmory's ErrorResponse body: {status, message, timestamp, details?}; the timestamp is a zone-less local date-time.
+import { localDateTime } from '../core/time.ts';
 export interface ErrorBody {
   status: number;
   message: string;
@@ -17,11 +18,7 @@ export class ApiError extends Error {
   }
 }
 
-/** `LocalDateTime` as Jackson writes it: local time, no zone, microseconds. */
-export function localDateTime(date: Date = new Date()): string {
-  const pad = (n: number, w = 2): string => String(n).padStart(w, '0');
-  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}.${pad(date.getMilliseconds(), 3)}000`;
-}
+export { localDateTime } from '../core/time.ts';
 
 export function errorBody(status: number, message: string, details?: string[]): ErrorBody {
   return { status, message, timestamp: localDateTime(), ...(details && details.length > 0 ? { details } : {}) };

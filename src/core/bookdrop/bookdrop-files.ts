@@ -1,4 +1,5 @@
 // Rows of the bookdrop queue: reading them as Grimmory's BookdropFile, paging, and turning a selection into ids.
+import { springPage, type SpringPage } from '../spring-page.ts';
 import type { Selectable } from 'kysely';
 import { CodedError } from '../coded-error.ts';
 import type { BookdropFileTable } from '../store/db-types.ts';
@@ -64,10 +65,7 @@ export interface PageRequest {
   sort?: string[];
 }
 
-export interface Page<T> {
-  content: T[];
-  page: { size: number; number: number; totalElements: number; totalPages: number };
-}
+export type Page<T> = SpringPage<T>;
 
 function orderBy(sort: string[]): [keyof BookdropRow, 'asc' | 'desc'][] {
   const out: [keyof BookdropRow, 'asc' | 'desc'][] = [];
@@ -94,7 +92,7 @@ export async function listBookdropFiles(db: Db, status: string | undefined, requ
   rows = rows.orderBy('id');
   const total = Number((await count.executeTakeFirstOrThrow()).n);
   const content = (await rows.limit(request.size).offset(request.page * request.size).execute()).map(bookdropFileJson);
-  return { content, page: { size: request.size, number: request.page, totalElements: total, totalPages: Math.ceil(total / request.size) } };
+  return springPage(content, request.page, request.size, total);
 }
 
 export async function pendingRows(db: Db, ids?: readonly number[]): Promise<BookdropRow[]> {

@@ -1,6 +1,7 @@
 // User SVG icons for shelves and libraries, one file each: `<dataDir>/icons/svg/<name>.svg`, as Grimmory keeps them.
 // What is stored is the sanitized icon; what is served is sanitized again (a file may have been put there by hand),
 // with the result kept in memory until the file changes.
+import { springPage, type SpringPage } from '../spring-page.ts';
 import { randomBytes } from 'node:crypto';
 import { link, mkdir, open, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -158,19 +159,13 @@ async function iconFiles(dir: string): Promise<string[]> {
     .sort();
 }
 
-export interface IconPage {
-  content: string[];
-  page: { size: number; number: number; totalElements: number; totalPages: number };
-}
+export type IconPage = SpringPage<string>;
 
 /** One page of icon names, by name (Spring's Page "via DTO"). */
 export async function listIconNames(dataDir: string, page: number, size: number): Promise<IconPage> {
   const names = (await iconFiles(iconDir(dataDir))).map(nameOfFile);
   const from = page * size;
-  return {
-    content: from < names.length ? names.slice(from, from + size) : [],
-    page: { size, number: page, totalElements: names.length, totalPages: Math.ceil(names.length / size) },
-  };
+  return springPage(from < names.length ? names.slice(from, from + size) : [], page, size, names.length);
 }
 
 /** Every icon that reads as an SVG, name → sanitized text. */

@@ -1,4 +1,5 @@
 // The server's local calendar, which every statistic follows (Grimmory groups by ZoneId.systemDefault()): the zone
+import { localDateTime } from '../time.ts';
 // of this process, as JavaScript's Date knows it (TZ). Days are counted as "day numbers" (days since 1970-01-01 on
 // the local calendar), which SQL can compute and JavaScript can turn back into dates.
 
@@ -57,9 +58,7 @@ export const localDateOf = (ms: number): string => dateOfDay(localDayOf(ms));
 
 /** An instant as a zone-less local date-time the way Jackson writes a LocalDateTime (fraction only when non-zero). */
 export function localDateTimeOf(ms: number): string {
-  const d = new Date(ms);
-  const fraction = d.getMilliseconds() === 0 ? '' : `.${pad(d.getMilliseconds(), 3)}`;
-  return `${pad(d.getFullYear(), 4)}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}${fraction}`;
+  return localDateTime(new Date(ms), 'auto');
 }
 
 const FIRST_INSTANT = Date.parse('0001-01-01T00:00:00.000Z');

@@ -1,4 +1,5 @@
 // Per-task-type cron settings (task_cron_configuration): Spring's six-field expressions, seconds first.
+import { localDateTime as formatLocal } from '../time.ts';
 import { validateCronExpression } from 'cron';
 import { CodedError } from '../coded-error.ts';
 import type { Db } from '../store/store.ts';
@@ -19,11 +20,8 @@ export interface CronConfigJson {
 
 /** `2025-03-01T10:15:30.123Z` → `2025-03-01T10:15:30.123` in the server's zone. */
 function localDateTime(iso: string | null): string | null {
-  if (!iso) return null;
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return null;
-  const pad = (n: number, w = 2): string => String(n).padStart(w, '0');
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
+  const d = iso ? new Date(iso) : undefined;
+  return d && !Number.isNaN(d.getTime()) ? formatLocal(d, 'millis') : null;
 }
 
 function requireCronType(type: TaskType): void {

@@ -4,7 +4,7 @@ import { AUDIT_ACTIONS, type AuditAction } from '../../core/audit/audit-actions.
 import { auditUsernames, listAuditLogs, parseLocalDateTime } from '../../core/audit/audit-log.ts';
 import { badRequest, localDateTime } from '../http-errors.ts';
 import { ADMIN, type RouteSpec } from '../route-spec.ts';
-import { springPage } from './reader-notes.ts';
+import { springPage } from '../../core/spring-page.ts';
 
 /** Grimmory takes any page size; one page is held in memory here, so a page is capped. */
 const MAX_PAGE_SIZE = 1000;

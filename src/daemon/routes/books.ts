@@ -1,4 +1,5 @@
 // BookController: the book list (streamed), pages, batches, single books, deletion, physical books and file metadata.
+import { springPage } from '../../core/spring-page.ts';
 import { stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import Type from 'typebox';
@@ -148,7 +149,7 @@ export const bookRoutes: RouteSpec[] = [
             withDescription: false,
             user: { reading: true, unsetWithoutProgress: false, emptyShelves: 'omit' },
           }));
-          return { content, page: { size, number: page, totalElements: result.totalElements, totalPages: Math.ceil(result.totalElements / size) } };
+          return springPage(content, page, size, result.totalElements);
         }),
       );
       return reply.type(JSON_TYPE).send(answer);

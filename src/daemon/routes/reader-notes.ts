@@ -1,5 +1,6 @@
 // What a reader keeps while reading, each item its owner's alone: bookmarks, highlights, notes (free-form and
 // anchored), the PDF annotation layer, and the notebook that gathers them across books.
+import { springPage } from '../../core/spring-page.ts';
 import Type from 'typebox';
 import { createAnchoredNote, deleteAnchoredNote, getAnchoredNote, listAnchoredNotes, updateAnchoredNote, type AnchoredNote } from '../../core/annotations/anchored-notes.ts';
 import { createAnnotation, deleteAnnotation, getAnnotation, listAnnotations, updateAnnotation, type Annotation } from '../../core/annotations/annotations.ts';
@@ -288,8 +289,3 @@ export const readerNoteRoutes: RouteSpec[] = [
     handler: async (request, _reply, ctx) => notebookBooks(ctx.store.db, principalOf(request), (request.query as { search?: string }).search),
   },
 ];
-
-/** Grimmory's `Page` JSON (Spring Data serialised "via DTO"). */
-export function springPage<T>(content: T[], page: number, size: number, total: number): { content: T[]; page: { size: number; number: number; totalElements: number; totalPages: number } } {
-  return { content, page: { size, number: page, totalElements: total, totalPages: size > 0 ? Math.ceil(total / size) : 0 } };
-}

@@ -6,7 +6,7 @@ import { requireBookAccess } from '../access.ts';
 import { principalOf } from '../authenticate.ts';
 import { ApiError, localDateTime } from '../http-errors.ts';
 import type { RouteSpec } from '../route-spec.ts';
-import { springPage } from './reader-notes.ts';
+import { springPage } from '../../core/spring-page.ts';
 import { nullable } from './reading.ts';
 
 const ReadingSessionRequest = Type.Object({
