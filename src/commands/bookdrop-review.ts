@@ -248,6 +248,8 @@ export async function runReview(items: ReviewItem[], view: ReviewViewOptions, st
   const instance: Instance = ink.render(React.createElement(App), {
     exitOnCtrlC: true,
     patchConsole: false,
+    // The caller only starts a review on a terminal; a CI variable left in the user's shell must not hide the screens.
+    interactive: true,
     ...(streams.stdin ? { stdin: streams.stdin } : {}),
     ...(streams.stdout ? { stdout: streams.stdout } : {}),
   });
