@@ -11,7 +11,7 @@ const text = readFileSync(endpointsFile, 'utf8');
 /** One spelling for both sides: `{name}` and `{*rest}` placeholders, Spring's `/**` catch-all. */
 const shape = (method: string, path: string): string => `${method} ${path.replace(/\/\*\*$/, '/{*}').replace(/\{\*[^}]*\}/g, '{*}').replace(/\{[^*}][^}]*\}/g, '{}')}`;
 // The API docs page is served by the app itself, outside the route table.
-const served = new Set([...allRoutes().map((r) => shape(r.method, r.url)), shape('GET', '/api/docs')]);
+const served = new Set([...(await allRoutes()).map((r) => shape(r.method, r.url)), shape('GET', '/api/docs')]);
 const groups = new Map<string, { method: string; path: string; served: boolean }[]>();
 let group = '';
 for (const line of text.split('\n')) {

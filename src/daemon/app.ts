@@ -21,8 +21,11 @@ import { authenticate, ruleAdmits } from './authenticate.ts';
 import type { DaemonContext } from './context.ts';
 import { ApiError, errorBody } from './http-errors.ts';
 import { compactWhenIdle } from './idle-memory.ts';
+import type { RouteHead, SchemaPart } from './route-manifest.ts';
 import type { RouteRequest, RouteSpec } from './route-spec.ts';
-import { allRoutes } from './routes/index.ts';
+import { RouteTable } from './route-table.ts';
+import { ROUTE_GROUPS } from './routes/index.ts';
+import { ROUTE_MANIFEST } from './routes/manifest.ts';
 import { ISOLATION_HEADERS, registerWebRoot } from './web-root.ts';
 
 export interface BuildAppOptions {
@@ -30,11 +33,12 @@ export interface BuildAppOptions {
   store: Store;
   /** pino options or false; defaults to silent (tests). */
   logger?: FastifyServerOptions['logger'];
-  /** Extra routes (tests); production uses the route table. */
+  /** The routes to serve (tests); production serves the route table, each group loaded with its first request. */
   routes?: RouteSpec[];
   /**
-   * Compile each route's validators and serializers on its first request instead of at start (the default).
-   * `false` compiles them all in `ready()`, which is how a test proves every schema in the table compiles.
+   * Load each route group and compile each route's validators and serializers on its first request instead of at
+   * start (the default). `false` loads every group and compiles every schema in `ready()`, which is how a test proves
+   * every schema in the table compiles.
    */
   lazySchemas?: boolean;
 }
@@ -42,7 +46,7 @@ export interface BuildAppOptions {
 export interface BuiltApp {
   app: FastifyInstance;
   ctx: DaemonContext;
-  routes: RouteSpec[];
+  routes: RouteTable;
 }
 
 /** `{bookId}` → `:bookId`, `{*rest}` → `*`. */
@@ -62,16 +66,17 @@ type SerializerFactory = NonNullable<NonNullable<NonNullable<FastifyServerOption
  * Ajv's `schemaEnv` (fastify passes the parent object when it is present, so Ajv can coerce the root) and `errors`
  * are read through to the compiled function.
  */
-function lazySchemaController(): NonNullable<FastifyServerOptions['schemaController']> {
+function lazySchemaController(resolve: (schema: unknown) => unknown = (schema) => schema): NonNullable<FastifyServerOptions['schemaController']> {
   const validators = AjvCompiler();
   const serializers = SerializerSelector();
   type Validate = ((data: unknown, dataCxt?: unknown) => unknown) & { errors?: unknown; schemaEnv?: unknown };
   type RouteSchema = Parameters<ReturnType<ValidatorFactory>>[0];
+  const withRealSchema = <R,>(route: R): R => ({ ...(route as object), schema: resolve((route as { schema?: unknown }).schema) }) as R;
   const buildValidator = ((externalSchemas: Parameters<ValidatorFactory>[0], ajvOptions: Parameters<ValidatorFactory>[1]) => {
     let compiler: ReturnType<ValidatorFactory> | undefined;
     return (route: RouteSchema): Validate => {
       let compiled: Validate | undefined;
-      const get = (): Validate => (compiled ??= (compiler ??= validators(externalSchemas, ajvOptions))(route) as unknown as Validate);
+      const get = (): Validate => (compiled ??= (compiler ??= validators(externalSchemas, ajvOptions))(withRealSchema(route)) as unknown as Validate);
       const validate = ((data: unknown, dataCxt?: unknown) => get()(data, dataCxt)) as Validate;
       Object.defineProperty(validate, 'errors', { get: () => get().errors, set: (v: unknown) => (get().errors = v), configurable: true });
       Object.defineProperty(validate, 'schemaEnv', { get: () => get().schemaEnv, configurable: true });
@@ -82,7 +87,7 @@ function lazySchemaController(): NonNullable<FastifyServerOptions['schemaControl
     let compiler: ReturnType<SerializerFactory> | undefined;
     return (route) => {
       let compiled: ((doc: unknown) => string) | undefined;
-      return (doc: unknown) => (compiled ??= (compiler ??= serializers(externalSchemas, serializerOptions))(route))(doc);
+      return (doc: unknown) => (compiled ??= (compiler ??= serializers(externalSchemas, serializerOptions))(withRealSchema(route)))(doc);
     };
   };
   return { compilersFactory: { buildValidator, buildSerializer } };
@@ -92,10 +97,10 @@ function lazySchemaController(): NonNullable<FastifyServerOptions['schemaControl
  * The OpenAPI document and Swagger UI live in a second fastify instance built on the first docs request (they load
  * @fastify/swagger, its YAML writer, Swagger UI's assets and @fastify/static); the main app forwards to it.
  */
-function apiDocs(routes: RouteSpec[], prefix: string): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
+function apiDocs(table: RouteTable, prefix: string): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
   let docs: Promise<FastifyInstance> | undefined;
   const build = async (): Promise<FastifyInstance> => {
-    const [{ default: swagger }, { default: swaggerUi }] = await Promise.all([import('@fastify/swagger'), import('@fastify/swagger-ui')]);
+    const [{ default: swagger }, { default: swaggerUi }, routes] = await Promise.all([import('@fastify/swagger'), import('@fastify/swagger-ui'), table.loadAll()]);
     const instance = Fastify({ logger: false, routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 }, schemaController: lazySchemaController() });
     await instance.register(swagger, {
       openapi: {
@@ -131,15 +136,56 @@ function apiDocs(routes: RouteSpec[], prefix: string): (request: FastifyRequest,
 }
 
 /** The route's rule, for a caller the gate has already identified (403 in the error shape). */
-async function admitByRule(spec: RouteSpec, request: RouteRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+async function admitByRule(spec: Pick<RouteSpec, 'auth' | 'rule'>, request: RouteRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
   if (spec.auth === 'custom' || spec.auth === 'public' || !request.principal) return undefined;
   if (ruleAdmits(spec.rule, request.principal, request)) return undefined;
   return reply.status(403).send(errorBody(403, 'Access denied.'));
 }
 
+/**
+ * Stand-ins for a route's schemas, one empty object per part, registered before its module is loaded: fastify builds
+ * a validator (or serializer) for each part it sees, and the lazy controller swaps in the real schema, found through
+ * the stand-in, when the first request compiles it. By then the route's group is loaded (see the onRequest hook).
+ */
+class SchemaStandIns {
+  private readonly real = new WeakMap<object, () => unknown>();
+  private readonly table: RouteTable;
+
+  constructor(table: RouteTable) {
+    this.table = table;
+  }
+
+  for(head: RouteHead): Record<string, unknown> | undefined {
+    if (!head.parts && !head.responses) return undefined;
+    const schemaOf = (): Record<string, unknown> => {
+      const spec = this.table.specOf(head);
+      if (!spec) throw new Error(`schema of ${head.method} ${head.url} asked for before its routes were loaded`);
+      return (spec.schema ?? {}) as Record<string, unknown>;
+    };
+    const schema: Record<string, unknown> = {};
+    for (const part of head.parts ?? []) schema[part] = this.standIn(() => schemaOf()[part satisfies SchemaPart]);
+    if (head.responses) {
+      schema.response = Object.fromEntries(head.responses.map((code) => [code, this.standIn(() => (schemaOf().response as Record<string, unknown>)[code])]));
+    }
+    return schema;
+  }
+
+  resolve = (schema: unknown): unknown => (typeof schema === 'object' && schema !== null ? (this.real.get(schema)?.() ?? schema) : schema);
+
+  private standIn(real: () => unknown): object {
+    const placeholder = {};
+    this.real.set(placeholder, real);
+    return placeholder;
+  }
+}
+
 export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   const { config, store } = options;
   const prefix = config.basePath;
+  const table = options.routes ? RouteTable.of(options.routes) : new RouteTable(ROUTE_MANIFEST, ROUTE_GROUPS);
+  const eager = options.lazySchemas === false;
+  if (eager) await table.loadAll();
+  const standIns = new SchemaStandIns(table);
   const app = Fastify({
     logger: options.logger ?? false,
     trustProxy: config.trustProxy,
@@ -147,7 +193,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
     bodyLimit: 16 * 1024 * 1024,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
     ajv: AJV_OPTIONS,
-    ...(options.lazySchemas === false ? {} : { schemaController: lazySchemaController() }),
+    ...(eager ? {} : { schemaController: lazySchemaController(standIns.resolve) }),
   });
   if (options.logger) app.log.debug({ redact: REDACTED_HEADERS }, 'logger ready');
 
@@ -207,35 +253,41 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
     return reply.status(500).send(errorBody(500, 'An unexpected error occurred.'));
   });
 
-  const routes = options.routes ?? allRoutes();
-  const docs = apiDocs(routes, prefix);
+  const docs = apiDocs(table, prefix);
   // Upload routes get @fastify/multipart in a scope of their own: its hooks then run for uploads only.
-  const uploads = routes.filter((spec) => spec.multipart);
+  const uploads = table.heads.filter((head) => head.multipart);
   const multipart = uploads.length > 0 ? (await import('@fastify/multipart')).default : undefined;
   await app.register(
     async (scope) => {
-      const addRoute = (target: FastifyInstance, spec: RouteSpec): void => {
+      const addRoute = (target: FastifyInstance, head: RouteHead): void => {
         // Grimmory's order: its security filters answer 401 before the body is read or validated; `@PreAuthorize`
         // answers 403 after Spring has bound and validated the arguments. So: who is calling on request, the rule
         // once the request has passed validation.
-        const whoIsCalling: RouteSpec = { ...spec, rule: 'any' };
+        const whoIsCalling = { auth: head.auth, rule: 'any' } as const;
+        const schema = eager ? table.specOf(head)?.schema : standIns.for(head);
         target.route({
-          method: spec.method,
-          url: fastifyPath(spec.url),
-          ...(spec.schema ? { schema: spec.schema } : {}),
-          ...(spec.bodyLimit ? { bodyLimit: spec.bodyLimit } : {}),
-          ...(spec.formBody || spec.rawBody ? { config: { formBody: spec.formBody === true, rawBody: spec.rawBody === true } } : {}),
-          onRequest: (request, reply) => authenticate(whoIsCalling, request as RouteRequest, reply, ctx),
+          method: head.method,
+          url: fastifyPath(head.url),
+          ...(schema ? { schema } : {}),
+          ...(head.bodyLimit ? { bodyLimit: head.bodyLimit } : {}),
+          ...(head.formBody || head.rawBody ? { config: { formBody: head.formBody === true, rawBody: head.rawBody === true } } : {}),
+          onRequest: async (request, reply) => {
+            const refused = await authenticate(whoIsCalling, request as RouteRequest, reply, ctx);
+            if (refused) return refused;
+            // The route's module, before its body is validated against the schema the module holds.
+            if (!table.specOf(head)) await table.load(head);
+            return undefined;
+          },
           // A rule that admits every caller the gate let in needs no second look (most routes).
-          preHandler: spec.rule === undefined || spec.rule === 'any' ? undefined : (request, reply) => admitByRule(spec, request as RouteRequest, reply),
-          handler: (request, reply) => spec.handler(request as RouteRequest, reply, ctx),
+          preHandler: head.rule === undefined || head.rule === 'any' ? undefined : (request, reply) => admitByRule(head, request as RouteRequest, reply),
+          handler: (request, reply) => (table.specOf(head) as RouteSpec).handler(request as RouteRequest, reply, ctx),
         });
       };
-      for (const spec of routes) if (!spec.multipart) addRoute(scope, spec);
+      for (const head of table.heads) if (!head.multipart) addRoute(scope, head);
       if (multipart) {
         await scope.register(async (uploadScope) => {
           await uploadScope.register(multipart, { limits: { files: 1, fields: 20, parts: 40 } });
-          for (const spec of uploads) addRoute(uploadScope, spec);
+          for (const head of uploads) addRoute(uploadScope, head);
         });
       }
       scope.get('/api/openapi.json', { schema: { hide: true } }, docs);
@@ -272,7 +324,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
     existingTaskRunner(ctx)?.cancelAll();
     await Promise.allSettled([...ctx.background]);
   });
-  return { app, ctx, routes };
+  return { app, ctx, routes: table };
 }
 
 export type { Config };

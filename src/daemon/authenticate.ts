@@ -40,7 +40,7 @@ export function filterRejection(reply: FastifyReply, request: RouteRequest, stat
   });
 }
 
-export async function authenticate(spec: RouteSpec, request: RouteRequest, reply: FastifyReply, ctx: DaemonContext): Promise<FastifyReply | undefined> {
+export async function authenticate(spec: Pick<RouteSpec, 'auth' | 'rule'>, request: RouteRequest, reply: FastifyReply, ctx: DaemonContext): Promise<FastifyReply | undefined> {
   if (spec.auth === 'custom') return undefined;
   const token = bearer(request) ?? (spec.auth === 'jwt-or-query' ? queryToken(request) : undefined);
   const principal = await principalFromToken(ctx, token);

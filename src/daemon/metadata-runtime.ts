@@ -1,18 +1,16 @@
 // The daemon's side of metadata matching: provider runtimes built from the settings and the config, the one task
 // runner of the daemon (metadata refreshes and library rescans in its background set), and provider errors as HTTP.
+// The scheduler makes the runner at start; what the tasks run (providers, scans, refreshes) loads when one runs.
 import { metadataProviderBaseUrls } from '../core/config.ts';
-import { listLibraries } from '../core/libraries/libraries.ts';
-import { loadProviderRuntime } from '../core/metadata/book-match.ts';
-import { forgetFinishedFetchJobs } from '../core/metadata/fetch-task-cleanup.ts';
 import type { ProviderRuntime } from '../core/metadata/provider-context.ts';
 import { ProviderError } from '../core/metadata/provider.ts';
-import { booksOfRequest, runMetadataRefresh, type RefreshRequest } from '../core/metadata/refresh-run.ts';
+import type { RefreshRequest } from '../core/metadata/refresh-run.ts';
 import { TaskRunner } from '../core/tasks/task-runner.ts';
 import type { DaemonContext } from './context.ts';
 import { ApiError } from './http-errors.ts';
-import { scanJobs } from './routes/libraries.ts';
 
 export async function providerRuntimeFor(ctx: DaemonContext): Promise<ProviderRuntime> {
+  const { loadProviderRuntime } = await import('../core/metadata/book-match.ts');
   return loadProviderRuntime(ctx.store.db, ctx.http, { baseUrls: metadataProviderBaseUrls(ctx.config) });
 }
 
@@ -39,9 +37,9 @@ export function providerHttpError(error: unknown): never {
 /** LibraryRescanOptions: re-read every file (updateMetadataFromFiles) or only new and changed ones. */
 async function rescanLibraries(ctx: DaemonContext, options: unknown, isCancelled: () => boolean): Promise<string> {
   const full = typeof options === 'object' && options !== null && (options as { updateMetadataFromFiles?: unknown }).updateMetadataFromFiles === true;
+  const [{ scanJobs }, { listLibraries }, { scanLibrary }] = await Promise.all([import('./scan-jobs.ts'), import('../core/libraries/libraries.ts'), import('../core/scan/scanner.ts')]);
   const jobs = scanJobs(ctx);
   const libraries = await listLibraries(ctx.store.db);
-  const { scanLibrary } = await import('../core/scan/scanner.ts');
   let scanned = 0;
   for (const library of libraries) {
     if (isCancelled()) break;
@@ -68,9 +66,11 @@ export function taskRunnerFor(ctx: DaemonContext): TaskRunner {
     {
       REFRESH_METADATA_MANUAL: {
         prepare: async (options) => {
+          const { booksOfRequest } = await import('../core/metadata/refresh-run.ts');
           await booksOfRequest(ctx.store.db, options as RefreshRequest);
         },
         run: async (task) => {
+          const { runMetadataRefresh } = await import('../core/metadata/refresh-run.ts');
           const summary = await runMetadataRefresh(
             {
               db: ctx.store.db,
@@ -97,7 +97,12 @@ export function taskRunnerFor(ctx: DaemonContext): TaskRunner {
           return `Bookdrop: ${summary.added.length} new, ${summary.removed} gone, ${summary.unsettled.length} still being written`;
         },
       },
-      CLEANUP_TEMP_METADATA: { run: async () => `Forgot ${await forgetFinishedFetchJobs(ctx.store.db)} finished metadata fetch jobs` },
+      CLEANUP_TEMP_METADATA: {
+        run: async () => {
+          const { forgetFinishedFetchJobs } = await import('../core/metadata/fetch-task-cleanup.ts');
+          return `Forgot ${await forgetFinishedFetchJobs(ctx.store.db)} finished metadata fetch jobs`;
+        },
+      },
     },
     (job) => {
       ctx.background.add(job);

@@ -264,7 +264,7 @@ describe('?token= credentials', () => {
     const { app, ctx } = await buildApp({
       config,
       store,
-      routes: [...allRoutes(), { method: 'GET', url: '/api/v1/media/probe', auth: 'jwt-or-query', rule: 'any', handler: (req) => ({ userId: principalOf(req).userId }) }],
+      routes: [...(await allRoutes()), { method: 'GET', url: '/api/v1/media/probe', auth: 'jwt-or-query', rule: 'any', handler: (req) => ({ userId: principalOf(req).userId }) }],
     });
     try {
       const { createFirstAdmin } = await import('../../src/core/users/users.ts');

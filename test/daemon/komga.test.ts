@@ -516,7 +516,7 @@ describe('read progress', () => {
 
 describe('every route', () => {
   it('answers 401 with the Basic challenge to anonymous callers', async () => {
-    const routes = allRoutes().filter((r) => r.url.startsWith('/komga/api/'));
+    const routes = (await allRoutes()).filter((r) => r.url.startsWith('/komga/api/'));
     expect(routes.length).toBeGreaterThanOrEqual(27);
     for (const route of routes) {
       const url = route.url.replace(/\{(\w+)\}/g, '1');

@@ -303,7 +303,7 @@ describe('signing in', () => {
   });
 
   it('answers 401 on every route of both OPDS families to anonymous callers (except the public documents)', async () => {
-    const routes = allRoutes().filter((r) => /^\/api\/v[12]\/opds(\/|$)/.test(r.url) && !/search\.opds$|\/auth$/.test(r.url));
+    const routes = (await allRoutes()).filter((r) => /^\/api\/v[12]\/opds(\/|$)/.test(r.url) && !/search\.opds$|\/auth$/.test(r.url));
     expect(routes.length).toBeGreaterThanOrEqual(26);
     for (const route of routes) {
       const url = route.url.replace('{bookId}', String(ids.Dune)).replace('{pageNumber}', '0').replace('{*rest}', 'nothing-here');

@@ -13,7 +13,7 @@ import { allRoutes } from '../../src/daemon/routes/index.ts';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { makeTempLibrary, writeSimpleEpub, type TempLibrary } from '../helpers/library-fixtures.ts';
 
-const ROUTES = allRoutes();
+const ROUTES = await allRoutes();
 const label = (spec: RouteSpec): string => `${String(spec.method)} ${spec.url}`;
 
 /**

@@ -124,12 +124,14 @@ function branches(userId: number, withComics: boolean): Branch[] {
 const byCount = (a: CountedOption, b: CountedOption): number => b.count - a.count || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 const byBucket = (a: CountedOption, b: CountedOption): number => Number(a.name) - Number(b.name);
 
-const displayNames = new Intl.DisplayNames(['en'], { type: 'language', fallback: 'code' });
+// Made on first use: any Intl object loads ICU's locale data (~7 MB resident), which an idle daemon does without.
+let displayNames: Intl.DisplayNames | undefined;
 
 /** The English name of a language code (`en-GB` → English), as Java's Locale gives it; the code itself when unknown. */
 export function languageLabel(code: string): string {
   const primary = code.split(/[-_]/)[0] ?? code;
   try {
+    displayNames ??= new Intl.DisplayNames(['en'], { type: 'language', fallback: 'code' });
     return displayNames.of(primary.toLowerCase()) ?? code;
   } catch {
     return code;

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import sharp from 'sharp';
+import { loadSharp } from '../covers/sharp-loader.ts';
 import { checkCoverImage } from '../covers/cover-upload.ts';
 import { LIMITS } from '../formats/limits.ts';
 
@@ -31,6 +31,7 @@ export interface AuthorImages {
  * (CoverImageError), whatever the upload or the server said it was.
  */
 export async function makeAuthorImages(input: Buffer): Promise<AuthorImages> {
+  const sharp = await loadSharp();
   await checkCoverImage(input);
   const options = { limitInputPixels: LIMITS.maxImagePixels, failOn: 'error' as const, animated: false };
   const photo = await sharp(input, options)

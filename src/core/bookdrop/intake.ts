@@ -2,9 +2,7 @@
 // optionally ask the metadata providers, and hold it as PENDING_REVIEW. Nothing here changes the files themselves.
 import { mkdir, readdir, stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
-import { makeCoverImages } from '../covers/cover-images.ts';
 import { asFormatError } from '../formats/errors.ts';
-import { formatOf } from '../formats/index.ts';
 import { emptyMetadata } from '../formats/types.ts';
 import { readSetting } from '../settings/app-settings.ts';
 import type { Store } from '../store/store.ts';
@@ -92,6 +90,8 @@ async function intakeUnlocked(env: BookdropEnv, path: string, options: IntakeOpt
   // A file replaced or still growing when it was first read is read again; anything else about it stays.
   if (known && (known.status !== PENDING || known.file_size === info.size)) return { kind: 'known', path };
 
+  // The readers and the image code load with the first file to read: an empty bookdrop never needs them.
+  const { formatOf } = await import('../formats/index.ts');
   const format = formatOf(fileName);
   let extracted = emptyMetadata();
   let cover: { data: Buffer; kind: 'book' | 'audiobook' } | undefined;
@@ -145,6 +145,7 @@ async function intakeUnlocked(env: BookdropEnv, path: string, options: IntakeOpt
 }
 
 async function saveCover(env: BookdropEnv, id: number, cover: { data: Buffer; kind: 'book' | 'audiobook' }): Promise<void> {
+  const { makeCoverImages } = await import('../covers/cover-images.ts');
   const images = await makeCoverImages(cover.data, cover.kind);
   await mkdir(bookdropCoversDir(env.dataDir), { recursive: true });
   await saveBookdropCover(env.dataDir, id, images.cover);

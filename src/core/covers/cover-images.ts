@@ -1,14 +1,11 @@
 // Turns whatever image a book carries into a bounded JPEG cover and a thumbnail.
-import sharp from 'sharp';
+import { loadSharp } from './sharp-loader.ts';
 import { FormatError } from '../formats/errors.ts';
 import { LIMITS } from '../formats/limits.ts';
 import { DEFAULT_COVER_CROPPING, type CoverCropping } from './cover-cropping.ts';
 import { readJpegHeader } from './jpeg-header.ts';
 
 export { DEFAULT_COVER_CROPPING, type CoverCropping };
-
-// Covers are made once each: libvips' operation cache would only hold memory.
-sharp.cache(false);
 
 export type CoverKind = 'book' | 'audiobook';
 
@@ -60,6 +57,7 @@ type InputOptions = { limitInputPixels: number; failOn: 'error'; animated: false
 
 /** A JPEG's header is read here (most covers are JPEGs); anything else is asked of libvips, one trip more. */
 async function inspect(input: Buffer, options: InputOptions): Promise<SourceInfo> {
+  const sharp = await loadSharp();
   const jpeg = readJpegHeader(input);
   if (jpeg) return { format: 'jpeg', ...jpeg };
   try {
@@ -137,6 +135,7 @@ export function decodeShrink(width: number, height: number, box: readonly [numbe
  * written there first and the thumbnail read back from it at reduced scale; the images are returned either way.
  */
 export async function makeCoverImages(input: Buffer, kind: CoverKind, cropping: CoverCropping = DEFAULT_COVER_CROPPING, sink?: CoverSink): Promise<CoverImages> {
+  const sharp = await loadSharp();
   const options: InputOptions = { limitInputPixels: LIMITS.maxImagePixels, failOn: 'error', animated: false, ignoreIcc: false };
   const meta = await inspect(input, options);
   options.ignoreIcc = isSrgbProfile(meta);

@@ -5,7 +5,7 @@ import { parseFormatPriority } from '../books/book-json.ts';
 import { bookFiles, type LocatedFile } from '../books/file-locations.ts';
 import { pickPrimary } from '../books/primary-file.ts';
 import { CodedError } from '../coded-error.ts';
-import sharp from 'sharp';
+import { loadSharp } from './sharp-loader.ts';
 import { FormatError } from '../formats/errors.ts';
 import { LIMITS } from '../formats/limits.ts';
 import { folderAudiobookFormat, formatOf } from '../formats/index.ts';
@@ -41,6 +41,7 @@ async function croppingSettings(db: Db): Promise<CoverCropping> {
 
 /** An audiobook cover is square: the middle square of a portrait or landscape image. */
 async function squared(image: Buffer): Promise<Buffer> {
+  const sharp = await loadSharp();
   const options = { limitInputPixels: LIMITS.maxImagePixels, failOn: 'error' as const };
   try {
     const meta = await sharp(image, options).metadata();

@@ -1,6 +1,7 @@
 // What may become a cover: a real JPEG, PNG or WebP image (decoded, whatever name or type the upload claims), of a
 // bounded size and pixel count.
-import sharp, { type Metadata } from 'sharp';
+import type { Metadata } from 'sharp';
+import { loadSharp } from './sharp-loader.ts';
 import { CodedError } from '../coded-error.ts';
 import { LIMITS } from '../formats/limits.ts';
 
@@ -20,6 +21,7 @@ export interface CheckedImage {
 }
 
 export async function checkCoverImage(data: Buffer): Promise<CheckedImage> {
+  const sharp = await loadSharp();
   if (data.length === 0) throw new CoverImageError('EMPTY', 'Uploaded file is empty');
   let meta: Metadata;
   try {

@@ -1,7 +1,7 @@
 // A generated cover for a book that has none worth showing: the title and authors set in type over a colour field.
 // Colours and layout follow from the text alone, so the same book always gets the same cover.
 import { createHash } from 'node:crypto';
-import sharp from 'sharp';
+import { loadSharp } from './sharp-loader.ts';
 
 export type CustomCoverShape = 'book' | 'audiobook';
 
@@ -108,6 +108,7 @@ export function coverSvg(text: CoverText, shape: CustomCoverShape): string {
 
 /** The cover as a JPEG: a solid base with the SVG composited over it. */
 export async function renderCustomCover(text: CoverText, shape: CustomCoverShape = 'book'): Promise<Buffer> {
+  const sharp = await loadSharp();
   const [w, h] = SIZES[shape];
   const svg = Buffer.from(coverSvg(text, shape), 'utf8');
   return sharp({ create: { width: w, height: h, channels: 3, background: '#202020' } })

@@ -5,6 +5,7 @@ import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { coverFile } from '../covers/cover-store.ts';
 import type { Db } from '../store/store.ts';
+import { loadSharp } from '../covers/sharp-loader.ts';
 
 /** Largest side rendered; bigger requests get this. */
 export const MAX_THUMBNAIL_SIDE = 2000;
@@ -38,7 +39,7 @@ export async function koboThumbnail(coversRoot: string, cacheRoot: string, bookI
   const source = (await stat(full).catch(() => undefined))?.isFile() ? full : coverFile(coversRoot, bookId, 'book', 'thumbnail');
   const input = await readFile(source).catch(() => undefined);
   if (!input) return undefined;
-  const { default: sharp } = await import('sharp');
+  const sharp = await loadSharp();
   let image = sharp(input, { failOn: 'none' }).rotate().resize(width, height, { fit: 'inside', withoutEnlargement: true });
   if (request.greyscale) image = image.greyscale().toColourspace('b-w');
   const jpeg = await image.jpeg({ quality: 85, mozjpeg: false }).toBuffer();

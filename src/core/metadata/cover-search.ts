@@ -8,6 +8,7 @@ import { isUsable, type ProviderRuntime } from './provider-context.ts';
 import { ProviderError, type ProviderId, type ProviderQuery } from './provider.ts';
 import { providerById, providerIds } from './providers/index.ts';
 import { searchProviders } from './search.ts';
+import { loadSharp } from '../covers/sharp-loader.ts';
 
 export interface CoverFetchRequest {
   isbn?: string;
@@ -76,7 +77,7 @@ export function rankWebImages(hits: readonly ImageHit[], audiobook: boolean): Im
 async function measure(http: HttpClient, url: string): Promise<{ width: number; height: number } | undefined> {
   try {
     const response = await http.request({ url, accept: ['image/'], maxBytes: IMAGE_MAX_BYTES, timeoutMs: IMAGE_TIMEOUT_MS });
-    const { default: sharp } = await import('sharp');
+    const sharp = await loadSharp();
     const meta = await sharp(response.body).metadata();
     if (!meta.width || !meta.height) return undefined;
     // EXIF orientations 5–8 swap the sides as displayed.

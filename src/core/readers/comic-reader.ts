@@ -3,6 +3,7 @@ import { stat } from 'node:fs/promises';
 import { withComicArchive } from '../formats/comic-archive.ts';
 import { orderPages } from '../formats/comic-pages.ts';
 import { comicPages } from '../komga/pages.ts';
+import { loadSharp } from '../covers/sharp-loader.ts';
 
 export interface ComicPageInfo {
   pageNumber: number;
@@ -33,7 +34,7 @@ export async function comicPageDimensions(path: string): Promise<ComicPageDimens
   const key = `${size}:${mtimeMs}`;
   const hit = dimensionCache.get(path);
   if (hit?.key === key) return hit.dimensions;
-  const { default: sharp } = await import('sharp');
+  const sharp = await loadSharp();
   const dimensions = await withComicArchive(path, async (archive) => {
     const names = orderPages((await archive.list()).map((entry) => entry.name));
     const out: ComicPageDimension[] = [];

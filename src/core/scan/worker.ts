@@ -1,6 +1,7 @@
 // Worker-thread entry for the scan pool: walks a root, or parses one file.
 import type { ParseResult, ParseTask, parseTask } from './parse-task.ts';
 import { walkRootSync, type WalkResult } from './walk.ts';
+import { loadSharp } from '../covers/sharp-loader.ts';
 
 export interface WalkTask {
   walkRoot: string;
@@ -11,10 +12,9 @@ let parser: Promise<ParseTaskModule> | undefined;
 
 // Loaded with the first file, not with the walk: a rescan that finds nothing new never loads sharp or an extractor.
 async function loadParser(): Promise<ParseTaskModule> {
-  const { default: sharp } = await import('sharp');
+  const sharp = await loadSharp();
   // Each worker already runs in parallel with the others; libvips' own threads would only oversubscribe the cores.
   sharp.concurrency(1);
-  sharp.cache(false);
   return import('./parse-task.ts');
 }
 

@@ -43,6 +43,7 @@ import { signInWithOpdsAccount } from '../basic-auth.ts';
 import type { DaemonContext } from '../context.ts';
 import { ApiError } from '../http-errors.ts';
 import type { RouteRequest, RouteSpec } from '../route-spec.ts';
+import { loadSharp } from '../../core/covers/sharp-loader.ts';
 
 const BASE = '/komga/api';
 const REALM = 'Booklore Komga API';
@@ -305,7 +306,7 @@ export const komgaRoutes: RouteSpec[] = [
     if (!image) throw new ApiError(404, `Page ${numberText} not found in book: ${row.id}`);
     let { data, mime } = image;
     if (png && mime !== 'image/png') {
-      const { default: sharp } = await import('sharp');
+      const sharp = await loadSharp();
       data = await sharp(data, { limitInputPixels: 268_402_689 }).rotate().png().toBuffer();
       mime = 'image/png';
     }

@@ -8,7 +8,6 @@ import { BOOK_FILE_TYPES, type BookFileType } from '../../core/formats/types.ts'
 import { countBookFiles } from '../../core/libraries/library-file-count.ts';
 import { libraryHealth } from '../../core/libraries/library-health.ts';
 import { libraryJson } from '../../core/libraries/library-json.ts';
-import { libraryScanJobs, type LibraryScanJobs } from '../../core/libraries/library-scan-jobs.ts';
 import {
   createLibrary,
   findLibrary,
@@ -24,7 +23,7 @@ import {
 import { requireBookAccess, requireLibraryAccess } from '../access.ts';
 import { audit } from '../audit.ts';
 import { principalOf } from '../authenticate.ts';
-import type { DaemonContext } from '../context.ts';
+import { scanJobs } from '../scan-jobs.ts';
 import { ApiError, badRequest, bookNotFound } from '../http-errors.ts';
 import { adminOr, type RouteSpec } from '../route-spec.ts';
 
@@ -60,20 +59,6 @@ interface LibraryRequestBody {
 
 const LibraryParams = Type.Object({ libraryId: Type.Integer() });
 
-/** The daemon's background scans; each scan's promise is kept in `ctx.background` until it ends. */
-export function scanJobs(ctx: DaemonContext): LibraryScanJobs {
-  return libraryScanJobs(ctx.store, {
-    coversRoot: ctx.paths.covers,
-    workers: ctx.config.scanWorkers,
-    track: (job) => {
-      ctx.background.add(job);
-      const forget = (): boolean => ctx.background.delete(job);
-      job.then(forget, forget);
-    },
-    onFinished: (s) => ctx.log.info({ library: s.libraryId, added: s.added, updated: s.updated, missing: s.missing, failed: s.failed.length, ms: s.durationMs }, 'library scan finished'),
-    onFailed: (libraryId, error) => ctx.log.error({ library: libraryId, err: error }, 'library scan failed'),
-  });
-}
 
 function libraryError(error: unknown, libraryId?: number): never {
   if (error instanceof LibraryError) {

@@ -44,6 +44,7 @@ import type { DaemonContext } from '../context.ts';
 import { ApiError, errorBody } from '../http-errors.ts';
 import type { RouteRequest, RouteSpec } from '../route-spec.ts';
 import { opdsUserRoutes } from './opds-users.ts';
+import { loadSharp } from '../../core/covers/sharp-loader.ts';
 
 const V1 = '/api/v1/opds';
 const V2 = '/api/v2/opds';
@@ -345,7 +346,7 @@ function pageRoute(family: Family): RouteSpec {
         let data = page.data;
         if (maxWidth !== undefined || !PSE_IMAGE_TYPES.has(pageMime(page.name) ?? '')) {
           // The link announces JPEG (OPDS-PSE allows one type per link): other formats are converted.
-          const { default: sharp } = await import('sharp');
+          const sharp = await loadSharp();
           data = await sharp(page.data, { limitInputPixels: 268_402_689 })
             .rotate()
             .resize({ width: maxWidth, withoutEnlargement: true })
