@@ -162,7 +162,7 @@ async function bundleInto(rolldown: Rolldown, outDir: string, staging: string, s
     sourcemap: false,
   });
   for (const chunk of written.output) {
-    if (chunk.type === 'chunk' && /[^ -~\t\n\r]/.test(chunk.code)) console.error(`build: warning: ${chunk.fileName} is not ASCII; V8 will keep it as two-byte text`);
+    if (chunk.type === 'chunk' && /[\u0080-\uffff]/.test(chunk.code)) console.error(`build: warning: ${chunk.fileName} is not ASCII; V8 will keep it as two-byte text`);
   }
   await bundle.close();
   if (process.argv.includes('--stats')) printStats(written.output);

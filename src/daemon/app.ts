@@ -2,8 +2,8 @@
 // Start-up cost matters (a Raspberry Pi restarts it under systemd): what most requests never need — the API docs,
 // schema compilers, the static file server — is set up on first use rather than at start.
 import cors from '@fastify/cors';
-import AjvCompiler from '@fastify/ajv-compiler';
-import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
+import type AjvCompilerModule from '@fastify/ajv-compiler';
+import type { SerializerSelector as SerializerSelectorFn } from '@fastify/fast-json-stringify-compiler';
 import Fastify, {
   type FastifyError,
   type FastifyInstance,
@@ -66,9 +66,34 @@ type SerializerFactory = NonNullable<NonNullable<NonNullable<FastifyServerOption
  * Ajv's `schemaEnv` (fastify passes the parent object when it is present, so Ajv can coerce the root) and `errors`
  * are read through to the compiled function.
  */
+interface SchemaCompilers {
+  ajv: typeof AjvCompilerModule;
+  serializerSelector: typeof SerializerSelectorFn;
+}
+let schemaCompilers: SchemaCompilers | undefined;
+let loadingSchemaCompilers: Promise<SchemaCompilers> | undefined;
+
+/**
+ * Ajv and fast-json-stringify (~0.5 MB of code) load with the first request that has a schema, which awaits this in
+ * its onRequest hook; compiling happens later in the same request, synchronously.
+ */
+async function loadSchemaCompilers(): Promise<void> {
+  loadingSchemaCompilers ??= Promise.all([import('@fastify/ajv-compiler'), import('@fastify/fast-json-stringify-compiler')]).then(
+    ([ajv, fjs]) => (schemaCompilers = { ajv: ajv.default, serializerSelector: fjs.SerializerSelector }),
+  );
+  await loadingSchemaCompilers;
+}
+
+function loadedSchemaCompilers(): SchemaCompilers {
+  if (!schemaCompilers) throw new Error('a schema was compiled before the schema compilers were loaded');
+  return schemaCompilers;
+}
+
 function lazySchemaController(resolve: (schema: unknown) => unknown = (schema) => schema): NonNullable<FastifyServerOptions['schemaController']> {
-  const validators = AjvCompiler();
-  const serializers = SerializerSelector();
+  let validatorSelector: ReturnType<typeof AjvCompilerModule> | undefined;
+  let serializerSelector: ReturnType<typeof SerializerSelectorFn> | undefined;
+  const validators: ReturnType<typeof AjvCompilerModule> = (...args) => (validatorSelector ??= loadedSchemaCompilers().ajv())(...args);
+  const serializers: ReturnType<typeof SerializerSelectorFn> = (...args) => (serializerSelector ??= loadedSchemaCompilers().serializerSelector())(...args);
   type Validate = ((data: unknown, dataCxt?: unknown) => unknown) & { errors?: unknown; schemaEnv?: unknown };
   type RouteSchema = Parameters<ReturnType<ValidatorFactory>>[0];
   const withRealSchema = <R,>(route: R): R => ({ ...(route as object), schema: resolve((route as { schema?: unknown }).schema) }) as R;
@@ -100,7 +125,7 @@ function lazySchemaController(resolve: (schema: unknown) => unknown = (schema) =
 function apiDocs(table: RouteTable, prefix: string): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
   let docs: Promise<FastifyInstance> | undefined;
   const build = async (): Promise<FastifyInstance> => {
-    const [{ default: swagger }, { default: swaggerUi }, routes] = await Promise.all([import('@fastify/swagger'), import('@fastify/swagger-ui'), table.loadAll()]);
+    const [{ default: swagger }, { default: swaggerUi }, routes] = await Promise.all([import('@fastify/swagger'), import('@fastify/swagger-ui'), table.loadAll(), loadSchemaCompilers()]);
     const instance = Fastify({ logger: false, routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 }, schemaController: lazySchemaController() });
     await instance.register(swagger, {
       openapi: {
@@ -274,8 +299,9 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
           onRequest: async (request, reply) => {
             const refused = await authenticate(whoIsCalling, request as RouteRequest, reply, ctx);
             if (refused) return refused;
-            // The route's module, before its body is validated against the schema the module holds.
+            // The route's module and the schema compilers, before the body is validated against the module's schema.
             if (!table.specOf(head)) await table.load(head);
+            if (!schemaCompilers && schema) await loadSchemaCompilers();
             return undefined;
           },
           // A rule that admits every caller the gate let in needs no second look (most routes).
