@@ -5,7 +5,7 @@
 import { ACCESS_TOKEN_SECONDS, signToken } from '../src/core/auth/tokens.ts';
 import { rmSync } from 'node:fs';
 import { benchOptions, setUpBenchCatalog } from './inject-bench-setup.ts';
-import { measure, TABLE_HEAD, tableRow } from './inject-timing.ts';
+import { TABLE_HEAD, timingRow } from './inject-timing.ts';
 
 const { books, runs, only } = benchOptions(30);
 const { dir, store, app, ctx, adminId, readerId, catalog, magicId } = await setUpBenchCatalog('app', books, []);
@@ -67,14 +67,7 @@ try {
   console.log(TABLE_HEAD.join('\n'));
   for (const [label, url, account] of cases) {
     if (only && !label.includes(only)) continue;
-    const headers = { authorization: `Bearer ${tokens[account]}` };
-    try {
-      const steady = await measure(app, url, { runs, headers });
-      const changed = await measure(app, url, { runs, headers, changed: { sqlite: store.sqlite } });
-      console.log(tableRow(label, steady, changed));
-    } catch (error) {
-      console.log(`| ${label} | ${(error as Error).message.slice(0, 80)} | | | | |`);
-    }
+    console.log(await timingRow(app, label, url, { runs, headers: { authorization: `Bearer ${tokens[account]}` }, sqlite: store.sqlite }));
   }
   await app.close();
   await store.close();

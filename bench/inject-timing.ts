@@ -51,3 +51,13 @@ export function tableRow(label: string, steady: Timing, changed: Timing): string
   const f = (n: number): string => n.toFixed(1);
   return `| ${label} | ${f(steady.p50)} / ${f(steady.p99)} | ${f(steady.cpu)} | ${f(changed.p50)} / ${f(changed.p99)} | ${f(changed.cpu)} | ${(steady.bytes / 1024).toFixed(0)} |`;
 }
+
+/** One table row: the request measured on an unchanged catalog and with a write before each request. */
+export async function timingRow(app: FastifyInstance, label: string, url: string, options: { runs: number; headers: Record<string, string>; sqlite: Database.Database }): Promise<string> {
+  try {
+    const { runs, headers, sqlite } = options;
+    return tableRow(label, await measure(app, url, { runs, headers }), await measure(app, url, { runs, headers, changed: { sqlite } }));
+  } catch (error) {
+    return `| ${label} | ${(error as Error).message.slice(0, 80)} | | | | |`;
+  }
+}

@@ -5,7 +5,7 @@
 // with the catalog unchanged between requests (remembered totals hold) and with a write before every request.
 import { rmSync } from 'node:fs';
 import { benchOptions, setUpBenchCatalog } from './inject-bench-setup.ts';
-import { measure, TABLE_HEAD, tableRow } from './inject-timing.ts';
+import { TABLE_HEAD, timingRow } from './inject-timing.ts';
 
 const { books, runs, only } = benchOptions(50);
 const { dir, store, app, catalog, magicId, basic } = await setUpBenchCatalog('komga', books, ['komga_api_enabled', 'opds_server_enabled']);
@@ -42,14 +42,7 @@ try {
   console.log(TABLE_HEAD.join('\n'));
   for (const [label, url, account] of cases) {
     if (only && !label.includes(only)) continue;
-    const headers = { authorization: basic(account) };
-    try {
-      const steady = await measure(app, url, { runs, headers });
-      const changed = await measure(app, url, { runs, headers, changed: { sqlite: store.sqlite } });
-      console.log(tableRow(label, steady, changed));
-    } catch (error) {
-      console.log(`| ${label} | ${(error as Error).message.slice(0, 80)} | | | | |`);
-    }
+    console.log(await timingRow(app, label, url, { runs, headers: { authorization: basic(account) }, sqlite: store.sqlite }));
   }
   await app.close();
   await store.close();

@@ -6,7 +6,7 @@
 // catalog before every request, so the total is counted again each time). See bench/inject-timing.ts.
 import { rmSync } from 'node:fs';
 import { benchOptions, setUpBenchCatalog } from './inject-bench-setup.ts';
-import { measure, TABLE_HEAD, tableRow } from './inject-timing.ts';
+import { TABLE_HEAD, timingRow } from './inject-timing.ts';
 
 const { books, runs, only } = benchOptions(50);
 const { dir, store, app, catalog, magicId, basic } = await setUpBenchCatalog('opds', books, ['opds_server_enabled']);
@@ -40,7 +40,7 @@ try {
   const run = async (label: string, url: string, account: string, accept?: string): Promise<void> => {
     if (only && !label.includes(only)) return;
     const headers = { authorization: basic(account), ...(accept ? { accept } : {}) };
-    console.log(tableRow(label, await measure(app, url, { runs, headers }), await measure(app, url, { runs, headers, changed: { sqlite: store.sqlite } })));
+    console.log(await timingRow(app, label, url, { runs, headers, sqlite: store.sqlite }));
   };
   for (const [label, url, account, accept] of cases) await run(label, url, account, accept);
   for (const order of ['TITLE_ASC', 'AUTHOR_ASC', 'SERIES_ASC', 'RATING_DESC'] as const) {

@@ -290,6 +290,8 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
         // once the request has passed validation.
         const whoIsCalling = { auth: head.auth, rule: 'any' } as const;
         const schema = eager ? table.specOf(head)?.schema : standIns.for(head);
+        // Kept here once loaded: the per-request path reads a local instead of looking the route up again.
+        let spec = table.specOf(head);
         target.route({
           method: head.method,
           url: fastifyPath(head.url),
@@ -300,13 +302,13 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
             const refused = await authenticate(whoIsCalling, request as RouteRequest, reply, ctx);
             if (refused) return refused;
             // The route's module and the schema compilers, before the body is validated against the module's schema.
-            if (!table.specOf(head)) await table.load(head);
+            spec ??= await table.load(head);
             if (!schemaCompilers && schema) await loadSchemaCompilers();
             return undefined;
           },
           // A rule that admits every caller the gate let in needs no second look (most routes).
           preHandler: head.rule === undefined || head.rule === 'any' ? undefined : (request, reply) => admitByRule(head, request as RouteRequest, reply),
-          handler: (request, reply) => (table.specOf(head) as RouteSpec).handler(request as RouteRequest, reply, ctx),
+          handler: (request, reply) => (spec as RouteSpec).handler(request as RouteRequest, reply, ctx),
         });
       };
       for (const head of table.heads) if (!head.multipart) addRoute(scope, head);

@@ -57,9 +57,9 @@ type InputOptions = { limitInputPixels: number; failOn: 'error'; animated: false
 
 /** A JPEG's header is read here (most covers are JPEGs); anything else is asked of libvips, one trip more. */
 async function inspect(input: Buffer, options: InputOptions): Promise<SourceInfo> {
-  const sharp = await loadSharp();
   const jpeg = readJpegHeader(input);
   if (jpeg) return { format: 'jpeg', ...jpeg };
+  const sharp = await loadSharp();
   try {
     const meta = await sharp(input, options).metadata();
     return { format: meta.format, width: meta.width ?? 0, height: meta.height ?? 0, orientation: meta.orientation, space: meta.space, icc: meta.icc };

@@ -21,8 +21,8 @@ export interface CheckedImage {
 }
 
 export async function checkCoverImage(data: Buffer): Promise<CheckedImage> {
-  const sharp = await loadSharp();
   if (data.length === 0) throw new CoverImageError('EMPTY', 'Uploaded file is empty');
+  const sharp = await loadSharp();
   let meta: Metadata;
   try {
     meta = await sharp(data, { limitInputPixels: LIMITS.maxImagePixels, failOn: 'error' }).metadata();

@@ -19,7 +19,8 @@ import { syncToHardcover } from '../hardcover-sync.ts';
 import { badRequest, bookNotFound } from '../http-errors.ts';
 import type { RouteRequest, RouteSpec } from '../route-spec.ts';
 import { appWork, BookIdParams, PagingQuery } from './app-shared.ts';
-import { nullable, ProgressParts } from './reading.ts';
+import { ProgressParts } from './reading.ts';
+import { nullable } from '../schema-types.ts';
 
 /** Grimmory's default page size of the book list (also used when a size is not positive). */
 const LIST_SIZE = 50;

@@ -6,7 +6,7 @@ import { principalOf } from '../authenticate.ts';
 import { badRequest, localDateTime } from '../http-errors.ts';
 import type { RouteSpec } from '../route-spec.ts';
 import { appWork, BookIdParams } from './app-shared.ts';
-import { nullable } from './reading.ts';
+import { nullable } from '../schema-types.ts';
 
 /** Rows fetched per page at most; the notebook of one user rarely needs more, and a client cannot ask for millions. */
 const MAX_ROWS = 1000;

@@ -34,7 +34,7 @@ import { providerHttpError } from '../metadata-runtime.ts';
 import { imageUrlRefusal } from '../image-url-refusal.ts';
 import { imageUploadLimit, readBufferUpload, uploadLimitMb } from '../multipart-upload.ts';
 import { adminOr, type RouteRequest, type RouteSpec } from '../route-spec.ts';
-import { nullable } from './reading.ts';
+import { nullable } from '../schema-types.ts';
 
 const AuthorParams = Type.Object({ authorId: Type.Integer() });
 const AuthorIds = Type.Array(Type.Integer(), { maxItems: 10_000 });

@@ -17,9 +17,9 @@ import { daemonBookdropEnv } from '../bookdrop-watcher.ts';
 import type { DaemonContext } from '../context.ts';
 import { ApiError, badRequest, forbidden } from '../http-errors.ts';
 import { adminOr, type RouteSpec } from '../route-spec.ts';
+import { nullable } from '../schema-types.ts';
 
 const BOOKDROP = adminOr('canAccessBookdrop');
-const nullable = <T extends Type.TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));
 const Ids = nullable(Type.Array(Type.Integer()));
 /** BookMetadata as clients send it: any object (unknown and mistyped properties are dropped). */
 const Metadata = nullable(Type.Object({}, { additionalProperties: true }));

@@ -21,9 +21,9 @@ import { principalOf } from '../authenticate.ts';
 import type { DaemonContext } from '../context.ts';
 import { ApiError, badRequest, bookNotFound } from '../http-errors.ts';
 import { adminOr, type RouteSpec } from '../route-spec.ts';
+import { nullable } from '../schema-types.ts';
 
 const BookParams = Type.Object({ bookId: Type.Integer() });
-const nullable = <T extends Type.TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));
 
 /** `ids=1,2&ids=3` → [1, 2, 3]; Spring binds a collection parameter from both spellings. */
 export function idList(values: string[] | undefined, name = 'ids'): number[] {

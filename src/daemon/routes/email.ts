@@ -11,7 +11,7 @@ import { accessibleBookFiles } from '../book-file-access.ts';
 import type { DaemonContext } from '../context.ts';
 import { ApiError } from '../http-errors.ts';
 import { adminOr, type RouteRequest, type RouteSpec } from '../route-spec.ts';
-import { nullable } from './reading.ts';
+import { nullable } from '../schema-types.ts';
 
 const RULE = adminOr('canEmailBook');
 const IdParams = Type.Object({ id: Type.Integer() });

@@ -5,7 +5,7 @@ import { HardcoverSettingsError, loadHardcoverSettings, maskedSettings, updateHa
 import { principalOf } from '../authenticate.ts';
 import { badRequest } from '../http-errors.ts';
 import { adminOr, type RouteSpec } from '../route-spec.ts';
-import { nullable } from './reading.ts';
+import { nullable } from '../schema-types.ts';
 
 const RULE = adminOr('canSyncKoReader', 'canSyncKobo');
 

@@ -26,9 +26,9 @@ import { principalOf } from '../authenticate.ts';
 import { scanJobs } from '../scan-jobs.ts';
 import { ApiError, badRequest, bookNotFound } from '../http-errors.ts';
 import { adminOr, type RouteSpec } from '../route-spec.ts';
+import { nullable } from '../schema-types.ts';
 
 const literals = <T extends readonly string[]>(values: T) => Type.Union(values.map((v) => Type.Literal(v)));
-const nullable = <T extends Type.TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));
 
 export const METADATA_SOURCES = ['EMBEDDED', 'SIDECAR', 'PREFER_SIDECAR', 'PREFER_EMBEDDED', 'NONE'] as const;
 const BookFileTypes = Type.Array(literals(BOOK_FILE_TYPES));

@@ -5,8 +5,8 @@ import { audit } from '../audit.ts';
 import { principalOf } from '../authenticate.ts';
 import { ApiError } from '../http-errors.ts';
 import type { RouteSpec } from '../route-spec.ts';
+import { nullable } from '../schema-types.ts';
 
-const nullable = <T extends Type.TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));
 
 const IdParams = Type.Object({ id: Type.Integer() });
 

@@ -4,7 +4,7 @@ import { createGroupMapping, deleteGroupMapping, listGroupMappings, updateGroupM
 import { audit } from '../audit.ts';
 import { ADMIN, type RouteSpec } from '../route-spec.ts';
 import { oidcCall } from './oidc.ts';
-import { nullable } from './reading.ts';
+import { nullable } from '../schema-types.ts';
 
 const IdParams = Type.Object({ id: Type.Integer() });
 const OidcGroupMapping = Type.Object({

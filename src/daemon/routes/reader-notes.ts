@@ -14,7 +14,7 @@ import { principalOf } from '../authenticate.ts';
 import type { DaemonContext } from '../context.ts';
 import { ApiError, localDateTime } from '../http-errors.ts';
 import type { RouteRequest, RouteSpec } from '../route-spec.ts';
-import { nullable } from './reading.ts';
+import { nullable } from '../schema-types.ts';
 
 const COLOR = Type.String({ pattern: '^#[0-9A-Fa-f]{6}$' });
 const STYLE = Type.String({ pattern: '^(highlight|underline|strikethrough|squiggly)$' });

@@ -7,7 +7,7 @@ import { principalOf } from '../authenticate.ts';
 import { ApiError, localDateTime } from '../http-errors.ts';
 import type { RouteSpec } from '../route-spec.ts';
 import { springPage } from '../../core/spring-page.ts';
-import { nullable } from './reading.ts';
+import { nullable } from '../schema-types.ts';
 
 const ReadingSessionRequest = Type.Object({
   bookId: Type.Integer(),

@@ -1,5 +1,5 @@
 // Reading state: progress reports, read status, progress resets, personal ratings and per-book reader preferences.
-import Type, { type Static, type TSchema } from 'typebox';
+import Type from 'typebox';
 import type { Principal } from '../../core/auth/principal.ts';
 import { visibleAmong } from '../../core/auth/visibility.ts';
 import { missingBulkPermission, permissionDeniedMessage } from '../../core/reading/bulk-permissions.ts';
@@ -18,16 +18,8 @@ import type { DaemonContext } from '../context.ts';
 import { syncToHardcover } from '../hardcover-sync.ts';
 import { ApiError, badRequest, bookNotFound, forbidden, notFound } from '../http-errors.ts';
 import type { RouteSpec } from '../route-spec.ts';
+import { nullable } from '../schema-types.ts';
 
-/**
- * An optional `T | null` property. Written as one JSON-schema type list rather than anyOf: with type coercion on,
- * an anyOf tries `T` first and turns null into 0, "" or [0] before the null branch is reached.
- */
-export function nullable<T extends TSchema>(schema: T) {
-  const { type, enum: values } = schema as { type?: unknown; enum?: unknown[] };
-  if (typeof type !== 'string') throw new Error('nullable() needs a schema with a single type');
-  return Type.Optional(Type.Unsafe<Static<T> | null>({ ...schema, type: [type, 'null'], ...(values ? { enum: [...values, null] } : {}) }));
-}
 const BookIdParams = Type.Object({ bookId: Type.Integer() });
 const BookIdList = Type.Array(Type.Integer(), { maxItems: 500 });
 

@@ -12,7 +12,7 @@ import { auditSettings } from '../audit.ts';
 import { principalOf } from '../authenticate.ts';
 import { badRequest, forbidden } from '../http-errors.ts';
 import { ADMIN, type RouteSpec } from '../route-spec.ts';
-import { nullable } from './reading.ts';
+import { nullable } from '../schema-types.ts';
 
 const SettingRequests = Type.Array(Type.Object({ name: Type.String(), value: Type.Optional(Type.Unknown()) }));
 

@@ -7,7 +7,8 @@ import { audit } from '../audit.ts';
 import { principalOf } from '../authenticate.ts';
 import { ApiError, forbidden } from '../http-errors.ts';
 import type { RouteSpec } from '../route-spec.ts';
-import { nullable, requireBooksAccess } from './reading.ts';
+import { requireBooksAccess } from './reading.ts';
+import { nullable } from '../schema-types.ts';
 
 const ShelfParams = Type.Object({ shelfId: Type.Integer() });
 

@@ -9,9 +9,9 @@ import type { Db } from '../../core/store/store.ts';
 import { audit, auditUser } from '../audit.ts';
 import { principalOf } from '../authenticate.ts';
 import { ADMIN, type RouteSpec } from '../route-spec.ts';
+import { nullable } from '../schema-types.ts';
 import { accountCall, authRoutes } from './auth.ts';
 
-const nullable = <T extends Type.TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));
 
 const IdParams = Type.Object({ id: Type.Integer() });
 
