@@ -12,7 +12,7 @@ const { dir, store, app, ctx, adminId, readerId, catalog, magicId } = await setU
 try {
   const shelfId = store.sqlite.prepare("SELECT id FROM shelf WHERE name = 'Synthetic shelf'").pluck().get() as number;
   const authorId = store.sqlite.prepare('SELECT min(id) FROM author').pluck().get() as number;
-  const token = (userId: number, username: string): Promise<string> => signToken(ctx.jwtSecret, { userId, username, isDefaultPassword: false }, ACCESS_TOKEN_SECONDS);
+  const token = (userId: number, username: string): Promise<string> => signToken(ctx.jwtSecret, { userId, username, isDefaultPassword: false, sessionVersion: 0 }, 'access', ACCESS_TOKEN_SECONDS);
   const tokens = { admin: await token(adminId, 'admin'), reader: await token(readerId, 'reader') };
   const middle = Math.floor((catalog.bookIds.first + catalog.bookIds.last) / 2);
   const lastPage = Math.ceil(books / 50) - 1;

@@ -34,7 +34,7 @@ if (values.serve) {
   console.log(`catalog: ${books} books written in ${((performance.now() - started) / 1000).toFixed(1)} s (raw inserts in one transaction)`);
   const readerId = await createUser(store.db, { username: 'reader', password: 'reader-password', name: 'Reader', libraryIds: [catalog.libraryId] });
   const secret = await signingSecret(store.db);
-  const token = (userId: number, username: string): Promise<string> => signToken(secret, { userId, username, isDefaultPassword: false }, ACCESS_TOKEN_SECONDS);
+  const token = (userId: number, username: string): Promise<string> => signToken(secret, { userId, username, isDefaultPassword: false, sessionVersion: 0 }, 'access', ACCESS_TOKEN_SECONDS);
   const adminToken = await token(adminId, 'admin');
   const readerToken = await token(readerId, 'reader');
   await store.close();

@@ -109,7 +109,7 @@ const adminId = await createUser(store.db, { username: 'admin', password: 'admin
 let t = performance.now();
 const catalog = fillCatalog(store.sqlite, books, join(dataDir, 'library'), adminId);
 console.log(`catalog: ${books} books written in ${((performance.now() - t) / 1000).toFixed(1)} s`);
-const token = await signToken(await signingSecret(store.db), { userId: adminId, username: 'admin', isDefaultPassword: false }, ACCESS_TOKEN_SECONDS);
+const token = await signToken(await signingSecret(store.db), { userId: adminId, username: 'admin', isDefaultPassword: false, sessionVersion: 0 }, 'access', ACCESS_TOKEN_SECONDS);
 await store.close();
 
 const launcher = launchers[0] as Launcher;

@@ -85,7 +85,7 @@ try {
   const built = await buildApp({ config, store });
   await built.app.ready();
   const username = values.as === 'admin' ? 'admin' : 'reader';
-  const token = await signToken(built.ctx.jwtSecret, { userId, username, isDefaultPassword: false }, ACCESS_TOKEN_SECONDS);
+  const token = await signToken(built.ctx.jwtSecret, { userId, username, isDefaultPassword: false, sessionVersion: 0 }, 'access', ACCESS_TOKEN_SECONDS);
   const headers = { authorization: `Bearer ${token}` };
   const year = new Date().getFullYear() - 1;
 

@@ -224,9 +224,26 @@ export function registerUsers(program: Command, run: RunCommand): void {
           const { db } = await ctx.store();
           const id = await requireUserId(db, username);
           const { setUserPassword } = await import('../core/users/user-admin.ts');
-          await setUserPassword(db, id, password, { revokeSessions: true });
+          await setUserPassword(db, id, password);
           if (ctx.json) ctx.printJson({ id, username, passwordChanged: true });
           else ctx.print(`changed the password of "${username}"; their sessions were signed out`);
+        }),
+      ),
+    );
+
+  users
+    .command('sign-out')
+    .description('sign a user out of every session at once (web, apps, refresh tokens); their password stays')
+    .argument('<username>', 'login name')
+    .action((username: string) =>
+      run(
+        withUserErrors(async (ctx) => {
+          const { db } = await ctx.store();
+          const id = await requireUserId(db, username);
+          const { revokeAllSessions } = await import('../core/auth/sessions.ts');
+          await revokeAllSessions(db, id, 'sign-out-everywhere');
+          if (ctx.json) ctx.printJson({ id, username, signedOut: true });
+          else ctx.print(`signed "${username}" out of every session`);
         }),
       ),
     );

@@ -14,6 +14,7 @@ import Fastify, {
 import { randomUUID } from 'node:crypto';
 import { allowedPrivateHosts, dataPaths, type Config } from '../core/config.ts';
 import { createHttpClient } from '../core/net/http-client.ts';
+import { PasswordBusyError } from '../core/auth/password-busy.ts';
 import { signingSecret } from '../core/auth/tokens.ts';
 import type { Store } from '../core/store/store.ts';
 import { VERSION } from '../version.ts';
@@ -265,6 +266,8 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
 
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof ApiError) return reply.status(error.status).send(errorBody(error.status, error.message, error.details));
+    // The password pool's queue is full: shed the sign-in rather than queue it (any route that checks a password).
+    if (error instanceof PasswordBusyError) return reply.status(503).header('retry-after', '1').send(errorBody(503, error.message));
     if (error.validation) {
       const details = error.validation.map((v) => `${(v.instancePath || v.params?.missingProperty || error.validationContext || '').toString().replace(/^\//, '').replace(/\//g, '.') || error.validationContext}: ${v.message ?? 'invalid'}`);
       return reply.status(400).send(errorBody(400, 'Validation error', details));

@@ -1,7 +1,8 @@
 // The single gate every route passes: who is calling (bearer or ?token=), then whether the route's rule admits them.
+// Only access tokens count, and only while the user's session version is the one the token was signed under.
 import type { FastifyReply } from 'fastify';
 import { hasAny, principalFor, type Principal } from '../core/auth/principal.ts';
-import { verifyToken } from '../core/auth/tokens.ts';
+import { verifyAccessToken } from '../core/auth/tokens.ts';
 import type { DaemonContext } from './context.ts';
 import { errorBody } from './http-errors.ts';
 import type { RouteRequest, RouteSpec, Rule } from './route-spec.ts';
@@ -19,8 +20,11 @@ function queryToken(request: RouteRequest): string | undefined {
 
 export async function principalFromToken(ctx: DaemonContext, token: string | undefined): Promise<Principal | undefined> {
   if (!token) return undefined;
-  const claims = await verifyToken(ctx.jwtSecret, token);
-  return claims ? principalFor(ctx.store, claims.userId) : undefined;
+  const claims = await verifyAccessToken(ctx.jwtSecret, token);
+  if (!claims) return undefined;
+  // The principal is cached until the catalog changes, so this costs no query of its own.
+  const principal = await principalFor(ctx.store, claims.userId);
+  return principal?.sessionVersion === claims.sessionVersion ? principal : undefined;
 }
 
 export function ruleAdmits(rule: Rule | undefined, principal: Principal, request: RouteRequest): boolean {

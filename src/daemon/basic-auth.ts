@@ -1,60 +1,34 @@
-// HTTP Basic sign-in with an OPDS account, shared by the OPDS catalog and the Komga-compatible API: too many failures
-// for a name from one address first (429), then the credentials (401), then the route group's switch (403, checked
-// after authentication as Grimmory does), then the owning user. Each caller answers the refusals in its own format.
-import { FailureLimit } from '../core/auth/login-rate-limit.ts';
+// HTTP Basic sign-in with an OPDS account, shared by the OPDS catalog and the Komga-compatible API: no credentials
+// first (401, as Grimmory), then the route group's switch (403 before any password work: Grimmory checks the password
+// first, which let anyone spend the server's CPU on a switched-off protocol), then the sign-in policy (429), then the
+// credentials (401), then the owning user. Each caller answers the refusals in its own format.
 import { loadPrincipal, type Principal } from '../core/auth/principal.ts';
-import { checkOpdsCredentials, CredentialCache, parseBasic, type OpdsSession } from '../core/opds/users.ts';
+import { checkOpdsCredentials, type OpdsSession } from '../core/opds/users.ts';
 import { readSetting } from '../core/settings/app-settings.ts';
 import type { DaemonContext } from './context.ts';
 import type { RouteRequest } from './route-spec.ts';
+import { signInPolicy } from './sign-in-policy.ts';
 
 export type BasicSignIn =
   | { kind: 'signed-in'; session: OpdsSession; principal: Principal }
-  /** 30 failures for this name from this address within 15 minutes. */
+  /** The sign-in policy refuses this address or name for now. */
   | { kind: 'blocked' }
   /** Missing or wrong credentials; `reason` is Spring's wording. */
   | { kind: 'challenge'; reason: string }
   /** The route group is switched off. */
   | { kind: 'disabled' };
 
-interface RealmState {
-  credentials: CredentialCache;
-  failures: FailureLimit;
-}
-
-/** Per daemon and realm: verified credentials, and failed sign-ins per address and account name. */
-const states = new WeakMap<DaemonContext, Map<string, RealmState>>();
-
-function stateOf(ctx: DaemonContext, realm: string): RealmState {
-  let realms = states.get(ctx);
-  if (!realms) states.set(ctx, (realms = new Map()));
-  let state = realms.get(realm);
-  if (!state) {
-    state = { credentials: new CredentialCache(), failures: new FailureLimit({ maxFailures: 30, windowMs: 15 * 60 * 1000, maxKeys: 1000, now: Date.now }) };
-    realms.set(realm, state);
-  }
-  return state;
-}
-
 export const FULL_AUTHENTICATION = 'Full authentication is required to access this resource';
 export const BAD_CREDENTIALS = 'Bad credentials';
 
-/**
- * Signs the request in with HTTP Basic against the OPDS accounts. `realm` keeps the failure counts of the route groups
- * apart; `switchSetting` names the app setting that must be true.
- */
-export async function signInWithOpdsAccount(request: RouteRequest, ctx: DaemonContext, realm: string, switchSetting: string): Promise<BasicSignIn> {
-  const state = stateOf(ctx, realm);
+/** Signs the request in with HTTP Basic against the OPDS accounts; `switchSetting` names the app setting that must be true. */
+export async function signInWithOpdsAccount(request: RouteRequest, ctx: DaemonContext, switchSetting: string): Promise<BasicSignIn> {
   const header = request.headers.authorization;
-  const key = `${request.ip ?? 'unknown'}|${parseBasic(header)?.username.toLowerCase() ?? ''}`;
-  if (state.failures.isBlocked(key)) return { kind: 'blocked' };
-  const result = await checkOpdsCredentials(ctx.store.db, state.credentials, header);
-  if (typeof result === 'string') {
-    if (result !== 'MISSING') state.failures.recordFailure(key);
-    return { kind: 'challenge', reason: result === 'MISSING' ? FULL_AUTHENTICATION : BAD_CREDENTIALS };
-  }
-  state.failures.reset(key);
-  if ((await readSetting(ctx.store.db, switchSetting)) !== true) return { kind: 'disabled' };
+  if (!header) return { kind: 'challenge', reason: FULL_AUTHENTICATION };
+  if (!(await switchedOn(ctx, switchSetting))) return { kind: 'disabled' };
+  const result = await checkOpdsCredentials(ctx.store.db, signInPolicy(ctx), request.ip ?? 'unknown', header);
+  if (result === 'RATE_LIMITED') return { kind: 'blocked' };
+  if (typeof result === 'string') return { kind: 'challenge', reason: result === 'MISSING' ? FULL_AUTHENTICATION : BAD_CREDENTIALS };
   const principal = await loadPrincipal(ctx.store.db, result.ownerId);
   if (!principal) return { kind: 'challenge', reason: BAD_CREDENTIALS };
   return { kind: 'signed-in', session: result, principal };

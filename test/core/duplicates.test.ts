@@ -375,7 +375,7 @@ async function idOf(fileName: string): Promise<number> {
 }
 
 function principal(over: Partial<Principal> = {}): Principal {
-  return { userId: 99, username: 'reader', isDefaultPassword: false, permissions: permissionsFromRow({ permission_manipulate_library: 1 }), libraryIds: [], restrictions: [], ...over };
+  return { userId: 99, username: 'reader', isDefaultPassword: false, sessionVersion: 0, permissions: permissionsFromRow({ permission_manipulate_library: 1 }), libraryIds: [], restrictions: [], ...over };
 }
 
 async function makeUser(name: string): Promise<number> {

@@ -149,7 +149,7 @@ let libraryId: number;
 let otherLibrary: number;
 const book: Record<string, number> = {};
 
-const admin = (): Principal => ({ userId, username: 'admin', isDefaultPassword: false, permissions: allPermissions(), libraryIds: [], restrictions: [] });
+const admin = (): Principal => ({ userId, username: 'admin', isDefaultPassword: false, sessionVersion: 0, permissions: allPermissions(), libraryIds: [], restrictions: [] });
 const noFlags = (): Permissions => Object.fromEntries(PERMISSION_NAMES.map((p) => [p, false])) as Permissions;
 const member = (): Principal => ({ ...admin(), permissions: noFlags(), libraryIds: [libraryId], restrictions: [{ type: 'CATEGORY', mode: 'EXCLUDE', value: 'hidden' }] });
 const names = (ids: number[]): string[] => {

@@ -1,6 +1,7 @@
 import { conformancePath } from '../helpers/conformance.ts';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, afterEach, describe, expect, it } from 'vitest';
+import { SignInPolicy } from '../../src/core/auth/login-rate-limit.ts';
 import { checkCredentials, getAccount, md5Hex, saveAccount, setSyncEnabled, setSyncWithWebReader, type SyncSession } from '../../src/core/koreader/accounts.ts';
 import {
   cfiToXPointer,
@@ -175,15 +176,20 @@ describe('the KOReader account', () => {
   });
   afterEach(async () => store.close());
 
-  it('is created and updated per user, keeping the switches, with the key stored as MD5', async () => {
+  it('is created and updated per user, keeping the switches; neither the password nor its MD5 is stored or shown', async () => {
     await expect(getAccount(store.db, userId)).rejects.toMatchObject({ code: 'NOT_FOUND', message: `Koreader user not found for BookLore user ID: ${userId}` });
     const created = await saveAccount(store.db, userId, { username: 'kindle', password: 'secret' });
-    expect(created).toEqual({ id: created.id, username: 'kindle', password: 'secret', passwordMD5: '5ebe2294ecd0e0f08eab7690d2a6ee69', syncEnabled: false, syncWithWebReader: false });
+    expect(created).toEqual({ id: created.id, username: 'kindle', password: '', passwordMD5: null, syncEnabled: false, syncWithWebReader: false });
     await setSyncEnabled(store.db, userId, true);
     await setSyncWithWebReader(store.db, userId, true);
     const renamed = await saveAccount(store.db, userId, { username: 'kobo', password: 'other secret' });
-    expect(renamed).toMatchObject({ id: created.id, username: 'kobo', passwordMD5: md5Hex('other secret'), syncEnabled: true, syncWithWebReader: true });
+    expect(renamed).toMatchObject({ id: created.id, username: 'kobo', password: '', passwordMD5: null, syncEnabled: true, syncWithWebReader: true });
     expect(await getAccount(store.db, userId)).toEqual(renamed);
+    const row = await store.db.selectFrom('koreader_user').selectAll().executeTakeFirstOrThrow();
+    const stored = JSON.stringify(row);
+    expect(stored).not.toContain('other secret');
+    expect(stored).not.toContain(md5Hex('other secret'));
+    expect(row.key_hash).toMatch(/^\$2[aby]\$10\$/);
   });
 
   it('refuses a username another user holds, blank names and empty passwords', async () => {
@@ -199,18 +205,32 @@ describe('the KOReader account', () => {
   it('checks device credentials: key in any letter case, sync switched on, permission held', async () => {
     await saveAccount(store.db, userId, { username: 'kindle', password: 'secret' });
     const key = md5Hex('secret');
-    expect(await checkCredentials(store.db, undefined, key)).toBe('MISSING');
-    expect(await checkCredentials(store.db, 'kindle', '')).toBe('MISSING');
-    expect(await checkCredentials(store.db, 'kindle', md5Hex('wrong'))).toBe('BAD_CREDENTIALS');
-    expect(await checkCredentials(store.db, 'nobody', key)).toBe('BAD_CREDENTIALS');
-    expect(await checkCredentials(store.db, 'kindle', key)).toBe('SYNC_DISABLED');
+    const check = (username: string | undefined, presented: string): ReturnType<typeof checkCredentials> => checkCredentials(store.db, new SignInPolicy(), '10.0.0.1', username, presented);
+    expect(await check(undefined, key)).toBe('MISSING');
+    expect(await check('kindle', '')).toBe('MISSING');
+    expect(await check('kindle', md5Hex('wrong'))).toBe('BAD_CREDENTIALS');
+    expect(await check('kindle', 'secret')).toBe('BAD_CREDENTIALS');
+    expect(await check('nobody', key)).toBe('BAD_CREDENTIALS');
+    expect(await check('kindle', key)).toBe('SYNC_DISABLED');
     await setSyncEnabled(store.db, userId, true);
-    const session = (await checkCredentials(store.db, 'kindle', key.toUpperCase())) as SyncSession;
+    const session = (await check('kindle', key.toUpperCase())) as SyncSession;
     expect(session).toMatchObject({ username: 'kindle', syncWithWebReader: false, principal: { userId } });
     await store.db.updateTable('user_permissions').set({ permission_sync_koreader: 0 }).where('user_id', '=', userId).execute();
-    expect(await checkCredentials(store.db, 'kindle', key)).toBe('NO_PERMISSION');
+    expect(await check('kindle', key)).toBe('NO_PERMISSION');
     await store.db.updateTable('user_permissions').set({ permission_admin: 1 }).where('user_id', '=', userId).execute();
-    expect(await checkCredentials(store.db, 'kindle', key)).toMatchObject({ username: 'kindle' });
+    expect(await check('kindle', key)).toMatchObject({ username: 'kindle' });
+  });
+
+  it('limits failed keys with the shared sign-in policy, before any password work', async () => {
+    await saveAccount(store.db, userId, { username: 'kindle', password: 'secret' });
+    await setSyncEnabled(store.db, userId, true);
+    const policy = new SignInPolicy();
+    for (let i = 0; i < 5; i++) expect(await checkCredentials(store.db, policy, '10.0.0.2', 'kindle', md5Hex(`guess-${i}`))).toBe('BAD_CREDENTIALS');
+    // The right key is refused too, from that address, for that name, and for the address on other names.
+    expect(await checkCredentials(store.db, policy, '10.0.0.2', 'kindle', md5Hex('secret'))).toBe('RATE_LIMITED');
+    expect(await checkCredentials(store.db, policy, '10.0.0.2', 'other-name', md5Hex('secret'))).toBe('RATE_LIMITED');
+    expect(policy.isBlocked('10.0.0.3', 'koreader', 'kindle')).toBe(true);
+    expect(policy.isBlocked('10.0.0.3', 'login', 'kindle')).toBe(false);
   });
 
   it('goes away with its user', async () => {

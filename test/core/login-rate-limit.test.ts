@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AUTH_FAILURE_WINDOW_MS, createAuthLimits, FailureLimit, loginUserKey } from '../../src/core/auth/login-rate-limit.ts';
+import { AUTH_FAILURE_WINDOW_MS, FailureLimit, nameKey, SignInPolicy } from '../../src/core/auth/login-rate-limit.ts';
 
 function fakeClock(start = 1_000_000): { now: () => number; advance: (ms: number) => void } {
   let t = start;
@@ -9,7 +9,7 @@ function fakeClock(start = 1_000_000): { now: () => number; advance: (ms: number
 describe('failed-attempt limit', () => {
   it('blocks after five failures and opens again 15 minutes after the first one, not the last', () => {
     const clock = fakeClock();
-    const { login } = createAuthLimits(clock.now);
+    const login = new FailureLimit({ maxFailures: 5, windowMs: AUTH_FAILURE_WINDOW_MS, maxKeys: 100, now: clock.now });
     for (let i = 0; i < 4; i++) {
       login.recordFailure('ip:1.2.3.4');
       clock.advance(60_000);
@@ -59,6 +59,40 @@ describe('failed-attempt limit', () => {
   });
 
   it('treats usernames without case or surrounding blanks', () => {
-    expect(loginUserKey('  Alice ')).toBe(loginUserKey('alice'));
+    expect(nameKey('login', '  Alice ')).toBe(nameKey('login', 'alice'));
+  });
+});
+
+describe('the sign-in policy', () => {
+  it('counts an address across every name and channel: five failures anywhere block it everywhere', () => {
+    const clock = fakeClock();
+    const policy = new SignInPolicy(clock.now);
+    policy.recordFailure('10.0.0.1', 'basic', 'random-1');
+    policy.recordFailure('10.0.0.1', 'basic', 'random-2');
+    policy.recordFailure('10.0.0.1', 'koreader', 'random-3');
+    policy.recordFailure('10.0.0.1', 'refresh');
+    expect(policy.isBlocked('10.0.0.1', 'login', 'alice')).toBe(false);
+    policy.recordFailure('10.0.0.1', 'login', 'random-4');
+    for (const channel of ['login', 'refresh', 'basic', 'koreader'] as const) expect(policy.isBlocked('10.0.0.1', channel, 'alice')).toBe(true);
+    expect(policy.isBlocked('10.0.0.2', 'basic', 'random-1')).toBe(false);
+    clock.advance(AUTH_FAILURE_WINDOW_MS);
+    expect(policy.isBlocked('10.0.0.1', 'login', 'alice')).toBe(false);
+  });
+
+  it('counts a name per channel from any address, and a success clears the address and the name', () => {
+    const policy = new SignInPolicy(fakeClock().now);
+    for (let i = 0; i < 5; i++) policy.recordFailure(`10.0.1.${i}`, 'basic', 'Kobo');
+    expect(policy.isBlocked('10.0.2.1', 'basic', 'kobo ')).toBe(true);
+    expect(policy.isBlocked('10.0.2.1', 'login', 'kobo')).toBe(false);
+    policy.recordSuccess('10.0.1.0', 'basic', 'kobo');
+    expect(policy.isBlocked('10.0.2.1', 'basic', 'kobo')).toBe(false);
+  });
+
+  it('keeps a blocked address when made-up names fill the table of names', () => {
+    const policy = new SignInPolicy(fakeClock().now);
+    for (let i = 0; i < 5; i++) policy.recordFailure('10.0.0.9', 'basic', `n${i}`);
+    // 20,000 names from 4,000 addresses, five each: more names than the name table holds.
+    for (let i = 0; i < 20_000; i++) policy.recordFailure(`10.1.${(i / 5) >> 8}.${(i / 5) & 255}`, 'basic', `flood-${i}`);
+    expect(policy.isBlocked('10.0.0.9', 'basic', 'anyone')).toBe(true);
   });
 });

@@ -16,7 +16,7 @@ import { instant } from '../../src/core/opds/entries.ts';
 import { compileMagicShelf } from '../../src/core/opds/magic-shelf-rules.ts';
 import { acquisitionType } from '../../src/core/opds/mime.ts';
 import { calendarDate, languageTag, problem } from '../../src/core/opds/opds2.ts';
-import { CredentialCache, parseBasic } from '../../src/core/opds/users.ts';
+import { parseBasic } from '../../src/core/opds/users.ts';
 import { escapeAttribute, escapeText, XmlWriter, xmlSafe } from '../../src/core/opds/xml.ts';
 import { openStore, type Store } from '../../src/core/store/store.ts';
 import { seedBook, seedLibrary } from '../helpers/catalog-seed.ts';
@@ -144,21 +144,6 @@ describe('credentials', () => {
     expect(parseBasic('Basic ***')).toBeUndefined();
     expect(parseBasic(undefined)).toBeUndefined();
   });
-
-  it('remembers verified credentials for a while, for that exact password and stored hash only', () => {
-    let now = 0;
-    const cache = new CredentialCache({ ttlMs: 1000, max: 2, now: () => now });
-    cache.remember('kobo', 'secret', 'hash-1');
-    expect(cache.has('kobo', 'secret', 'hash-1')).toBe(true);
-    expect(cache.has('kobo', 'Secret', 'hash-1')).toBe(false);
-    expect(cache.has('kobo', 'secret', 'hash-2')).toBe(false);
-    now = 1000;
-    expect(cache.has('kobo', 'secret', 'hash-1')).toBe(false);
-    cache.remember('a', 'p', 'h');
-    cache.remember('b', 'p', 'h');
-    cache.remember('c', 'p', 'h');
-    expect([cache.has('a', 'p', 'h'), cache.has('b', 'p', 'h'), cache.has('c', 'p', 'h')]).toEqual([false, true, true]);
-  });
 });
 
 describe('OPDS 2 values', () => {
@@ -203,7 +188,7 @@ let libraryId: number;
 const book: Record<string, number> = {};
 let shelfId: number;
 
-const admin = (): Principal => ({ userId, username: 'admin', isDefaultPassword: false, permissions: allPermissions(), libraryIds: [], restrictions: [] });
+const admin = (): Principal => ({ userId, username: 'admin', isDefaultPassword: false, sessionVersion: 0, permissions: allPermissions(), libraryIds: [], restrictions: [] });
 const noFlags = (): Permissions => Object.fromEntries(PERMISSION_NAMES.map((p) => [p, false])) as Permissions;
 
 function listed(filter: BookFilter, order: BookOrder = 'TITLE_ASC', principal: Principal = admin()): string[] {

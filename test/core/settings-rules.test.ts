@@ -15,7 +15,7 @@ import { openStore, type Store } from '../../src/core/store/store.ts';
 
 const env = settingsEnvironment({});
 const perms = (flags: Partial<Permissions>): Permissions => ({ ...(Object.fromEntries(PERMISSION_NAMES.map((p) => [p, false])) as Permissions), ...flags });
-const principal = (flags: Partial<Permissions>): Principal => ({ userId: 1, username: 'u', isDefaultPassword: false, permissions: perms(flags), libraryIds: [], restrictions: [] });
+const principal = (flags: Partial<Permissions>): Principal => ({ userId: 1, username: 'u', isDefaultPassword: false, sessionVersion: 0, permissions: perms(flags), libraryIds: [], restrictions: [] });
 
 describe('setting shapes', () => {
   it('fills missing properties like the Java classes: initializers, skipped nulls, zero for plain primitives', () => {

@@ -16,7 +16,7 @@ let libraryId: number;
 const book: Record<string, number> = {};
 
 const noFlags = (): Permissions => Object.fromEntries(PERMISSION_NAMES.map((p) => [p, false])) as Permissions;
-const reader = (restrictions: ContentRestriction[]): Principal => ({ userId: 1, username: 'r', isDefaultPassword: false, permissions: noFlags(), libraryIds: [libraryId], restrictions });
+const reader = (restrictions: ContentRestriction[]): Principal => ({ userId: 1, username: 'r', isDefaultPassword: false, sessionVersion: 0, permissions: noFlags(), libraryIds: [libraryId], restrictions });
 
 function visible(principal: Principal, perRow: boolean): string[] {
   const { sql, parameters } = store.db.selectFrom('book').select('book.id').where(visibleBookFilter(principal, { perRow })).orderBy('book.id').compile();

@@ -343,7 +343,9 @@ describe('/api/v1/koreader-users/me', () => {
     const created = await api(reader.token, { method: 'PUT', url: '/api/v1/koreader-users/me', payload: { username: 'kindle', password: 'secret' } });
     expect(created.statusCode).toBe(200);
     const account = created.json() as { id: number };
-    expect(account).toEqual({ id: account.id, username: 'kindle', password: 'secret', passwordMD5: md5Hex('secret'), syncEnabled: false, syncWithWebReader: false });
+    // Neither the password nor its MD5 is kept, so neither comes back (the settings page shows an empty field).
+    expect(account).toEqual({ id: account.id, username: 'kindle', password: '', passwordMD5: null, syncEnabled: false, syncWithWebReader: false });
+    expect(JSON.stringify((await api(reader.token, { method: 'GET', url: '/api/v1/koreader-users/me' })).json())).not.toContain(md5Hex('secret'));
 
     expect((await api(reader.token, { method: 'PATCH', url: '/api/v1/koreader-users/me/sync?enabled=true' })).statusCode).toBe(204);
     expect((await api(reader.token, { method: 'PATCH', url: '/api/v1/koreader-users/me/sync-progress-with-grimmory?enabled=true' })).statusCode).toBe(204);

@@ -406,8 +406,9 @@ describe('sessions and logout', () => {
     expect(local.json()).toEqual({ logoutUrl: null });
   });
 
-  it('a sign-out at the provider reaches Bindery by back-channel and revokes the user’s refresh tokens', async () => {
+  it('a sign-out at the provider reaches Bindery by back-channel and ends the user’s sessions at once', async () => {
     const tokens = (await webSignIn('sub-alice')).json() as Tokens;
+    expect((await d.inject({ method: 'GET', url: '/api/v1/users/me', headers: bearer(tokens.accessToken) })).statusCode).toBe(200);
     const alice = await userRow('alice');
     const session = await d.store.db.selectFrom('oidc_session').selectAll().where('user_id', '=', alice!.id).where('revoked', '=', 0).orderBy('id', 'desc').executeTakeFirstOrThrow();
     const deliveries = op.backchannel.length;
@@ -415,6 +416,8 @@ describe('sessions and logout', () => {
     expect(op.backchannel.slice(deliveries)).toEqual([{ ok: true }]);
     const refresh = await d.inject({ method: 'POST', url: '/api/v1/auth/refresh', payload: { refreshToken: tokens.refreshToken } });
     expect(refresh.statusCode).toBe(400);
+    // The access token stops working too, not when it expires.
+    expect((await d.inject({ method: 'GET', url: '/api/v1/users/me', headers: bearer(tokens.accessToken) })).statusCode).toBe(401);
     expect(await d.store.db.selectFrom('oidc_session').select('revoked').where('id', '=', session.id).executeTakeFirstOrThrow()).toEqual({ revoked: 1 });
   });
 

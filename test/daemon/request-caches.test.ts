@@ -1,7 +1,7 @@
 // What the daemon keeps between requests (verified tokens, principals, counts, whole pages of the book list) must
 // never outlive a change: each of these makes a change and checks that the very next request sees it.
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { signToken, verifyToken } from '../../src/core/auth/tokens.ts';
+import { signToken, verifyAccessToken as verifyToken } from '../../src/core/auth/tokens.ts';
 import { CatalogBytesCache } from '../../src/core/store/catalog-bytes-cache.ts';
 import { CatalogMemo, readSnapshot } from '../../src/core/store/snapshot.ts';
 import { openStore, type Store } from '../../src/core/store/store.ts';
@@ -49,11 +49,14 @@ describe('cached principals', () => {
     expect((await put({ assignedLibraries: [libraryA, libraryB] })).statusCode).toBe(200);
     expect((await get(`/api/v1/books/${bookB}`, reader.token)).statusCode).toBe(200);
 
-    expect((await put({ permissions: { admin: true }, assignedLibraries: [libraryA] })).statusCode).toBe(200);
+    expect((await put({ permissions: { admin: true }, assignedLibraries: [libraryA, libraryB] })).statusCode).toBe(200);
     expect((await get('/api/v1/users', reader.token)).statusCode).toBe(200);
     expect((await put({ permissions: { admin: false }, assignedLibraries: [libraryA] })).statusCode).toBe(200);
-    expect((await get('/api/v1/users', reader.token)).statusCode).toBe(403);
-    expect((await get(`/api/v1/books/${bookB}`, reader.token)).statusCode).toBe(403);
+    // Taking access away also ends the user's sessions (sessions.test.ts); a new sign-in sees the new permissions.
+    expect((await get('/api/v1/users', reader.token)).statusCode).toBe(401);
+    const again = await d.tokenFor(reader.id);
+    expect((await get('/api/v1/users', again)).statusCode).toBe(403);
+    expect((await get(`/api/v1/books/${bookB}`, again)).statusCode).toBe(403);
   });
 
   it('see changes committed by another process on the next request', async () => {
@@ -246,16 +249,16 @@ describe('CatalogMemo', () => {
 
 describe('verified tokens', () => {
   it('are kept only until they expire', async () => {
-    const token = await signToken(d.ctx.jwtSecret, { userId: admin.id, username: 'admin', isDefaultPassword: false }, 60);
-    expect(await verifyToken(d.ctx.jwtSecret, token)).toEqual({ userId: admin.id, username: 'admin' });
-    expect(await verifyToken(d.ctx.jwtSecret, token)).toEqual({ userId: admin.id, username: 'admin' });
+    const token = await signToken(d.ctx.jwtSecret, { userId: admin.id, username: 'admin', isDefaultPassword: false, sessionVersion: 0 }, 'access', 60);
+    expect(await verifyToken(d.ctx.jwtSecret, token)).toEqual({ userId: admin.id, username: 'admin', sessionVersion: 0 });
+    expect(await verifyToken(d.ctx.jwtSecret, token)).toEqual({ userId: admin.id, username: 'admin', sessionVersion: 0 });
     vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 61_000 });
     expect(await verifyToken(d.ctx.jwtSecret, token)).toBeUndefined();
     expect((await get(`/api/v1/books/${bookA}`, token)).statusCode).toBe(401);
   });
 
   it('are kept per signing secret', async () => {
-    const token = await signToken(d.ctx.jwtSecret, { userId: admin.id, username: 'admin', isDefaultPassword: false }, 60);
+    const token = await signToken(d.ctx.jwtSecret, { userId: admin.id, username: 'admin', isDefaultPassword: false, sessionVersion: 0 }, 'access', 60);
     expect(await verifyToken(d.ctx.jwtSecret, token)).toBeDefined();
     expect(await verifyToken(new Uint8Array(48), token)).toBeUndefined();
   });

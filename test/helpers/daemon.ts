@@ -39,8 +39,8 @@ export async function startTestDaemon(overrides: Partial<Config> = {}): Promise<
     return (res.json() as { accessToken: string }).accessToken;
   };
   const tokenFor = async (userId: number): Promise<string> => {
-    const user = await store.db.selectFrom('users').select(['username', 'is_default_password']).where('id', '=', userId).executeTakeFirstOrThrow();
-    return signToken(built.ctx.jwtSecret, { userId, username: user.username, isDefaultPassword: user.is_default_password === 1 }, ACCESS_TOKEN_SECONDS);
+    const user = await store.db.selectFrom('users').select(['username', 'is_default_password', 'session_version']).where('id', '=', userId).executeTakeFirstOrThrow();
+    return signToken(built.ctx.jwtSecret, { userId, username: user.username, isDefaultPassword: user.is_default_password === 1, sessionVersion: user.session_version }, 'access', ACCESS_TOKEN_SECONDS);
   };
   return {
     ...built,

@@ -1,4 +1,4 @@
-// Failed-attempt counters for login and token refresh: at most `maxFailures` per key inside a fixed window that opens
+// Failed-attempt counters for every sign-in path: at most `maxFailures` per key inside a fixed window that opens
 // with the first failure and is not extended by later ones; a success clears the key. Pure: the clock is injected.
 
 export interface FailureLimitOptions {
@@ -66,19 +66,44 @@ export class FailureLimit {
   }
 }
 
-/** Grimmory's limits: 5 failures per 15 minutes, for login (per IP and per username) and refresh (per IP). */
-export interface AuthLimits {
-  login: FailureLimit;
-  refresh: FailureLimit;
-}
-
 export const MAX_AUTH_FAILURES = 5;
 export const AUTH_FAILURE_WINDOW_MS = 15 * 60 * 1000;
 
-export function createAuthLimits(now: () => number = Date.now): AuthLimits {
-  const options = { maxFailures: MAX_AUTH_FAILURES, windowMs: AUTH_FAILURE_WINDOW_MS, maxKeys: 1000, now };
-  return { login: new FailureLimit(options), refresh: new FailureLimit(options) };
+/** Where a credential was presented. Names are counted per channel: a web login name and an OPDS account name differ. */
+export type SignInChannel = 'login' | 'refresh' | 'basic' | 'koreader';
+
+/**
+ * The one failed-attempt policy of every sign-in path (web login, token refresh, HTTP Basic for OPDS and Komga,
+ * KOReader): Grimmory's numbers, 5 failures per 15 minutes, counted per client address across every name and
+ * channel, and per account name within a channel. Either count used up refuses the attempt before any password
+ * work. A success clears the counts of its address and name.
+ */
+export class SignInPolicy {
+  // Apart, so a flood of made-up names cannot push an address's window out of a shared, bounded table.
+  readonly #addresses: FailureLimit;
+  readonly #names: FailureLimit;
+
+  constructor(now: () => number = Date.now) {
+    const options = { maxFailures: MAX_AUTH_FAILURES, windowMs: AUTH_FAILURE_WINDOW_MS, maxKeys: 10_000, now };
+    this.#addresses = new FailureLimit(options);
+    this.#names = new FailureLimit(options);
+  }
+
+  isBlocked(ip: string, channel: SignInChannel, name?: string): boolean {
+    return this.#addresses.isBlocked(addressKey(ip)) || (name !== undefined && this.#names.isBlocked(nameKey(channel, name)));
+  }
+
+  recordFailure(ip: string, channel: SignInChannel, name?: string): void {
+    this.#addresses.recordFailure(addressKey(ip));
+    if (name !== undefined) this.#names.recordFailure(nameKey(channel, name));
+  }
+
+  recordSuccess(ip: string, channel: SignInChannel, name?: string): void {
+    this.#addresses.reset(addressKey(ip));
+    if (name !== undefined) this.#names.reset(nameKey(channel, name));
+  }
 }
 
-export const loginIpKey = (ip: string): string => `ip:${ip}`;
-export const loginUserKey = (username: string): string => `user:${username.trim().toLowerCase()}`;
+const addressKey = (ip: string): string => ip;
+/** Names without case or surrounding blanks, as sign-in finds accounts. */
+export const nameKey = (channel: SignInChannel, name: string): string => `${channel}:${name.trim().toLowerCase()}`;

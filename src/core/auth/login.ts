@@ -1,8 +1,10 @@
-// Local sign-in with username and password, behind the failed-attempt limits and the OIDC-only switch.
+// Local sign-in with username and password, behind the sign-in policy and the OIDC-only switch.
 import type { Db } from '../store/store.ts';
-import { findUserByName, hashPassword, verifyPassword } from '../users/users.ts';
+import { findUserByName } from '../users/users.ts';
 import { accountError } from './account-error.ts';
-import { loginIpKey, loginUserKey, type FailureLimit } from './login-rate-limit.ts';
+import type { SignInPolicy } from './login-rate-limit.ts';
+import { passwordChecks } from './password-checks.ts';
+import { dummyHash } from './password-hashing.ts';
 import { issueTokens, type IssuedTokens } from './refresh-tokens.ts';
 
 export interface LoginInput {
@@ -16,13 +18,6 @@ export interface LoginResult extends IssuedTokens {
   isDefaultPassword: boolean;
 }
 
-let dummyHash: Promise<string> | undefined;
-
-/** A hash to compare against when the user does not exist, so unknown names cost as much time as wrong passwords. */
-function timingDummy(): Promise<string> {
-  return (dummyHash ??= hashPassword('timing-equaliser-for-unknown-users'));
-}
-
 async function appSettingIsTrue(db: Db, name: string): Promise<boolean> {
   const row = await db.selectFrom('app_settings').select('val').where('name', '=', name).executeTakeFirst();
   return row?.val?.trim().toLowerCase() === 'true';
@@ -33,26 +28,23 @@ async function isAdminUser(db: Db, userId: number): Promise<boolean> {
   return row?.permission_admin === 1;
 }
 
-export async function loginWithPassword(db: Db, secret: Uint8Array, limit: FailureLimit, input: LoginInput): Promise<LoginResult> {
+/** Refused (RATE_LIMITED) before any password work once the address or the name has used up its failures. */
+export async function loginWithPassword(db: Db, secret: Uint8Array, policy: SignInPolicy, input: LoginInput): Promise<LoginResult> {
   const user = await findUserByName(db, input.username);
   if ((await appSettingIsTrue(db, 'oidc_force_only_mode')) && !(user && (await isAdminUser(db, user.id)))) {
     throw accountError('OIDC_ONLY_MODE');
   }
+  if (policy.isBlocked(input.ip, 'login', input.username)) throw accountError('RATE_LIMITED');
 
-  const ipKey = loginIpKey(input.ip);
-  const userKey = loginUserKey(input.username);
-  if (limit.isBlocked(ipKey) || limit.isBlocked(userKey)) throw accountError('RATE_LIMITED');
-
-  const matches = user ? await verifyPassword(input.password, user.password_hash) : (await verifyPassword(input.password, await timingDummy()), false);
+  // An unknown name is checked against a stand-in hash: the same work and time as a wrong password.
+  const { matches, fresh } = await passwordChecks.check(input.username.trim().toLowerCase(), input.password, user?.password_hash ?? (await dummyHash()));
   if (!user || !matches) {
-    limit.recordFailure(ipKey);
-    limit.recordFailure(userKey);
+    // A repeat of a wrong password answered from memory is not a new guess.
+    if (fresh) policy.recordFailure(input.ip, 'login', input.username);
     throw accountError('INVALID_CREDENTIALS');
   }
 
-  limit.reset(ipKey);
-  limit.reset(userKey);
-  const isDefaultPassword = user.is_default_password === 1;
-  const tokens = await issueTokens(db, secret, { userId: user.id, username: user.username, isDefaultPassword });
-  return { ...tokens, isDefaultPassword };
+  policy.recordSuccess(input.ip, 'login', input.username);
+  const tokens = await issueTokens(db, secret, user.id);
+  return { ...tokens, isDefaultPassword: user.is_default_password === 1 };
 }

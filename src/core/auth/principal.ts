@@ -13,6 +13,8 @@ export interface Principal {
   userId: number;
   username: string;
   isDefaultPassword: boolean;
+  /** users.session_version: tokens signed under another version are no longer valid. */
+  sessionVersion: number;
   permissions: Permissions;
   /** Library ids the user may see; admins see every library regardless. */
   libraryIds: number[];
@@ -29,7 +31,7 @@ export function hasAny(p: Principal, flags: readonly Permission[]): boolean {
 }
 
 export async function loadPrincipal(db: Db, userId: number): Promise<Principal | undefined> {
-  const user = await db.selectFrom('users').select(['id', 'username', 'is_default_password']).where('id', '=', userId).executeTakeFirst();
+  const user = await db.selectFrom('users').select(['id', 'username', 'is_default_password', 'session_version']).where('id', '=', userId).executeTakeFirst();
   if (!user) return undefined;
   const perms = await db.selectFrom('user_permissions').selectAll().where('user_id', '=', userId).executeTakeFirst();
   const libraries = await db.selectFrom('user_library_mapping').select('library_id').where('user_id', '=', userId).execute();
@@ -38,6 +40,7 @@ export async function loadPrincipal(db: Db, userId: number): Promise<Principal |
     userId: user.id,
     username: user.username,
     isDefaultPassword: user.is_default_password === 1,
+    sessionVersion: user.session_version,
     permissions: permissionsFromRow(perms ?? {}),
     libraryIds: libraries.map((l) => l.library_id),
     restrictions: restrictions.map((r) => ({ type: r.restriction_type as ContentRestriction['type'], mode: r.mode as ContentRestriction['mode'], value: r.value })),

@@ -124,6 +124,6 @@ export async function loginRemote(db: Db, secret: Uint8Array, settings: RemoteAu
   }
   if (!user) throw new AccountError('REMOTE_USER_NOT_PROVISIONED', 'User not found and remote user creation is disabled');
   const isDefaultPassword = user.is_default_password === 1;
-  const tokens = await issueTokens(db, secret, { userId: user.id, username: user.username, isDefaultPassword });
+  const tokens = await issueTokens(db, secret, user.id);
   return { ...tokens, isDefaultPassword };
 }

@@ -1,4 +1,6 @@
-// Access and refresh tokens: HS256 JWTs with Grimmory's claims, signed with a secret kept in the catalog.
+// Access and refresh tokens: HS256 JWTs with Grimmory's claims, signed with a secret kept in the catalog. Each carries
+// its kind (`typ`), checked wherever a token is accepted, so a refresh token never opens a route, and the user's
+// session version (`sv`) when it was signed, which the gate compares with the user's current one.
 import { randomBytes } from 'node:crypto';
 import { jwtVerify, SignJWT } from 'jose';
 import type { Db } from '../store/store.ts';
@@ -11,7 +13,11 @@ export interface TokenClaims {
   userId: number;
   username: string;
   isDefaultPassword: boolean;
+  /** users.session_version when the token is signed; raising it ends every session signed before. */
+  sessionVersion: number;
 }
+
+export type TokenKind = 'access' | 'refresh';
 
 /** The signing secret, created on first use; every process sharing the catalog uses the same one. */
 export async function signingSecret(db: Db): Promise<Uint8Array> {
@@ -25,8 +31,8 @@ export async function signingSecret(db: Db): Promise<Uint8Array> {
   return signingSecret(db);
 }
 
-export async function signToken(secret: Uint8Array, claims: TokenClaims, lifetimeSeconds: number): Promise<string> {
-  return new SignJWT({ userId: claims.userId, isDefaultPassword: claims.isDefaultPassword, jti: randomBytes(8).toString('hex') })
+export async function signToken(secret: Uint8Array, claims: TokenClaims, kind: TokenKind, lifetimeSeconds: number): Promise<string> {
+  return new SignJWT({ userId: claims.userId, isDefaultPassword: claims.isDefaultPassword, typ: kind, sv: claims.sessionVersion, jti: randomBytes(8).toString('hex') })
     .setProtectedHeader({ alg: 'HS256' })
     .setIssuer(ISSUER)
     .setSubject(claims.username)
@@ -35,8 +41,16 @@ export async function signToken(secret: Uint8Array, claims: TokenClaims, lifetim
     .sign(secret);
 }
 
+export interface VerifiedClaims {
+  userId: number;
+  username: string;
+  sessionVersion: number;
+}
+
 interface Verified {
-  claims: { userId: number; username: string };
+  claims: VerifiedClaims;
+  /** The `typ` claim; tokens signed before kinds existed have none. */
+  kind: TokenKind | undefined;
   /** Seconds since the epoch, as in the token. */
   exp: number;
 }
@@ -45,8 +59,22 @@ interface Verified {
 const verified = new WeakMap<Uint8Array, Map<string, Verified>>();
 const VERIFIED_LIMIT = 1000;
 
-/** The user id a valid token speaks for, or undefined for anything invalid, expired or malformed. */
-export async function verifyToken(secret: Uint8Array, token: string): Promise<{ userId: number; username: string } | undefined> {
+/** The claims of an access token; undefined for a refresh token, a token of no kind, or anything invalid or expired. */
+export async function verifyAccessToken(secret: Uint8Array, token: string): Promise<VerifiedClaims | undefined> {
+  const verified = await verifyToken(secret, token);
+  return verified?.kind === 'access' ? verified.claims : undefined;
+}
+
+/**
+ * The claims of a refresh token. Refresh tokens signed before kinds existed (no `typ`) are still taken: the caller
+ * only accepts a token it finds in its refresh-token table, where access tokens are never stored.
+ */
+export async function verifyRefreshToken(secret: Uint8Array, token: string): Promise<VerifiedClaims | undefined> {
+  const verified = await verifyToken(secret, token);
+  return verified && verified.kind !== 'access' ? verified.claims : undefined;
+}
+
+async function verifyToken(secret: Uint8Array, token: string): Promise<Pick<Verified, 'claims' | 'kind'> | undefined> {
   let cache = verified.get(secret);
   if (!cache) verified.set(secret, (cache = new Map()));
   const hit = cache.get(token);
@@ -55,15 +83,17 @@ export async function verifyToken(secret: Uint8Array, token: string): Promise<{ 
     // jose's rule: a token is expired once the current second reaches `exp`.
     if (Math.floor(Date.now() / 1000) >= hit.exp) return undefined;
     cache.set(token, hit);
-    return hit.claims;
+    return hit;
   }
   try {
     const { payload } = await jwtVerify(token, secret, { issuer: ISSUER, algorithms: ['HS256'], requiredClaims: ['exp', 'iat', 'sub'] });
     if (typeof payload.userId !== 'number' || !Number.isInteger(payload.userId) || typeof payload.sub !== 'string') return undefined;
-    const claims = Object.freeze({ userId: payload.userId, username: payload.sub });
-    cache.set(token, { claims, exp: payload.exp as number });
+    const kind = payload.typ === 'access' || payload.typ === 'refresh' ? payload.typ : undefined;
+    const sessionVersion = typeof payload.sv === 'number' && Number.isInteger(payload.sv) ? payload.sv : 0;
+    const entry: Verified = { claims: Object.freeze({ userId: payload.userId, username: payload.sub, sessionVersion }), kind, exp: payload.exp as number };
+    cache.set(token, entry);
     if (cache.size > VERIFIED_LIMIT) cache.delete(cache.keys().next().value as string);
-    return claims;
+    return entry;
   } catch {
     return undefined;
   }

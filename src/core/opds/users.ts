@@ -1,8 +1,9 @@
 // OPDS accounts (Grimmory's OpdsUserV2): separate credentials a reader app signs in with over HTTP Basic, each owned
 // by a main user whose libraries, restrictions and shelves its feeds show.
-import { createHmac, randomBytes } from 'node:crypto';
+import type { SignInPolicy } from '../auth/login-rate-limit.ts';
+import { passwordChecks } from '../auth/password-checks.ts';
+import { dummyHash, hashPassword } from '../auth/password-hashing.ts';
 import type { Db } from '../store/store.ts';
-import { hashPassword, verifyPassword } from '../users/users.ts';
 import { OPDS_SORT_ORDERS, type OpdsSortOrder } from './catalog.ts';
 
 export type OpdsUserErrorCode = 'INVALID' | 'CONFLICT' | 'NOT_FOUND' | 'FORBIDDEN';
@@ -126,48 +127,6 @@ export interface OpdsSession {
 
 export type OpdsCredentialFailure = 'MISSING' | 'MALFORMED' | 'BAD_CREDENTIALS';
 
-/**
- * Readers send their credentials with every request, and bcrypt costs tens of milliseconds by design. A successful
- * check is remembered for a while, keyed by an HMAC of the credentials (the password is never kept) together with
- * the stored hash, so a changed password or a deleted account is seen on the next request.
- */
-export class CredentialCache {
-  readonly #key = randomBytes(32);
-  readonly #verified = new Map<string, number>();
-  readonly #ttlMs: number;
-  readonly #max: number;
-  readonly #now: () => number;
-
-  constructor(options: { ttlMs?: number; max?: number; now?: () => number } = {}) {
-    this.#ttlMs = options.ttlMs ?? 10 * 60 * 1000;
-    this.#max = options.max ?? 1000;
-    this.#now = options.now ?? Date.now;
-  }
-
-  #fingerprint(username: string, password: string, hash: string): string {
-    return createHmac('sha256', this.#key).update(`${username}\u0000${password}\u0000${hash}`).digest('base64');
-  }
-
-  has(username: string, password: string, hash: string): boolean {
-    const key = this.#fingerprint(username, password, hash);
-    const expires = this.#verified.get(key);
-    if (expires === undefined) return false;
-    if (expires <= this.#now()) {
-      this.#verified.delete(key);
-      return false;
-    }
-    return true;
-  }
-
-  remember(username: string, password: string, hash: string): void {
-    if (this.#verified.size >= this.#max) {
-      const oldest = this.#verified.keys().next();
-      if (!oldest.done) this.#verified.delete(oldest.value);
-    }
-    this.#verified.set(this.#fingerprint(username, password, hash), this.#now() + this.#ttlMs);
-  }
-}
-
 /** `Basic base64(user:password)` → its two parts; undefined when the header is not Basic or not decodable. */
 export function parseBasic(header: string | undefined): { username: string; password: string } | undefined {
   if (!header) return undefined;
@@ -179,24 +138,26 @@ export function parseBasic(header: string | undefined): { username: string; pass
   return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
-/** A hash of nothing in particular, made on first use, with the cost of the real ones. */
-let dummyHash: Promise<string> | undefined;
+export type OpdsSignInRefusal = OpdsCredentialFailure | 'RATE_LIMITED';
 
-/** Checks HTTP Basic credentials against the OPDS accounts. */
-export async function checkOpdsCredentials(db: Db, cache: CredentialCache, header: string | undefined): Promise<OpdsSession | OpdsCredentialFailure> {
+/**
+ * Checks HTTP Basic credentials from address `ip` against the OPDS accounts, under the sign-in policy: refused before
+ * any password work once the address or the name has used up its failures. The bcrypt work runs on the password pool
+ * and is shared and remembered (password-checks.ts): readers send their password with every request.
+ */
+export async function checkOpdsCredentials(db: Db, policy: SignInPolicy, ip: string, header: string | undefined): Promise<OpdsSession | OpdsSignInRefusal> {
   if (!header) return 'MISSING';
   const credentials = parseBasic(header);
   if (!credentials) return 'MALFORMED';
+  if (policy.isBlocked(ip, 'basic', credentials.username)) return 'RATE_LIMITED';
   const row = await db.selectFrom('opds_user_v2').select(COLUMNS).where('username', '=', credentials.username).executeTakeFirst();
-  if (!row) {
-    // The same cost as a wrong password, so the answer time does not tell which names exist.
-    await verifyPassword(credentials.password, await (dummyHash ??= hashPassword(randomBytes(16).toString('hex'))));
+  // An unknown name is checked against a stand-in hash: the same work and time as a wrong password.
+  const { matches, fresh } = await passwordChecks.check(credentials.username, credentials.password, row?.password_hash ?? (await dummyHash()));
+  if (!row || !matches) {
+    // A repeat of a wrong password answered from memory is not a new guess.
+    if (fresh) policy.recordFailure(ip, 'basic', credentials.username);
     return 'BAD_CREDENTIALS';
   }
-  const known = cache.has(row.username, credentials.password, row.password_hash);
-  if (!known) {
-    if (!(await verifyPassword(credentials.password, row.password_hash))) return 'BAD_CREDENTIALS';
-    cache.remember(row.username, credentials.password, row.password_hash);
-  }
+  policy.recordSuccess(ip, 'basic', credentials.username);
   return { opdsUserId: row.id, username: row.username, ownerId: row.user_id, sortOrder: sortOrderOf(row.sort_order) };
 }

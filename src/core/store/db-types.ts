@@ -508,13 +508,12 @@ export interface KoreaderDocumentProgressTable {
 export interface KoreaderUserTable {
   id: Generated<number>;
   username: string;
-  password: string;
-  password_md5: string;
   sync_enabled: Generated<number>;
   sync_with_booklore_reader: Generated<number>;
   booklore_user_id: number | null;
   created_at: Generated<string>;
   updated_at: Generated<string>;
+  key_hash: Generated<string>;
 }
 
 export interface LibraryTable {
@@ -895,6 +894,7 @@ export interface UsersTable {
   theme_accent: string | null;
   theme_sync_enabled: Generated<number>;
   ui_font: Generated<string>;
+  session_version: Generated<number>;
 }
 
 export interface DB {

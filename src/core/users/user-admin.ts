@@ -1,7 +1,7 @@
 // Changing accounts: registration by an admin, updates of permissions/libraries/profile, deletion, passwords.
 import { AccountError, accountError, invalidInput, userNotFound } from '../auth/account-error.ts';
 import { PERMISSION_NAMES, rowFromPermissions, type Permissions } from '../auth/permissions.ts';
-import { revokeRefreshTokens } from '../auth/refresh-tokens.ts';
+import { revokeAllSessions } from '../auth/sessions.ts';
 import type { Db } from '../store/store.ts';
 import { createUser, hashPassword, PASSWORD_MAX, PASSWORD_MIN, UserError, verifyPassword } from './users.ts';
 
@@ -92,6 +92,7 @@ export async function updateUser(db: Db, userId: number, update: UserUpdate): Pr
   const permissionRow = update.permissions
     ? rowFromPermissions(Object.fromEntries(PERMISSION_NAMES.filter((p) => p !== 'demoUser').map((p) => [p, update.permissions?.[p] === true])))
     : undefined;
+  const removesAccess = (permissionRow !== undefined && (await takesFlagsAway(db, user.id, permissionRow))) || (await takesLibrariesAway(db, user.id, libraryIds));
 
   await guardConflict(() =>
     db.transaction().execute(async (trx) => {
@@ -106,9 +107,25 @@ export async function updateUser(db: Db, userId: number, update: UserUpdate): Pr
       }
     }),
   );
+  if (removesAccess) await revokeAllSessions(db, user.id, 'access-removed');
 }
 
-async function writePermissions(db: Db, userId: number, row: ReturnType<typeof rowFromPermissions>): Promise<void> {
+type PermissionRow = ReturnType<typeof rowFromPermissions>;
+
+/** True when writing `row` would turn off a permission the user has now. */
+async function takesFlagsAway(db: Db, userId: number, row: PermissionRow): Promise<boolean> {
+  const current = (await db.selectFrom('user_permissions').selectAll().where('user_id', '=', userId).executeTakeFirst()) as Record<string, unknown> | undefined;
+  if (!current) return false;
+  return Object.entries(row).some(([column, value]) => value === 0 && current[column] === 1);
+}
+
+/** True when the user is assigned a library that `keep` does not list. */
+async function takesLibrariesAway(db: Db, userId: number, keep: readonly number[]): Promise<boolean> {
+  const current = await db.selectFrom('user_library_mapping').select('library_id').where('user_id', '=', userId).execute();
+  return current.some((row) => !keep.includes(row.library_id));
+}
+
+async function writePermissions(db: Db, userId: number, row: PermissionRow): Promise<void> {
   const exists = await db.selectFrom('user_permissions').select('id').where('user_id', '=', userId).executeTakeFirst();
   if (exists) await db.updateTable('user_permissions').set(row).where('user_id', '=', userId).execute();
   else await db.insertInto('user_permissions').values({ user_id: userId, ...row }).execute();
@@ -161,17 +178,22 @@ export async function updateProfile(db: Db, userId: number, update: ProfileUpdat
 }
 
 /**
- * Deletes a user with everything that is theirs (progress, shelves, settings, tokens: the catalog cascades).
- * `actorId` is the admin asking; nobody deletes their own account this way.
+ * Deletes a user with everything that is theirs (progress, shelves, settings, tokens: the catalog cascades), after
+ * ending their sessions (so live connections hear of it). `actorId` is the admin asking; nobody deletes their own
+ * account this way.
  */
 export async function deleteUser(db: Db, actorId: number | null, userId: number): Promise<{ id: number; username: string }> {
   const user = await requireUser(db, userId);
   if (actorId === user.id) throw accountError('SELF_DELETION_NOT_ALLOWED');
+  await revokeAllSessions(db, user.id, 'user-deleted');
   await db.deleteFrom('users').where('id', '=', user.id).execute();
   return { id: user.id, username: user.username };
 }
 
-/** A user's own password change: current password checked, new one different and long enough; clears the "default" mark. */
+/**
+ * A user's own password change: current password checked, new one different and long enough; clears the "default"
+ * mark and signs the user out everywhere (this session included: the client signs in again with the new password).
+ */
 export async function changeOwnPassword(db: Db, userId: number, currentPassword: string | null | undefined, newPassword: string | null | undefined): Promise<void> {
   const user = await requireUser(db, userId);
   const perms = await db.selectFrom('user_permissions').select('permission_demo_user').where('user_id', '=', user.id).executeTakeFirst();
@@ -180,29 +202,28 @@ export async function changeOwnPassword(db: Db, userId: number, currentPassword:
   if (typeof newPassword === 'string' && (await verifyPassword(newPassword, user.password_hash))) throw accountError('PASSWORD_SAME_AS_CURRENT');
   const password = checkNewPassword(newPassword);
   await db.updateTable('users').set({ password_hash: await hashPassword(password), is_default_password: 0 }).where('id', '=', user.id).execute();
+  await revokeAllSessions(db, user.id, 'password-changed');
 }
 
-export interface PasswordResetOptions {
-  /** Also sign the user out everywhere (their refresh tokens stop working). */
-  revokeSessions?: boolean;
-}
-
-/** An admin sets another user's password (no current password needed). */
-export async function setUserPassword(db: Db, userId: number | null | undefined, newPassword: string | null | undefined, options: PasswordResetOptions = {}): Promise<void> {
+/** An admin sets a user's password (no current password needed); the user is signed out everywhere. */
+export async function setUserPassword(db: Db, userId: number | null | undefined, newPassword: string | null | undefined): Promise<void> {
   const user = await requireUser(db, userId);
   const password = checkNewPassword(newPassword);
   await db.updateTable('users').set({ password_hash: await hashPassword(password) }).where('id', '=', user.id).execute();
-  if (options.revokeSessions) await revokeRefreshTokens(db, user.id);
+  await revokeAllSessions(db, user.id, 'password-changed');
 }
 
-/** Turns flags on or off, leaving the others as they are. */
+/** Turns flags on or off, leaving the others as they are; turning one off signs the user out everywhere. */
 export async function setPermissionFlags(db: Db, userId: number, flags: Partial<Permissions>): Promise<void> {
   const user = await requireUser(db, userId);
   const row = rowFromPermissions(flags);
-  if (Object.keys(row).length > 0) await writePermissions(db, user.id, row);
+  if (Object.keys(row).length === 0) return;
+  const removesAccess = await takesFlagsAway(db, user.id, row);
+  await writePermissions(db, user.id, row);
+  if (removesAccess) await revokeAllSessions(db, user.id, 'access-removed');
 }
 
-/** Adds or removes library assignments. */
+/** Adds or removes library assignments; removing one signs the user out everywhere. */
 export async function changeLibraryAccess(db: Db, userId: number, libraryIds: number[], grant: boolean): Promise<void> {
   const user = await requireUser(db, userId);
   if (libraryIds.length === 0) return;
@@ -216,6 +237,7 @@ export async function changeLibraryAccess(db: Db, userId: number, libraryIds: nu
         .execute();
     }
   } else {
-    await db.deleteFrom('user_library_mapping').where('user_id', '=', user.id).where('library_id', 'in', libraryIds).execute();
+    const removed = await db.deleteFrom('user_library_mapping').where('user_id', '=', user.id).where('library_id', 'in', libraryIds).executeTakeFirst();
+    if (Number(removed.numDeletedRows) > 0) await revokeAllSessions(db, user.id, 'access-removed');
   }
 }

@@ -1,19 +1,13 @@
 // Accounts: creation with hashed passwords, permissions and assigned libraries.
 import { CodedError } from '../coded-error.ts';
-import bcrypt from 'bcryptjs';
 import { allPermissions, PERMISSION_NAMES, rowFromPermissions, type Permissions } from '../auth/permissions.ts';
+import { hashPassword } from '../auth/password-hashing.ts';
 import type { Db } from '../store/store.ts';
 
 export class UserError extends CodedError<'CONFLICT' | 'INVALID' | 'NOT_FOUND'> {}
 
-/** bcrypt, so hashes carry over from Grimmory's `users.password_hash` unchanged. */
-export function hashPassword(password: string): Promise<string> {
-  return bcrypt.hash(password, 10);
-}
-
-export function verifyPassword(password: string, hash: string): Promise<boolean> {
-  return bcrypt.compare(password, hash).catch(() => false);
-}
+// bcrypt on the password pool, so hashes carry over from Grimmory's `users.password_hash` unchanged.
+export { hashPassword, verifyPassword } from '../auth/password-hashing.ts';
 
 export const PASSWORD_MIN = 8;
 export const PASSWORD_MAX = 72;

@@ -3,14 +3,14 @@ import Type from 'typebox';
 import { AccountError, type AccountErrorCode } from '../../core/auth/account-error.ts';
 import { loginWithPassword } from '../../core/auth/login.ts';
 import { endSessionUrl } from '../../core/auth/oidc/end-session.ts';
-import { createAuthLimits, type AuthLimits } from '../../core/auth/login-rate-limit.ts';
 import { PERMISSIONS, type Permission } from '../../core/auth/permissions.ts';
-import { refreshSession, revokeRefreshTokens } from '../../core/auth/refresh-tokens.ts';
+import { liveRefreshTokenOwner, refreshSession, revokeRefreshTokens } from '../../core/auth/refresh-tokens.ts';
+import { revokeAllSessions } from '../../core/auth/sessions.ts';
 import { loginRemote, remoteAuthSettings } from '../../core/auth/remote-auth.ts';
 import { registerUser } from '../../core/users/user-admin.ts';
 import { principalOf } from '../authenticate.ts';
+import { signInPolicy } from '../sign-in-policy.ts';
 import { audit, auditedLogin, auditedRefresh } from '../audit.ts';
-import type { DaemonContext } from '../context.ts';
 import { ApiError } from '../http-errors.ts';
 import { ADMIN, type RouteSpec } from '../route-spec.ts';
 import { oidcDeps } from './oidc.ts';
@@ -44,23 +44,16 @@ export async function accountCall<T>(operation: () => Promise<T>): Promise<T> {
   }
 }
 
-const limitsByApp = new WeakMap<DaemonContext, AuthLimits>();
-
-/** The failed-attempt counters of this daemon (in memory: one process serves the API). */
-function authLimits(ctx: DaemonContext): AuthLimits {
-  let limits = limitsByApp.get(ctx);
-  if (!limits) {
-    limits = createAuthLimits();
-    limitsByApp.set(ctx, limits);
-  }
-  return limits;
-}
-
 const NonBlank = Type.String({ minLength: 1, pattern: '\\S' });
 const OptionalFlag = Type.Optional(Type.Union([Type.Boolean(), Type.Null()]));
 
 const UserLoginRequest = Type.Object({ username: NonBlank, password: NonBlank });
 const RefreshTokenRequest = Type.Object({ refreshToken: NonBlank });
+/** Grimmory's LogoutRequest `{refreshToken}`: the body is optional, and so is its one field. */
+function logoutRefreshToken(body: unknown): string | undefined {
+  const token = typeof body === 'object' && body !== null ? (body as { refreshToken?: unknown }).refreshToken : undefined;
+  return typeof token === 'string' && token.trim() !== '' ? token : undefined;
+}
 
 /** Entity-style flag names (`permissionUpload`...) as UserCreateRequest has them; demoUser cannot be granted here. */
 const REGISTERABLE = PERMISSIONS.filter(([json]) => json !== 'demoUser');
@@ -87,7 +80,7 @@ export const authRoutes: RouteSpec[] = [
     schema: { body: UserLoginRequest },
     handler: async (request, _reply, ctx) => {
       const { username, password } = request.body as { username: string; password: string };
-      const result = await accountCall(() => auditedLogin(ctx, request, username, () => loginWithPassword(ctx.store.db, ctx.jwtSecret, authLimits(ctx).login, { username, password, ip: request.ip })));
+      const result = await accountCall(() => auditedLogin(ctx, request, username, () => loginWithPassword(ctx.store.db, ctx.jwtSecret, signInPolicy(ctx), { username, password, ip: request.ip })));
       return { accessToken: result.accessToken, refreshToken: result.refreshToken, expires: result.expires, isDefaultPassword: result.isDefaultPassword };
     },
   },
@@ -98,21 +91,39 @@ export const authRoutes: RouteSpec[] = [
     schema: { body: RefreshTokenRequest },
     handler: async (request, _reply, ctx) => {
       const { refreshToken } = request.body as { refreshToken: string };
-      const result = await accountCall(() => auditedRefresh(ctx, request, () => refreshSession(ctx.store.db, ctx.jwtSecret, authLimits(ctx).refresh, request.ip, refreshToken)));
+      const result = await accountCall(() => auditedRefresh(ctx, request, () => refreshSession(ctx.store.db, ctx.jwtSecret, signInPolicy(ctx), request.ip, refreshToken)));
       return { accessToken: result.accessToken, refreshToken: result.refreshToken, expires: result.expires };
     },
   },
   {
+    // Grimmory's web UI drops its access token first and posts only `{refreshToken}`: either identifies the user.
+    // As Grimmory, every refresh token of that user is revoked; access tokens run out on their own (sign out
+    // everywhere ends them at once).
     method: 'POST',
     url: '/api/v1/auth/logout',
-    auth: 'jwt',
-    rule: 'any',
+    auth: 'public',
     handler: async (request, _reply, ctx) => {
-      const { userId, username } = principalOf(request);
+      const refreshToken = logoutRefreshToken(request.body);
+      const userId = request.principal?.userId ?? (refreshToken ? (await liveRefreshTokenOwner(ctx.store.db, ctx.jwtSecret, refreshToken))?.userId : undefined);
+      if (userId === undefined) throw new ApiError(401, refreshToken ? 'Invalid refresh token' : 'No authentication context or refresh token provided');
       await revokeRefreshTokens(ctx.store.db, userId);
-      await audit(ctx, request, 'LOGOUT', `User logged out: ${username}`, { type: 'User', id: userId });
+      const username = request.principal?.username ?? (await ctx.store.db.selectFrom('users').select('username').where('id', '=', userId).executeTakeFirst())?.username ?? String(userId);
+      await audit(ctx, request, 'LOGOUT', `User logged out: ${username}`, { type: 'User', id: userId }, { userId, username });
       // An end-session URL exists only for OIDC users while OIDC is on (null otherwise).
       return { logoutUrl: await endSessionUrl(oidcDeps(ctx), userId, firstHeader(request.headers.origin)) };
+    },
+  },
+  {
+    // Bindery's own: end every session of the caller at once (all devices, this one included).
+    method: 'POST',
+    url: '/api/v1/auth/logout-everywhere',
+    auth: 'jwt',
+    rule: 'any',
+    handler: async (request, reply, ctx) => {
+      const { userId, username } = principalOf(request);
+      await revokeAllSessions(ctx.store.db, userId, 'sign-out-everywhere');
+      await audit(ctx, request, 'LOGOUT', `User signed out everywhere: ${username}`, { type: 'User', id: userId });
+      return reply.status(204).send();
     },
   },
   {

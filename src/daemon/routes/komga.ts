@@ -59,9 +59,9 @@ function challenge(reply: FastifyReply, reason: string): FastifyReply {
   return reply.status(401).header('WWW-Authenticate', `Basic realm="${REALM}"`).type('text/plain;charset=utf-8').send(`HTTP Status 401 - ${reason}`);
 }
 
-/** HTTP Basic against the OPDS accounts, then the switch (after authentication, as in Grimmory), then the owner. */
+/** HTTP Basic against the OPDS accounts, after the switch (basic-auth.ts), then the owner. */
 async function signIn(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext): Promise<Reader | undefined> {
-  const outcome = await signInWithOpdsAccount(request, ctx, REALM, 'KOMGA_API_ENABLED');
+  const outcome = await signInWithOpdsAccount(request, ctx, 'KOMGA_API_ENABLED');
   if (outcome.kind === 'blocked') {
     reply.header('Retry-After', '900').header('WWW-Authenticate', `Basic realm="${REALM}"`);
     reply.status(429).type('text/plain;charset=utf-8').send('HTTP Status 429 - Too many failed sign-ins; try again later.');

@@ -2,10 +2,12 @@
 // credentials, `{code, message}` errors, `{}` for a document without progress. See docs/koreader.md.
 import Type from 'typebox';
 import type { FastifyReply } from 'fastify';
-import { checkCredentials, type SyncSession } from '../../core/koreader/accounts.ts';
+import { AUTH_FAILURE_WINDOW_MS } from '../../core/auth/login-rate-limit.ts';
+import { checkCredentials, type CredentialFailure, type SyncSession } from '../../core/koreader/accounts.ts';
 import { pullProgress, pushProgress } from '../../core/koreader/sync.ts';
 import { findDocument } from '../../core/koreader/documents.ts';
 import type { DaemonContext } from '../context.ts';
+import { signInPolicy } from '../sign-in-policy.ts';
 import { syncToHardcover } from '../hardcover-sync.ts';
 import type { RouteRequest, RouteSpec } from '../route-spec.ts';
 
@@ -16,6 +18,8 @@ const KOSYNC_ERRORS = {
   unsupportedVersion: [412, 102, 'Unsupported version specified in the Accept header.'],
   notHash: [400, 104, 'Body should be a JSON hash.'],
   unauthorized: [401, 2001, 'Unauthorized'],
+  // Bindery's own (the reference server has no limit): the sign-in policy refused the address or the name.
+  rateLimited: [429, 2001, 'Too many failed sign-in attempts. Please try again later.'],
   syncDisabled: [401, 2001, 'Sync is disabled for this user'],
   notAllowed: [401, 2001, 'KOReader sync is not allowed for this user'],
   registrationDisabled: [402, 2005, 'User registration is disabled.'],
@@ -50,12 +54,18 @@ function header(request: RouteRequest, name: string): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-/** Accept check, then the device's credentials; sends the refusal itself and returns undefined when either fails. */
+const FAILURE_ERRORS: Partial<Record<CredentialFailure, KosyncError>> = { SYNC_DISABLED: 'syncDisabled', NO_PERMISSION: 'notAllowed', RATE_LIMITED: 'rateLimited' };
+
+/**
+ * Accept check, then the device's credentials under the daemon's sign-in policy; sends the refusal itself and returns
+ * undefined when either fails.
+ */
 async function session(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext): Promise<SyncSession | undefined> {
   if (acceptRefused(request, reply)) return undefined;
-  const result = await checkCredentials(ctx.store.db, header(request, 'x-auth-user'), header(request, 'x-auth-key'));
+  const result = await checkCredentials(ctx.store.db, signInPolicy(ctx), request.ip, header(request, 'x-auth-user'), header(request, 'x-auth-key'));
   if (typeof result !== 'string') return result;
-  fail(reply, result === 'SYNC_DISABLED' ? 'syncDisabled' : result === 'NO_PERMISSION' ? 'notAllowed' : 'unauthorized');
+  if (result === 'RATE_LIMITED') reply.header('retry-after', String(AUTH_FAILURE_WINDOW_MS / 1000));
+  fail(reply, FAILURE_ERRORS[result] ?? 'unauthorized');
   return undefined;
 }
 

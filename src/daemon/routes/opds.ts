@@ -123,11 +123,11 @@ interface Signed {
 }
 
 /**
- * HTTP Basic against the OPDS accounts, then the server switch, then the owning user (basic-auth.ts). Sends the refusal
+ * The server switch, then HTTP Basic against the OPDS accounts, then the owning user (basic-auth.ts). Sends the refusal
  * in the caller's format and returns undefined when any of them says no.
  */
 async function signIn(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext, format: Format): Promise<Signed | undefined> {
-  const outcome = await signInWithOpdsAccount(request, ctx, REALM, SWITCH);
+  const outcome = await signInWithOpdsAccount(request, ctx, SWITCH);
   switch (outcome.kind) {
     case 'signed-in':
       return { session: outcome.session, principal: outcome.principal };

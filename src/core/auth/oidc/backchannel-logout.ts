@@ -1,9 +1,10 @@
 // OIDC Back-Channel Logout: the provider posts a signed logout token when someone signs out there; every Bindery
-// session of that provider session (`sid`), or else of that subject, ends: the refresh tokens of its user are revoked.
+// session of that provider session (`sid`), or else of that subject, ends: its user is signed out everywhere
+// (sessions.ts).
 // A token is accepted once: its `jti` is remembered, and a second delivery is OIDC_LOGOUT_REPLAY.
 import { createRemoteJWKSet, customFetch, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
 import type { Db } from '../../store/store.ts';
-import { revokeRefreshTokens } from '../refresh-tokens.ts';
+import { revokeAllSessions } from '../sessions.ts';
 import { providerClient, sameIssuer, type ProviderClient } from './discovery.ts';
 import { logoutInvalid, logoutMissingJti, logoutReplay, OidcError } from './oidc-error.ts';
 import type { OidcDeps } from './oidc-login.ts';
@@ -92,7 +93,7 @@ export async function handleLogoutToken(deps: OidcDeps, token: string, now = Dat
   const sessions = await liveSessions(deps.db, sid ? { sid } : { subject: sub as string, issuer: provider.issuerUri });
   await revokeSessions(deps.db, sessions.map((s) => s.id));
   const userIds = [...new Set(sessions.map((s) => s.userId))];
-  for (const userId of userIds) await revokeRefreshTokens(deps.db, userId);
+  for (const userId of userIds) await revokeAllSessions(deps.db, userId, 'backchannel-logout');
   const users = userIds.length === 0 ? [] : await deps.db.selectFrom('users').select(['id', 'username']).where('id', 'in', userIds).execute();
   return { users };
 }

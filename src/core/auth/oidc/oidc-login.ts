@@ -55,6 +55,6 @@ export async function loginWithOidc(deps: OidcDeps, input: OidcSignIn): Promise<
   await recordSession(deps.db, { userId: account.id, subject: who.subject, issuer: provider.issuerUri, sessionId: who.sessionId, idToken: tokens.idToken });
 
   const lifetime = settings.sessionDurationHours === undefined ? undefined : settings.sessionDurationHours * 3600;
-  const issued = await issueTokens(deps.db, deps.secret, { userId: account.id, username: account.username, isDefaultPassword: account.isDefaultPassword }, lifetime);
+  const issued = await issueTokens(deps.db, deps.secret, account.id, lifetime);
   return { ...issued, isDefaultPassword: account.isDefaultPassword, account };
 }
