@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PasswordChecks } from '../../src/core/auth/password-checks.ts';
-import { hashPassword, passwordPoolState, verifyPassword } from '../../src/core/auth/password-hashing.ts';
+import { PasswordBusyError } from '../../src/core/auth/password-busy.ts';
+import { hashPassword, PASSWORD_QUEUE_LIMIT, PASSWORD_THREADS, passwordPoolState, verifyPassword } from '../../src/core/auth/password-hashing.ts';
 
 function countingVerify(): { verify: (password: string, hash: string) => Promise<boolean>; calls: () => number; release: () => void } {
   let calls = 0;
@@ -66,4 +67,17 @@ describe('the password pool', () => {
     // bcryptjs on this thread would have blocked it for the whole run: no tick at all.
     expect(ticks).toBeGreaterThan(Math.floor(elapsed / 5 / 4));
   });
+});
+
+describe('the password pool under a flood', () => {
+  it('refuses work beyond its bounded queue with PasswordBusyError instead of queueing without end', async () => {
+    const hash = await hashPassword('flood');
+    const outcomes = await Promise.allSettled(Array.from({ length: PASSWORD_QUEUE_LIMIT + 40 }, () => verifyPassword('nope', hash)));
+    const refused = outcomes.filter((o) => o.status === 'rejected');
+    expect(refused.length).toBeGreaterThan(0);
+    for (const r of refused) expect((r as PromiseRejectedResult).reason).toBeInstanceOf(PasswordBusyError);
+    expect(outcomes.filter((o) => o.status === 'fulfilled').length).toBeLessThanOrEqual(PASSWORD_QUEUE_LIMIT + PASSWORD_THREADS);
+    // Once the queue drains, checks run again.
+    expect(await verifyPassword('flood', hash)).toBe(true);
+  }, 30_000);
 });

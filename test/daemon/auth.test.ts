@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { PASSWORD_QUEUE_LIMIT } from '../../src/core/auth/password-hashing.ts';
 import { loadConfig } from '../../src/core/config.ts';
 import { openStore } from '../../src/core/store/store.ts';
 import { buildApp } from '../../src/daemon/app.ts';
@@ -282,4 +283,19 @@ describe('?token= credentials', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+});
+
+describe('a flood of sign-ins', () => {
+  it('is shed with 503 and Retry-After once the password queue is full, not queued without end', async () => {
+    await d.setupAdmin('admin', 'admin-password');
+    const answers = await Promise.all(
+      Array.from({ length: PASSWORD_QUEUE_LIMIT + 40 }, (_, i) => login(`ghost-${i}`, 'guess', `10.${(i >> 8) & 255}.${i & 255}.1`)),
+    );
+    const shed = answers.filter((a) => a.statusCode === 503);
+    expect(shed.length).toBeGreaterThan(0);
+    expect(shed[0]?.headers['retry-after']).toBe('1');
+    expect(shed[0]?.json()).toMatchObject({ status: 503 });
+    expect(answers.every((a) => a.statusCode === 503 || a.statusCode === 400)).toBe(true);
+    expect((await login('admin', 'admin-password', '10.99.0.1')).statusCode).toBe(200);
+  }, 30_000);
 });

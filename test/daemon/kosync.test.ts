@@ -136,6 +136,20 @@ describe('authentication', () => {
     expect((await ko({ user: 'kindle', key: md5Hex('secret').toUpperCase() }, { method: 'GET', url: '/users/auth' })).statusCode).toBe(200);
   });
 
+  it('limits failed sign-ins with the shared policy: after five from one address, 429 code 2001 on every kosync route', async () => {
+    const from = (device: Device, address: string, options: InjectOptions = { method: 'GET', url: '/users/auth' }) => ko(device, { ...options, remoteAddress: address });
+    for (let i = 0; i < 5; i++) expect((await from({ user: `mallory-${i}`, key: md5Hex(`guess-${i}`) }, '10.4.4.4')).statusCode).toBe(401);
+    const blocked = await from(kindle, '10.4.4.4');
+    expect(blocked.statusCode).toBe(429);
+    expect(blocked.json()).toEqual({ code: 2001, message: 'Too many failed sign-in attempts. Please try again later.' });
+    expect(blocked.headers['retry-after']).toBe('900');
+    expect((await from(kindle, '10.4.4.4', { method: 'GET', url: '/syncs/progress/0123456789abcdef0123456789abcdef' })).statusCode).toBe(429);
+    expect((await from(kindle, '10.4.4.4', { method: 'PUT', url: '/syncs/progress', payload: { document: 'x', progress: '1', percentage: 0.1, device: 'k' } })).statusCode).toBe(429);
+    // The web login from that address is refused too (one policy); other addresses are not.
+    expect((await d.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { username: 'x', password: 'y' }, remoteAddress: '10.4.4.4' })).statusCode).toBe(429);
+    expect((await from(kindle, '10.4.4.5')).statusCode).toBe(200);
+  });
+
   it('refuses missing headers, a wrong key, an unknown account with 401 code 2001', async () => {
     for (const device of [undefined, { user: 'kindle' }, { key: md5Hex('secret') }, { user: 'kindle', key: '' }, { user: 'kindle', password: 'wrong' }, { user: 'kobo', password: 'secret' }]) {
       const res = await ko(device, { method: 'GET', url: '/users/auth' });

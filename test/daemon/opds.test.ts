@@ -11,9 +11,10 @@ import { XMLParser } from 'fast-xml-parser';
 import type { LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
 import sharp from 'sharp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLibrary } from '../../src/core/libraries/libraries.ts';
 import { scanLibrary } from '../../src/core/scan/scanner.ts';
+import { passwordChecks } from '../../src/core/auth/password-checks.ts';
 import { hashPassword } from '../../src/core/users/users.ts';
 import { allRoutes } from '../../src/daemon/routes/index.ts';
 import { seedBook } from '../helpers/catalog-seed.ts';
@@ -283,9 +284,18 @@ describe('signing in', () => {
     expect(doc.OpenSearchDescription.Url['@type']).toBe('application/atom+xml;profile=opds-catalog;kind=acquisition');
   });
 
-  it('refuses everyone with 403 while the OPDS server is switched off, after authentication', async () => {
+  it('refuses everyone with 403 while the OPDS server is switched off, before any password work', async () => {
     await setOpds(false);
+    const checks = vi.spyOn(passwordChecks, 'check');
     try {
+      // Wrong and unknown credentials get the same 403 (Grimmory checked the password first: 401), and cost nothing.
+      for (let i = 0; i < 8; i++) {
+        const res = await d.inject({ method: 'GET', url: i % 2 ? '/api/v2/opds' : '/api/v1/opds', headers: { authorization: basic({ user: `random-${i}`, password: 'guess' }) }, remoteAddress: '10.5.5.5' });
+        expect(res.statusCode).toBe(403);
+      }
+      const komga = await d.inject({ method: 'GET', url: '/komga/api/v1/libraries', headers: { authorization: basic({ user: 'random-k', password: 'guess' }) }, remoteAddress: '10.5.5.5' });
+      expect(komga.statusCode).toBe(403);
+      expect(checks).not.toHaveBeenCalled();
       const signedIn = await opds('/api/v1/opds', alice);
       expect(signedIn.statusCode).toBe(403);
       expect(signedIn.json()).toMatchObject({ status: 403, error: 'Forbidden', path: '/api/v1/opds' });
@@ -296,7 +306,9 @@ describe('signing in', () => {
       expect(json.statusCode).toBe(403);
       expect(json.headers['content-type']).toBe('application/problem+json;charset=utf-8');
       expect(json.json()).toMatchObject({ status: 403, title: 'OPDS Server is disabled.' });
+      expect(checks).not.toHaveBeenCalled();
     } finally {
+      checks.mockRestore();
       await setOpds(true);
     }
     expect((await opds('/api/v1/opds', alice)).statusCode).toBe(200);
