@@ -25,6 +25,8 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '8' },
     rounds: { type: 'string', default: '2' },
     source: { type: 'boolean', default: false },
+    // The OPDS switch during the latency phases: `off` shows what the attack traffic alone costs, without password work.
+    'attack-opds': { type: 'string', default: 'on' },
   },
 });
 const books = Number(values.books);
@@ -131,7 +133,7 @@ try {
   }
 
   // 2. Latency of ordinary requests at a steady pace, without and with the attack, interleaved.
-  await setOpds(true);
+  await setOpds(values['attack-opds'] !== 'off');
   interface Phase {
     health: number[];
     book: number[];
@@ -174,7 +176,7 @@ try {
     }
   }
   const pct = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] as number;
-  console.log(`\nsteady ${loadRate} req/s (healthcheck and book alternating), ${rounds} × ${seconds} s per column, interleaved; attack: ${attackRate} unknown-username Basic attempts/s, OPDS on`);
+  console.log(`\nsteady ${loadRate} req/s (healthcheck and book alternating), ${rounds} × ${seconds} s per column, interleaved; attack: ${attackRate} unknown-username Basic attempts/s, OPDS ${values['attack-opds'] === 'off' ? 'off' : 'on'}`);
   console.log('| request | p50 without | p99 without | p50 under attack | p99 under attack | p99 ratio |');
   console.log('|---|---|---|---|---|---|');
   for (const [name, key] of [['GET /api/v1/healthcheck', 'health'], ['GET /api/v1/books/{id}', 'book']] as const) {
