@@ -15,7 +15,6 @@ export const PASSWORD_THREADS = Math.max(1, Math.min(2, availableParallelism() -
 /** Checks waiting for a thread beyond this are refused: at ~100 ms each, a longer queue only adds waiting. */
 export const PASSWORD_QUEUE_LIMIT = 16 * PASSWORD_THREADS;
 
-
 let pool: Piscina | undefined;
 
 function started(): Piscina {
@@ -34,7 +33,13 @@ function started(): Piscina {
 async function run<T extends string | boolean>(task: PasswordTask): Promise<T> {
   const workers = started();
   if (workers.queueSize >= PASSWORD_QUEUE_LIMIT) throw new PasswordBusyError();
-  return (await workers.run(task)) as T;
+  try {
+    return (await workers.run(task)) as T;
+  } catch (error) {
+    // The pool's own refusal when its queue is full, should it count differently from the check above.
+    if (error instanceof Error && /queue is at limit/i.test(error.message)) throw new PasswordBusyError();
+    throw error;
+  }
 }
 
 /** bcrypt hash of the password, made on the pool. */
