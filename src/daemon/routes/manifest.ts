@@ -87,7 +87,7 @@ export const ROUTE_MANIFEST: readonly RouteHead[] = [
   {"group":"books","method":"GET","url":"/api/v1/books/{bookId}/cbx/metadata/comicinfo","auth":"jwt","parts":["params"]},
   {"group":"book-files","method":"GET","url":"/api/v1/books/{bookId}/download","auth":"jwt-or-query","rule":{"anyOf":["admin","canDownload"]},"parts":["params","querystring"]},
   {"group":"book-files","method":"GET","url":"/api/v1/books/{bookId}/download-all","auth":"jwt-or-query","rule":{"anyOf":["admin","canDownload"]},"parts":["params","querystring"]},
-  {"group":"book-files","method":"GET","url":"/api/v1/books/{bookId}/files/{fileId}/download","auth":"jwt-or-query","parts":["params","querystring"]},
+  {"group":"book-files","method":"GET","url":"/api/v1/books/{bookId}/files/{fileId}/download","auth":"jwt-or-query","rule":{"anyOf":["admin","canDownload"]},"parts":["params","querystring"]},
   {"group":"book-files","method":"GET","url":"/api/v1/books/{bookId}/content","auth":"jwt","parts":["params","querystring"]},
   {"group":"media","method":"GET","url":"/api/v1/media/book/{bookId}/thumbnail","auth":"jwt-or-query","parts":["params"]},
   {"group":"media","method":"GET","url":"/api/v1/media/book/{bookId}/cover","auth":"jwt-or-query","parts":["params"]},
