@@ -2,7 +2,9 @@
 import { allowedPrivateHosts, ConfigError, dataPaths, loadConfig, type Config, type ConfigKey } from '../core/config.ts';
 import { createHttpClient, type HttpClient } from '../core/net/http-client.ts';
 import { LibraryError } from '../core/libraries/libraries.ts';
-import { openStore, StoreError, type Store } from '../core/store/store.ts';
+import type { RecoveryReport } from '../core/moves/recover.ts';
+import { openCatalog, type OpenedCatalog } from '../core/open-catalog.ts';
+import { StoreError, type Store } from '../core/store/store.ts';
 import { CliError, EXIT } from './exit-codes.ts';
 
 export { CliError, EXIT } from './exit-codes.ts';
@@ -22,8 +24,13 @@ export interface CommandContext {
   interactive: boolean;
   /** The one client for outgoing requests, made on first use. */
   http(): HttpClient;
-  /** Opens the catalog once per command run. */
+  /**
+   * Opens the catalog once per command run. File moves a killed process left half done are completed or rolled back
+   * first (one line each on stderr), so no command ever sees a half-moved file.
+   */
   store(): Promise<Store>;
+  /** What that recovery did, once the catalog is open (undefined: nothing was interrupted). */
+  recoveredMoves(): Promise<RecoveryReport | undefined>;
   close(): Promise<void>;
   print(text: string): void;
   printJson(value: unknown): void;
@@ -32,7 +39,8 @@ export interface CommandContext {
 export function createContext(options: GlobalOptions, extraFlags: Partial<Record<ConfigKey, string | undefined>> = {}): CommandContext {
   const config = loadConfig({ flags: { dataDir: options.dataDir, ...extraFlags }, configFile: options.config });
   const paths = dataPaths(config);
-  let opened: Promise<Store> | undefined;
+  let opened: Promise<OpenedCatalog> | undefined;
+  const open = (): Promise<OpenedCatalog> => (opened ??= openCatalog(paths.catalog, { log: (message) => process.stderr.write(`bindery: ${message}\n`) }));
   let http: HttpClient | undefined;
   return {
     http: () => (http ??= createHttpClient({ allowPrivateHosts: allowedPrivateHosts(config) })),
@@ -41,9 +49,10 @@ export function createContext(options: GlobalOptions, extraFlags: Partial<Record
     json: options.json ?? false,
     paths,
     interactive: Boolean(process.stdout.isTTY && process.stdin.isTTY) && !options.json,
-    store: () => (opened ??= openStore(paths.catalog)),
+    store: async () => (await open()).store,
+    recoveredMoves: async () => (await open()).recoveredMoves,
     close: async () => {
-      if (opened) await (await opened).close();
+      if (opened) await (await opened).store.close();
     },
     print: (text) => process.stdout.write(`${text}\n`),
     printJson: (value) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`),
