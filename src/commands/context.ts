@@ -4,6 +4,7 @@ import { createHttpClient, type HttpClient } from '../core/net/http-client.ts';
 import { LibraryError } from '../core/libraries/libraries.ts';
 import type { RecoveryReport } from '../core/moves/recover.ts';
 import { openCatalog, type OpenedCatalog } from '../core/open-catalog.ts';
+import { describeStorageFailure, storageFailureOf } from '../core/store/storage-failure.ts';
 import { StoreError, type Store } from '../core/store/store.ts';
 import { CliError, EXIT } from './exit-codes.ts';
 
@@ -59,9 +60,19 @@ export function createContext(options: GlobalOptions, extraFlags: Partial<Record
   };
 }
 
-/** Maps any error to its exit code and a one-line message. */
-export function describeError(error: unknown): { code: string; message: string; exitCode: number } {
+const STORAGE_CODES = { full: 'STORAGE_FULL', 'read-only': 'STORAGE_READ_ONLY', io: 'STORAGE_IO_ERROR' } as const;
+
+/**
+ * Maps any error to its exit code and a one-line message. `dataDir` (when the settings were read) lets a full or
+ * read-only disk be named: exit 6 with the directory and the cause, not a bare ENOSPC.
+ */
+export function describeError(error: unknown, dataDir?: string): { code: string; message: string; exitCode: number } {
   if (error instanceof CliError) return { code: error.code, message: error.message, exitCode: error.exitCode };
+  const storage = dataDir !== undefined ? storageFailureOf(error, dataDir) : undefined;
+  if (storage) {
+    const detail = error instanceof Error ? error.message : String(error);
+    return { code: STORAGE_CODES[storage.problem], message: `${describeStorageFailure(storage)} (${detail})`, exitCode: EXIT.STORE };
+  }
   if (error instanceof ConfigError) return { code: 'INVALID_CONFIG', message: error.message, exitCode: EXIT.USAGE };
   if (error instanceof LibraryError) {
     const exitCode = error.code === 'NOT_FOUND' ? EXIT.NOT_FOUND : error.code === 'CONFLICT' ? EXIT.CONFLICT : EXIT.USAGE;

@@ -15,6 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { allowedPrivateHosts, dataPaths, type Config } from '../core/config.ts';
 import { createHttpClient } from '../core/net/http-client.ts';
 import { signingSecret } from '../core/auth/tokens.ts';
+import { describeStorageFailure, storageFailureOf } from '../core/store/storage-failure.ts';
 import type { Store } from '../core/store/store.ts';
 import { VERSION } from '../version.ts';
 import { authenticate } from './authenticate.ts';
@@ -267,6 +268,13 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
       return reply.status(400).send(errorBody(400, 'Request body is missing or malformed.'));
     }
     if (status >= 400 && status < 500) return reply.status(status).send(errorBody(status, error.message));
+    const storage = storageFailureOf(error, config.dataDir);
+    if (storage) {
+      // 507 Insufficient Storage for a full disk; a read-only or failing one is "unavailable" until someone fixes it.
+      const code = storage.problem === 'full' ? 507 : 503;
+      request.log.error({ err: error, directory: storage.directory, cause: storage.cause }, 'request failed: the disk cannot be written');
+      return reply.status(code).send(errorBody(code, `The server cannot save changes: ${describeStorageFailure(storage)}.`));
+    }
     request.log.error({ err: error }, 'request failed');
     return reply.status(500).send(errorBody(500, 'An unexpected error occurred.'));
   });
