@@ -368,7 +368,7 @@ export const ROUTE_MANIFEST: readonly RouteHead[] = [
   {"group":"magic-shelves","method":"POST","url":"/api/magic-shelves","auth":"jwt","bodyLimit":524288,"parts":["body"]},
   {"group":"magic-shelves","method":"DELETE","url":"/api/magic-shelves/{id}","auth":"jwt","parts":["params"]},
   {"group":"icons","method":"POST","url":"/api/v1/icons","auth":"jwt","rule":{"anyOf":["admin","canManageIcons"]},"parts":["body"]},
-  {"group":"icons","method":"POST","url":"/api/v1/icons/batch","auth":"jwt","rule":{"anyOf":["admin","canManageIcons"]},"bodyLimit":67108864,"parts":["body"]},
+  {"group":"icons","method":"POST","url":"/api/v1/icons/batch","auth":"jwt","rule":{"anyOf":["admin","canManageIcons"]},"bodyLimit":16777216,"parts":["body"]},
   {"group":"icons","method":"GET","url":"/api/v1/icons/{svgName}/content","auth":"jwt","parts":["params"]},
   {"group":"icons","method":"GET","url":"/api/v1/icons","auth":"jwt","parts":["querystring"]},
   {"group":"icons","method":"DELETE","url":"/api/v1/icons/{svgName}","auth":"jwt","rule":{"anyOf":["admin","canManageIcons"]},"parts":["params"]},
