@@ -1,33 +1,19 @@
 // A file that could not be read (EACCES) is read again by the next incremental scan once it is readable: fixing a
 // permission does not change a file's size or modification time, so "unchanged since it failed" must not apply.
 // Root reads everything, so as root the scans run as `nobody`.
-import { spawn } from 'node:child_process';
 import { chmodSync, chownSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { writeSimpleEpub } from '../helpers/library-fixtures.ts';
-import { BIN, type CliResult } from '../helpers/cli.ts';
+import { runCli, type CliResult } from '../helpers/cli.ts';
 
 const asRoot = process.getuid?.() === 0;
 const NOBODY = 65534;
 let dir: string;
 
-function bindery(...args: string[]): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(BIN, ['--data-dir', join(dir, 'data'), ...args], {
-      env: { ...process.env, BINDERY_CONFIG: '', HOME: dir },
-      ...(asRoot ? { uid: NOBODY, gid: NOBODY } : {}),
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end();
-  });
-}
+const bindery = (...args: string[]): Promise<CliResult> =>
+  runCli(['--data-dir', join(dir, 'data'), ...args], { env: { HOME: dir }, ...(asRoot ? { as: { uid: NOBODY, gid: NOBODY } } : {}) });
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'bindery-scan-retry-'));

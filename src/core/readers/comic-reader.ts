@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import { withComicArchive, type ComicArchive } from '../formats/comic-archive.ts';
 import { orderPages } from '../formats/comic-pages.ts';
 import { FormatError } from '../formats/errors.ts';
-import { imageSizeFromHeader, type ImageSize } from '../formats/image-size.ts';
+import { imageSizeFromHeader, type ImageSize } from './image-size.ts';
 import { LIMITS } from '../formats/limits.ts';
 import { comicPages } from '../komga/pages.ts';
 import { loadSharp } from '../covers/sharp-loader.ts';

@@ -1,7 +1,7 @@
 // Image sizes from headers only, checked against what sharp reports for real files, and the cases that need more bytes.
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { imageSizeFromHeader } from '../../src/core/formats/image-size.ts';
+import { imageSizeFromHeader } from '../../src/core/readers/image-size.ts';
 
 const image = (width: number, height: number) => sharp({ create: { width, height, channels: 4, background: '#3a6c' } });
 
@@ -47,6 +47,7 @@ describe('imageSizeFromHeader', () => {
     expect(imageSizeFromHeader(data.subarray(0, sof))).toBe('more');
     expect(imageSizeFromHeader(data)).toEqual({ width: 64, height: 48 });
     expect(imageSizeFromHeader(Buffer.from('not an image at all'))).toBeUndefined();
+    expect(imageSizeFromHeader(Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00]))).toBe('more');
     expect(imageSizeFromHeader(Buffer.alloc(0))).toBeUndefined();
   });
 });
