@@ -14,10 +14,9 @@ import { renderPath } from '../naming/render.ts';
 import { createTaskRunner, forEachLimited, type TaskRunner } from '../scan/task-runner.ts';
 import type { Store } from '../store/store.ts';
 import { nowIso } from '../time.ts';
-import { removeEmptyFolders } from './bookdrop-cleanup.ts';
+import { importKey, NO_IMPORT, removeEmptyFolders } from './bookdrop-cleanup.ts';
 import { currentMetadata, FINALIZED, PENDING, rowsByIds, type BookdropRow } from './bookdrop-files.ts';
 import { dropMetadata, namingFacts, overlayMetadata, type DropMetadata } from './bookdrop-metadata.ts';
-import { importKey, NO_IMPORT } from './bookdrop-cleanup.ts';
 import { bookdropCoverPath, partialName, removeBookdropCover } from './bookdrop-paths.ts';
 import { catalogHasFile, recordImportedFile, type ParsedFile } from './record-book.ts';
 import { copyVerified, ImportStepError, nodeImportFs, placeUnderFreeName, splitRelativePath, step, type ImportFs } from './safe-copy.ts';
@@ -231,7 +230,7 @@ async function importOne(im: Importer, row: BookdropRow, target: Target): Promis
 async function claim(store: Store, id: number): Promise<boolean> {
   const res = await store.db
     .updateTable('bookdrop_file')
-    .set({ status: FINALIZED, updated_at: nowIso(), import_owner: JSON.stringify(currentOwner()), import_partial_path: null, import_target_path: null })
+    .set({ status: FINALIZED, updated_at: nowIso(), ...NO_IMPORT, import_owner: JSON.stringify(currentOwner()) })
     .where('id', '=', id)
     .where('status', '=', PENDING)
     .executeTakeFirst();
