@@ -66,6 +66,8 @@ function printPlan(ctx: CommandContext, plan: MovePlan): void {
   ctx.print(`${c.move} to move, ${c.unchanged} already in place, ${c.skipped} skipped`);
 }
 
+const NOTHING_RECOVERED: RecoveryReport = { resumed: 0, rolledBack: 0, busy: 0, problems: [] };
+
 function recoveryLine(r: RecoveryReport): string | undefined {
   if (r.resumed === 0 && r.rolledBack === 0 && r.problems.length === 0) return undefined;
   const lines = [`recovered interrupted moves: ${r.resumed} completed, ${r.rolledBack} rolled back`, ...r.problems.map((p) => `  problem: ${p}`)];
@@ -82,16 +84,15 @@ export function registerMove(program: Command, run: RunCommand): void {
     .option('--yes', 'apply without asking (needed when not on a terminal)', false)
     .action((opts: MoveOptions) =>
       run(async (ctx) => {
-        const [{ findLibrary, listLibraries }, { inPlaceRequests, planMoves }, { applyMoves }, { recoverMoves }, { unknownParts }] = await Promise.all([
+        const [{ findLibrary, listLibraries }, { inPlaceRequests, planMoves }, { applyMoves }, { unknownParts }] = await Promise.all([
           import('../core/libraries/libraries.ts'),
           import('../core/moves/plan.ts'),
           import('../core/moves/apply.ts'),
-          import('../core/moves/recover.ts'),
           import('../core/naming/pattern.ts'),
         ]);
         const store = await ctx.store();
-        // A move interrupted earlier (crash, kill, power cut) is finished or undone before anything is planned.
-        const recovered = await recoverMoves(store);
+        // A move interrupted earlier (crash, kill, power cut) was finished or undone when the catalog opened.
+        const recovered = (await ctx.recoveredMoves()) ?? NOTHING_RECOVERED;
         const note = recoveryLine(recovered);
         if (note && !ctx.json) process.stderr.write(`${note}\n`);
 

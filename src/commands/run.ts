@@ -15,7 +15,7 @@ export function commandRunner(globals: () => GlobalOptions): RunCommand {
       ctx = createContext(globals());
       exitCode = (await body(ctx)) ?? EXIT.OK;
     } catch (error) {
-      const described = describeError(error);
+      const described = describeError(error, ctx?.config.dataDir);
       exitCode = described.exitCode;
       if (json) process.stdout.write(`${JSON.stringify({ error: { code: described.code, message: described.message } })}\n`);
       else process.stderr.write(`bindery: ${described.message}\n`);

@@ -111,9 +111,9 @@ export function registerServe(program: Command, run: RunCommand): void {
         const built = await buildApp({ config: ctx.config, store, logger: loggerOptions(ctx) });
         const { app } = built;
         if (seeded) app.log.info({ username: seeded.username }, 'created the first administrator from BINDERY_ADMIN_* environment variables');
-        // A file move cut short by a crash is finished or rolled back before anything else touches the catalog.
-        const { recoverMoves } = await import('../core/moves/recover.ts');
-        await recoverMoves(store, { log: (message) => app.log.warn(message) });
+        // A file move cut short by a crash was finished or rolled back when the catalog opened (ctx.store()).
+        const recovered = await ctx.recoveredMoves();
+        if (recovered) app.log.warn({ ...recovered }, 'recovered interrupted file moves');
         // The bookdrop watcher starts once the server answers and stops before the catalog closes.
         let bookdrop: Promise<{ close(): Promise<void> } | undefined> = Promise.resolve(undefined);
         app.addHook('onClose', async () => {

@@ -16,9 +16,10 @@ import { allowedPrivateHosts, dataPaths, type Config } from '../core/config.ts';
 import { createHttpClient } from '../core/net/http-client.ts';
 import { PasswordBusyError } from '../core/auth/password-busy.ts';
 import { signingSecret } from '../core/auth/tokens.ts';
+import { describeStorageFailure, storageFailureOf } from '../core/store/storage-failure.ts';
 import type { Store } from '../core/store/store.ts';
 import { VERSION } from '../version.ts';
-import { authenticate, ruleAdmits } from './authenticate.ts';
+import { authenticate } from './authenticate.ts';
 import type { DaemonContext } from './context.ts';
 import { ApiError, errorBody } from './http-errors.ts';
 import { compactWhenIdle } from './idle-memory.ts';
@@ -161,13 +162,6 @@ function apiDocs(table: RouteTable, prefix: string): (request: FastifyRequest, r
   };
 }
 
-/** The route's rule, for a caller the gate has already identified (403 in the error shape). */
-async function admitByRule(spec: Pick<RouteSpec, 'auth' | 'rule'>, request: RouteRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
-  if (spec.auth === 'custom' || spec.auth === 'public' || !request.principal) return undefined;
-  if (ruleAdmits(spec.rule, request.principal, request)) return undefined;
-  return reply.status(403).send(errorBody(403, 'Access denied.'));
-}
-
 /**
  * Stand-ins for a route's schemas, one empty object per part, registered before its module is loaded: fastify builds
  * a validator (or serializer) for each part it sees, and the lazy controller swaps in the real schema, found through
@@ -277,6 +271,13 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
       return reply.status(400).send(errorBody(400, 'Request body is missing or malformed.'));
     }
     if (status >= 400 && status < 500) return reply.status(status).send(errorBody(status, error.message));
+    const storage = storageFailureOf(error, config.dataDir);
+    if (storage) {
+      // 507 Insufficient Storage for a full disk; a read-only or failing one is "unavailable" until someone fixes it.
+      const code = storage.problem === 'full' ? 507 : 503;
+      request.log.error({ err: error, directory: storage.directory, cause: storage.cause }, 'request failed: the disk cannot be written');
+      return reply.status(code).send(errorBody(code, `The server cannot save changes: ${describeStorageFailure(storage)}.`));
+    }
     request.log.error({ err: error }, 'request failed');
     return reply.status(500).send(errorBody(500, 'An unexpected error occurred.'));
   });
@@ -288,10 +289,9 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   await app.register(
     async (scope) => {
       const addRoute = (target: FastifyInstance, head: RouteHead): void => {
-        // Grimmory's order: its security filters answer 401 before the body is read or validated; `@PreAuthorize`
-        // answers 403 after Spring has bound and validated the arguments. So: who is calling on request, the rule
-        // once the request has passed validation.
-        const whoIsCalling = { auth: head.auth, rule: 'any' } as const;
+        // Who is calling (401) and whether the route's rule admits them (403) are both settled on request, before the
+        // body is read or the query validated: a caller without the permission never gets a 400 that tells them what
+        // the route accepts. (Grimmory's `@PreAuthorize` runs after validation; this order is deliberate.)
         const schema = eager ? table.specOf(head)?.schema : standIns.for(head);
         // Kept here once loaded: the per-request path reads a local instead of looking the route up again.
         let spec = table.specOf(head);
@@ -302,15 +302,13 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
           ...(head.bodyLimit ? { bodyLimit: head.bodyLimit } : {}),
           ...(head.formBody || head.rawBody ? { config: { formBody: head.formBody === true, rawBody: head.rawBody === true } } : {}),
           onRequest: async (request, reply) => {
-            const refused = await authenticate(whoIsCalling, request as RouteRequest, reply, ctx);
+            const refused = await authenticate(head, request as RouteRequest, reply, ctx);
             if (refused) return refused;
             // The route's module and the schema compilers, before the body is validated against the module's schema.
             spec ??= await table.load(head);
             if (!schemaCompilers && schema) await loadSchemaCompilers();
             return undefined;
           },
-          // A rule that admits every caller the gate let in needs no second look (most routes).
-          preHandler: head.rule === undefined || head.rule === 'any' ? undefined : (request, reply) => admitByRule(head, request as RouteRequest, reply),
           handler: (request, reply) => (spec as RouteSpec).handler(request as RouteRequest, reply, ctx),
         });
       };

@@ -11,6 +11,7 @@ import { cliFor } from '../helpers/cli.ts';
 import { makeTempLibrary, writeSimpleEpub, type TempLibrary } from '../helpers/library-fixtures.ts';
 
 
+const KILL_DURING_MOVE = join(import.meta.dirname, '..', 'helpers', 'kill-during-move.ts');
 
 let lib: TempLibrary;
 
@@ -130,5 +131,40 @@ describe('bindery move', () => {
     expect(JSON.parse(res.stdout)).toMatchObject({ recovered: { resumed: 0, rolledBack: 1, problems: [] }, summary: { move: 1 } });
     expect(existsSync(lib.path('in', 'dune.epub'))).toBe(true);
     expect(existsSync(lib.path('Frank Herbert', 'Dune.epub'))).toBe(false);
+  });
+});
+
+describe('a scan after a killed move', () => {
+  it('never adopts a half-moved file: the catalog is put right when the scan opens it', async () => {
+    await setUp();
+    // Killed with the book file already at its new place and its sidecar not yet moved: a move recovery rolls back.
+    const killed = spawnSync(process.execPath, [KILL_DURING_MOVE, lib.dataDir, '{authors}/{title}', 'link', 'Dune.opf'], { encoding: 'utf8' });
+    expect(killed.signal, killed.stderr).toBe('SIGKILL');
+    expect(existsSync(lib.path('Frank Herbert', 'Dune.epub'))).toBe(true);
+    expect(existsSync(lib.path('in', 'dune.epub'))).toBe(false);
+
+    const scan = await bindery('scan');
+    expect(scan.code, scan.stderr).toBe(0);
+    const catalogPath = async (): Promise<string> => {
+      const store = await openStore(join(lib.dataDir, 'bindery.sqlite'));
+      try {
+        const row = await store.db
+          .selectFrom('book_file')
+          .innerJoin('library_path', 'library_path.id', 'book_file.library_path_id')
+          .select(['library_path.path as root', 'file_sub_path', 'file_name'])
+          .where('file_name', 'like', '%une.epub')
+          .executeTakeFirstOrThrow();
+        return join(row.root, row.file_sub_path, row.file_name);
+      } finally {
+        await store.close();
+      }
+    };
+    expect(await catalogPath()).toBe(lib.path('in', 'dune.epub'));
+    expect(existsSync(lib.path('in', 'dune.epub'))).toBe(true);
+    expect(scan.stderr).toContain('rolled back');
+    // A later recovery (the daemon's start, the next move) finds nothing left to undo.
+    const again = await bindery('move', '--dry-run', '--json', '--pattern', '{authors}/{title}');
+    expect(JSON.parse(again.stdout)).toMatchObject({ recovered: { resumed: 0, rolledBack: 0, problems: [] } });
+    expect(existsSync(await catalogPath())).toBe(true);
   });
 });

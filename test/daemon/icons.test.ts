@@ -190,6 +190,16 @@ describe('batch', () => {
     expect((await content(viewer, 'batch-two')).body).toBe('<svg xmlns="http://www.w3.org/2000/svg"><circle r="1"/></svg>');
   });
 
+  it('refuses a batch larger than its body limit with 413 in the error shape, storing nothing', async () => {
+    // The audit's 1,000 icons of 60 KB (60 MB): memory for a request is bounded by the limit, not by the client.
+    const svg = `<svg xmlns="http://www.w3.org/2000/svg"><path d="${'M1 1 '.repeat(12_000)}"/></svg>`;
+    const icons = Array.from({ length: 1000 }, (_, i) => ({ svgName: `bulk-${i}`, svgData: svg }));
+    const res = await call(manager, { method: 'POST', url: '/api/v1/icons/batch', payload: { icons } });
+    expect(res.statusCode).toBe(413);
+    expect(res.json()).toEqual({ status: 413, message: expect.stringMatching(/too large/i), timestamp: expect.any(String) });
+    expect(existsSync(join(iconDir, 'bulk-0.svg'))).toBe(false);
+  });
+
   it('refuses the whole batch when a name breaks the pattern or the list is empty', async () => {
     for (const icons of [[], [{ svgName: 'fine', svgData: BOOK }, { svgName: '../nope', svgData: BOOK }]]) {
       const res = await call(manager, { method: 'POST', url: '/api/v1/icons/batch', payload: { icons } });

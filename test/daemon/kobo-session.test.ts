@@ -389,9 +389,13 @@ describe('a device session', () => {
     const zero = await device.call('PUT', `/v1/library/${mainBooks[11]}/state`, { body: { ReadingStates: [{ EntitlementId: String(mainBooks[11]), CurrentBookmark: { ProgressPercent: 0, LastModified: '2025-02-01T00:00:00Z' } }] } });
     expect(zero.status).toBe(200);
     expect((await api(reader.token, 'GET', `/api/v1/books/${mainBooks[11]}`)).koboProgress).toEqual({ percentage: 0 });
-    // A hidden book is acknowledged and left alone.
+    // A hidden book is refused as the metadata and download routes refuse it, and nothing is written.
     const hidden = await device.call('PUT', `/v1/library/${hiddenBook}/state`, { body: { ReadingStates: [{ EntitlementId: String(hiddenBook), CurrentBookmark: { ProgressPercent: 70 } }] } });
-    expect(hidden.status).toBe(200);
+    expect(hidden.status).toBe(403);
+    expect((await device.call('GET', `/v1/library/${hiddenBook}/metadata`)).status).toBe(403);
+    // Also when the hidden book is named in the body of a visible book's path.
+    const smuggled = await device.call('PUT', `/v1/library/${mainBooks[11]}/state`, { body: { ReadingStates: [{ EntitlementId: String(hiddenBook), CurrentBookmark: { ProgressPercent: 70 } }] } });
+    expect(smuggled.status).toBe(403);
     expect(await d.store.db.selectFrom('user_book_progress').select('id').where('book_id', '=', hiddenBook).executeTakeFirst()).toBeUndefined();
     expect((await device.call('PUT', `/v1/library/${id}/state`, { body: [] })).status).toBe(400);
   });

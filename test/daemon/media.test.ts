@@ -139,6 +139,18 @@ describe('downloads', () => {
     expect((await get(`/api/v1/books/${ids.Plain}/files/${pdf?.id}/download`)).statusCode).toBe(404);
   });
 
+  it('refuses an additional file to a reader without canDownload, by bearer and by ?token=', async () => {
+    const pdf = await d.store.db.selectFrom('book_file').select('id').where('book_id', '=', ids.Dune as number).where('file_name', '=', 'Dune.pdf').executeTakeFirstOrThrow();
+    const reader = await d.createUser('reader-no-download', {}, [libraryId]);
+    const url = `/api/v1/books/${ids.Dune}/files/${pdf.id}/download`;
+    const byBearer = await get(url, auth(reader.token));
+    expect(byBearer.statusCode).toBe(403);
+    expect(byBearer.json()).toMatchObject({ status: 403, message: 'Access denied.' });
+    expect((await get(`${url}?token=${reader.token}`, {})).statusCode).toBe(403);
+    // The reader route still serves the book to read in the browser.
+    expect((await get(`/api/v1/books/${ids.Dune}/content`, auth(reader.token))).statusCode).toBe(200);
+  });
+
   it('fails the download of a book whose file is gone from disk as Grimmory does', async () => {
     const physical = await d.inject({ method: 'POST', url: '/api/v1/books/physical', headers: auth(admin.token), payload: { libraryId, title: 'Paper' } });
     const res = await get(`/api/v1/books/${physical.json().id}/download`);

@@ -15,11 +15,13 @@ export interface CliOptions {
   input?: string;
   /** Extra environment; BINDERY_CONFIG is cleared so no user config file leaks in. */
   env?: NodeJS.ProcessEnv;
+  /** Run as this user and group (the test runs as root). */
+  as?: { uid: number; gid: number };
 }
 
 export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(BIN, args, { env: { ...process.env, BINDERY_CONFIG: '', ...options.env } });
+    const child = spawn(BIN, args, { env: { ...process.env, BINDERY_CONFIG: '', ...options.env }, ...options.as });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));

@@ -142,3 +142,59 @@ export async function writeCb7(
     rmSync(staging, { recursive: true, force: true });
   }
 }
+
+/**
+ * A ZIP of stored entries built directly (yazl takes minutes for 100,000 entries): local headers, data, central
+ * directory, end record. Enough for archives with very many small entries.
+ */
+export function storedZip(entries: { name: string; data: Buffer }[]): Buffer {
+  const parts: Buffer[] = [];
+  const central: Buffer[] = [];
+  let offset = 0;
+  for (const { name, data } of entries) {
+    const nameBytes = Buffer.from(name, 'utf8');
+    const crc = crc32(data);
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(20, 4);
+    local.writeUInt32LE(crc, 14);
+    local.writeUInt32LE(data.length, 18);
+    local.writeUInt32LE(data.length, 22);
+    local.writeUInt16LE(nameBytes.length, 26);
+    const header = Buffer.alloc(46);
+    header.writeUInt32LE(0x02014b50, 0);
+    header.writeUInt16LE(20, 4);
+    header.writeUInt16LE(20, 6);
+    header.writeUInt32LE(crc, 16);
+    header.writeUInt32LE(data.length, 20);
+    header.writeUInt32LE(data.length, 24);
+    header.writeUInt16LE(nameBytes.length, 28);
+    header.writeUInt32LE(offset, 42);
+    parts.push(local, nameBytes, data);
+    central.push(header, nameBytes);
+    offset += 30 + nameBytes.length + data.length;
+  }
+  const directory = Buffer.concat(central);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(Math.min(entries.length, 0xffff), 8);
+  end.writeUInt16LE(Math.min(entries.length, 0xffff), 10);
+  end.writeUInt32LE(directory.length, 12);
+  end.writeUInt32LE(offset, 16);
+  if (entries.length < 0xffff) return Buffer.concat([...parts, directory, end]);
+  // More entries than the end record can count: the zip64 end record and its locator say how many.
+  const zip64 = Buffer.alloc(56);
+  zip64.writeUInt32LE(0x06064b50, 0);
+  zip64.writeBigUInt64LE(44n, 4);
+  zip64.writeUInt16LE(45, 12);
+  zip64.writeUInt16LE(45, 14);
+  zip64.writeBigUInt64LE(BigInt(entries.length), 24);
+  zip64.writeBigUInt64LE(BigInt(entries.length), 32);
+  zip64.writeBigUInt64LE(BigInt(directory.length), 40);
+  zip64.writeBigUInt64LE(BigInt(offset), 48);
+  const locator = Buffer.alloc(20);
+  locator.writeUInt32LE(0x07064b50, 0);
+  locator.writeBigUInt64LE(BigInt(offset + directory.length), 8);
+  locator.writeUInt32LE(1, 16);
+  return Buffer.concat([...parts, directory, zip64, locator, end]);
+}

@@ -1,11 +1,12 @@
 // Keeping the queue true to the folder: rows whose file has gone, imports cut short by a crash, and discarding.
-import { readdir, rmdir, stat, unlink } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { readdir, rm, rmdir, stat, unlink } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
 import { nodeMoveFs } from '../moves/fs.ts';
+import { ownerStatus } from '../moves/journal.ts';
 import type { Store } from '../store/store.ts';
 import { nowIso } from '../time.ts';
 import { FINALIZED, PENDING, rowsByIds, type BookdropRow } from './bookdrop-files.ts';
-import { isInsideDir, removeBookdropCover } from './bookdrop-paths.ts';
+import { isInsideDir, PARTIAL_PREFIX, removeAbandonedPartials, removeBookdropCover } from './bookdrop-paths.ts';
 import type { BookdropEnv } from './intake.ts';
 
 async function exists(path: string): Promise<boolean> {
@@ -42,25 +43,71 @@ export async function forgetPath(env: Pick<BookdropEnv, 'store' | 'dataDir'>, pa
   return gone.length;
 }
 
-/** An import claims its row (FINALIZED) before copying; one whose process died is looked at after this long. */
+/**
+ * An import claims its row (FINALIZED) in its process's name; a claim whose process is gone is recovered at once. A
+ * claim that names no process (made before Bindery recorded one) is looked at after this long.
+ */
 export const STALE_CLAIM_MS = 60 * 60 * 1000;
 
+/** The key under which a running import is listed in this process's active work (see `ownerStatus`). */
+export const importKey = (id: number): string => `bookdrop-import-${id}`;
+
+/** An import's trace, cleared whenever its row goes back to the queue. */
+export const NO_IMPORT = { import_owner: null, import_partial_path: null, import_target_path: null } as const;
+
+function claimIsAbandoned(row: BookdropRow, cutoff: string): boolean {
+  if (row.import_owner === null) return (row.updated_at ?? '') < cutoff;
+  return ownerStatus(row.import_owner, importKey(row.id)) === 'dead';
+}
+
+/** Whether the catalog has a book file at exactly this path. */
+async function catalogued(store: Store, path: string): Promise<boolean> {
+  const rows = await store.db
+    .selectFrom('book_file')
+    .innerJoin('library_path', 'library_path.id', 'book_file.library_path_id')
+    .select(['library_path.path as root', 'book_file.file_sub_path', 'book_file.file_name'])
+    .where('book_file.file_name', '=', basename(path))
+    .execute();
+  return rows.some((r) => join(r.root, r.file_sub_path, r.file_name) === path);
+}
+
+async function sameContent(a: string, b: string): Promise<boolean> {
+  const [x, y] = await Promise.all([nodeMoveFs.fingerprint(a), nodeMoveFs.fingerprint(b)]);
+  return x.size === y.size && x.hash === y.hash;
+}
+
 /**
- * Finishes or releases imports cut short by a crash (rows FINALIZED for over an hour whose file is still in the
- * bookdrop): when the catalog has a file with the same content on disk, the import had been recorded and only the
- * original's removal is left; otherwise the file goes back to PENDING_REVIEW.
+ * What a killed import left in the library: its partial copy is removed; a file it had already given its final name
+ * but not yet catalogued is removed too when the original is still in the bookdrop (the import is redone from it, under
+ * the same name, rather than as "name (2)" next to an uncatalogued twin). 'recorded' when the catalog has that file.
+ */
+async function undoHalfImport(store: Store, row: BookdropRow): Promise<'recorded' | 'undone'> {
+  if (row.import_partial_path !== null && basename(row.import_partial_path).startsWith(PARTIAL_PREFIX)) await rm(row.import_partial_path, { force: true });
+  const placed = row.import_target_path;
+  if (placed === null || !(await exists(placed))) return 'undone';
+  if (await catalogued(store, placed)) return 'recorded';
+  // Only ever our own copy: the same bytes as the original, which stays.
+  if ((await exists(row.file_path)) && (await sameContent(placed, row.file_path))) await unlink(placed);
+  return 'undone';
+}
+
+/**
+ * Finishes or releases imports cut short by a crash or a kill (claimed rows whose process is gone): what the import
+ * left in the library is undone, unless the catalog already has the file, in which case only the original's removal
+ * was left. Otherwise the file goes back to PENDING_REVIEW, to be imported again under the name it was meant to get.
  */
 export async function recoverInterruptedImports(env: BookdropEnv, now = Date.now()): Promise<{ completed: number; released: number }> {
   const { db } = env.store;
   const cutoff = new Date(now - STALE_CLAIM_MS).toISOString();
-  const rows = await db.selectFrom('bookdrop_file').selectAll().where('status', '=', FINALIZED).where('updated_at', '<', cutoff).execute();
+  const claimed = await db.selectFrom('bookdrop_file').selectAll().where('status', '=', FINALIZED).execute();
   const out = { completed: 0, released: 0 };
-  for (const row of rows) {
+  for (const row of claimed.filter((r) => claimIsAbandoned(r, cutoff))) {
+    const half = await undoHalfImport(env.store, row);
     if (!(await exists(row.file_path))) {
       await deleteRows(env, [row.id]);
       continue;
     }
-    if (await importedCopyExists(env.store, row.file_path)) {
+    if (half === 'recorded' || (await importedCopyExists(env.store, row.file_path))) {
       await unlink(row.file_path).catch(() => undefined);
       if (!(await exists(row.file_path))) {
         await deleteRows(env, [row.id]);
@@ -68,10 +115,12 @@ export async function recoverInterruptedImports(env: BookdropEnv, now = Date.now
         continue;
       }
     }
-    await db.updateTable('bookdrop_file').set({ status: PENDING, updated_at: nowIso() }).where('id', '=', row.id).where('status', '=', FINALIZED).execute();
+    await db.updateTable('bookdrop_file').set({ status: PENDING, updated_at: nowIso(), ...NO_IMPORT }).where('id', '=', row.id).where('status', '=', FINALIZED).execute();
     out.released++;
   }
+  const partials = await removeAbandonedPartials(resolve(env.bookdropDir));
   if (out.completed + out.released > 0) env.log?.('warn', `bookdrop: ${out.completed} interrupted imports completed, ${out.released} released for review`);
+  if (partials > 0) env.log?.('warn', `bookdrop: removed ${partials} partial file${partials === 1 ? '' : 's'} left by an interrupted upload`);
   return out;
 }
 

@@ -1,5 +1,6 @@
 // Where bookdrop things live on disk, and which names in the bookdrop folder are books waiting to be imported.
-import { rename, rm, writeFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { formatOf } from '../formats/index.ts';
 
@@ -8,6 +9,53 @@ import { formatOf } from '../formats/index.ts';
  * so neither the bookdrop watcher nor a library scan ever takes them for books.
  */
 export const PARTIAL_PREFIX = '.bindery-';
+
+/** A partial file's name: the process writing it is in the name, so files a killed process left can be told apart. */
+export function partialName(kind: 'copy' | 'upload'): string {
+  return `${PARTIAL_PREFIX}${kind === 'upload' ? 'upload-' : ''}${process.pid}-${randomUUID()}.part`;
+}
+
+const PARTIAL_NAME = /^\.bindery-(?:upload-)?(?:(\d+)-)?[0-9a-f-]{36}\.part$/;
+
+/** A partial file the current process may still be writing is left alone for this long after its last change. */
+export const PARTIAL_GRACE_MS = 60 * 60 * 1000;
+
+/**
+ * Whether a file is a partial file no running process will finish: its writer (named in it) is gone, or it is this
+ * process's own (or names no process) and has not changed for PARTIAL_GRACE_MS.
+ */
+export function isAbandonedPartial(fileName: string, mtimeMs: number, now = Date.now()): boolean {
+  const match = PARTIAL_NAME.exec(fileName);
+  if (!match) return false;
+  const pid = match[1] === undefined ? undefined : Number(match[1]);
+  if (pid !== undefined && pid !== process.pid) {
+    try {
+      process.kill(pid, 0);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ESRCH') return true;
+    }
+    return false;
+  }
+  return now - mtimeMs > PARTIAL_GRACE_MS;
+}
+
+/** Removes abandoned partial files anywhere under `dir` (hidden folders included); returns how many. */
+export async function removeAbandonedPartials(dir: string): Promise<number> {
+  let removed = 0;
+  const visit = async (folder: string): Promise<void> => {
+    const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);
+    for (const entry of entries) {
+      const full = join(folder, entry.name);
+      if (entry.isDirectory()) await visit(full);
+      else if (entry.isFile() && entry.name.startsWith(PARTIAL_PREFIX)) {
+        const info = await stat(full).catch(() => undefined);
+        if (info && isAbandonedPartial(entry.name, info.mtimeMs) && (await rm(full).then(() => true, () => false))) removed++;
+      }
+    }
+  };
+  await visit(dir);
+  return removed;
+}
 
 /** Covers extracted from bookdrop files, by bookdrop id (`/api/v1/media/bookdrop/{id}/cover`). */
 export function bookdropCoversDir(dataDir: string): string {

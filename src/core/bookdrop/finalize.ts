@@ -6,6 +6,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { DEFAULT_COVER_CROPPING, makeCoverImages } from '../covers/cover-images.ts';
 import { createStagingDir, stageCoverImages } from '../covers/cover-store.ts';
 import { errorCode } from '../moves/fs.ts';
+import { activeBatches, currentOwner } from '../moves/journal.ts';
 import { formatOf } from '../formats/index.ts';
 import { listLibraries, type Library, type LibraryPath } from '../libraries/libraries.ts';
 import { movePattern } from '../moves/plan.ts';
@@ -13,10 +14,10 @@ import { renderPath } from '../naming/render.ts';
 import { createTaskRunner, forEachLimited, type TaskRunner } from '../scan/task-runner.ts';
 import type { Store } from '../store/store.ts';
 import { nowIso } from '../time.ts';
-import { removeEmptyFolders } from './bookdrop-cleanup.ts';
+import { importKey, NO_IMPORT, removeEmptyFolders } from './bookdrop-cleanup.ts';
 import { currentMetadata, FINALIZED, PENDING, rowsByIds, type BookdropRow } from './bookdrop-files.ts';
 import { dropMetadata, namingFacts, overlayMetadata, type DropMetadata } from './bookdrop-metadata.ts';
-import { bookdropCoverPath, removeBookdropCover } from './bookdrop-paths.ts';
+import { bookdropCoverPath, partialName, removeBookdropCover } from './bookdrop-paths.ts';
 import { catalogHasFile, recordImportedFile, type ParsedFile } from './record-book.ts';
 import { copyVerified, ImportStepError, nodeImportFs, placeUnderFreeName, splitRelativePath, step, type ImportFs } from './safe-copy.ts';
 
@@ -164,12 +165,22 @@ async function importOne(im: Importer, row: BookdropRow, target: Target): Promis
   if (!where) throw new ImportStepError('place', 'the naming pattern gives no usable path');
   const dir = join(target.root.path, where.subPath);
 
-  const partial = await copyVerified(im.fs, source, dir, { size: before.size, hash: parsed.contentHash });
+  // Where the copy goes is on the row before it is made: a recovery after a kill finds (and removes) it.
+  const partial = join(dir, partialName('copy'));
+  await traceImport(im.env.store, row.id, { import_partial_path: partial });
+  await copyVerified(im.fs, source, dir, { size: before.size, hash: parsed.contentHash }, partial);
   let placed: string;
   try {
     const after = await stat(source).catch(() => undefined);
     if (!after || !sameFile(before, after)) throw new ImportStepError('verify', 'the original changed while it was being imported');
-    placed = await placeUnderFreeName(im.fs, partial, dir, where.fileName, async (name) => catalogHasFile(im.env.store, target.root.id, where.subPath, name));
+    placed = await placeUnderFreeName(
+      im.fs,
+      partial,
+      dir,
+      where.fileName,
+      async (name) => catalogHasFile(im.env.store, target.root.id, where.subPath, name),
+      (path) => traceImport(im.env.store, row.id, { import_target_path: path }),
+    );
   } catch (error) {
     await im.fs.unlink(partial).catch(() => undefined);
     throw error;
@@ -212,14 +223,28 @@ async function importOne(im: Importer, row: BookdropRow, target: Target): Promis
   return { bookId, path: placed };
 }
 
-/** Takes the row for this import; false when it is not waiting for review (imported, or being imported elsewhere). */
+/**
+ * Takes the row for this import, in this process's name; false when it is not waiting for review (imported, or being
+ * imported elsewhere).
+ */
 async function claim(store: Store, id: number): Promise<boolean> {
-  const res = await store.db.updateTable('bookdrop_file').set({ status: FINALIZED, updated_at: nowIso() }).where('id', '=', id).where('status', '=', PENDING).executeTakeFirst();
-  return Number(res.numUpdatedRows) === 1;
+  const res = await store.db
+    .updateTable('bookdrop_file')
+    .set({ status: FINALIZED, updated_at: nowIso(), ...NO_IMPORT, import_owner: JSON.stringify(currentOwner()) })
+    .where('id', '=', id)
+    .where('status', '=', PENDING)
+    .executeTakeFirst();
+  if (Number(res.numUpdatedRows) !== 1) return false;
+  activeBatches.add(importKey(id));
+  return true;
+}
+
+async function traceImport(store: Store, id: number, trace: { import_partial_path: string } | { import_target_path: string }): Promise<void> {
+  await store.db.updateTable('bookdrop_file').set(trace).where('id', '=', id).execute();
 }
 
 async function release(store: Store, id: number): Promise<void> {
-  await store.db.updateTable('bookdrop_file').set({ status: PENDING, updated_at: nowIso() }).where('id', '=', id).where('status', '=', FINALIZED).execute();
+  await store.db.updateTable('bookdrop_file').set({ status: PENDING, updated_at: nowIso(), ...NO_IMPORT }).where('id', '=', id).where('status', '=', FINALIZED).execute();
 }
 
 export async function finalizeImport(env: FinalizeEnv, request: FinalizeRequest, options: FinalizeOptions = {}): Promise<FinalizeOutcome> {
@@ -274,6 +299,15 @@ async function finalizeOne(im: Importer, id: number, row: BookdropRow | undefine
     throw error;
   }
   if (!(await claim(im.env.store, id))) return fail('The file is already imported or being imported');
+  try {
+    return await importClaimed(im, row, target, fail);
+  } finally {
+    activeBatches.delete(importKey(id));
+  }
+}
+
+async function importClaimed(im: Importer, row: BookdropRow, target: Target, fail: (message: string) => FileOutcome): Promise<FileOutcome> {
+  const id = row.id;
   try {
     const done = await importOne(im, row, target);
     return {

@@ -1,13 +1,12 @@
 // Putting a file into a library without ever putting anything at risk: copy to a hidden partial name in the target
 // folder, flush it, check it byte for byte against what was read, then give it a free name (a hard link, which
 // cannot replace anything). The original is never touched here; the caller removes it once the catalog has the copy.
-import { randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import { join } from 'node:path';
 import { errorCode, nodeMoveFs, type MoveFs } from '../moves/fs.ts';
 import { withCounter } from '../moves/plan.ts';
-import { PARTIAL_PREFIX } from './bookdrop-paths.ts';
+import { partialName } from './bookdrop-paths.ts';
 
 /** The filesystem steps of an import, each one a seam where tests inject failures. */
 export interface ImportFs extends Pick<MoveFs, 'lstat' | 'link' | 'rename' | 'unlink' | 'mkdirp' | 'fsyncDir' | 'fingerprint'> {
@@ -82,12 +81,11 @@ export interface Expected {
 }
 
 /**
- * Copies `source` into `dir` under a hidden partial name, flushes and verifies it. Returns the partial file's path;
- * on any failure nothing of the copy is left behind.
+ * Copies `source` into `dir` under a hidden partial name (`partial`, when the caller recorded it beforehand), flushes
+ * and verifies it. Returns the partial file's path; on any failure nothing of the copy is left behind.
  */
-export async function copyVerified(fs: ImportFs, source: string, dir: string, expected: Expected): Promise<string> {
+export async function copyVerified(fs: ImportFs, source: string, dir: string, expected: Expected, partial = join(dir, partialName('copy'))): Promise<string> {
   await step('copy', () => fs.mkdirp(dir));
-  const partial = join(dir, `${PARTIAL_PREFIX}${randomUUID()}.part`);
   try {
     await step('copy', () => fs.copy(source, partial));
     await step('flush', () => fs.flush(partial));
@@ -109,12 +107,21 @@ const MAX_COUNTER = 10_000;
 /**
  * Gives the partial file its final name in `dir`: `name`, else `name (2)`, `name (3)`... never replacing a file or
  * folder on disk, nor a name the catalog already uses (`isTaken`). The partial name is gone afterwards.
+ * `beforePlacing` learns each name before it is taken (an import records it, so a kill right after is recoverable).
  */
-export async function placeUnderFreeName(fs: ImportFs, partial: string, dir: string, name: string, isTaken: (fileName: string) => Promise<boolean>): Promise<string> {
+export async function placeUnderFreeName(
+  fs: ImportFs,
+  partial: string,
+  dir: string,
+  name: string,
+  isTaken: (fileName: string) => Promise<boolean>,
+  beforePlacing?: (target: string) => Promise<void>,
+): Promise<string> {
   for (let n = 1; n <= MAX_COUNTER; n++) {
     const candidate = withCounter(name, n, false);
     if (await isTaken(candidate)) continue;
     const target = join(dir, candidate);
+    await beforePlacing?.(target);
     try {
       await fs.link(partial, target);
     } catch (error) {

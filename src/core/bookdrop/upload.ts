@@ -1,7 +1,6 @@
 // Uploads: a file streamed to disk under a hidden partial name (never held in memory, cut off at the size limit),
 // then given its place, in the bookdrop folder (waiting for review) or in a library (named by the upload pattern and
 // recorded as a book at once). An existing file is never replaced.
-import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, open, rm, unlink } from 'node:fs/promises';
 import { basename, join } from 'node:path';
@@ -20,7 +19,7 @@ import { readSetting } from '../settings/app-settings.ts';
 import { createTaskRunner } from '../scan/task-runner.ts';
 import type { Store } from '../store/store.ts';
 import { namingFacts } from './bookdrop-metadata.ts';
-import { PARTIAL_PREFIX } from './bookdrop-paths.ts';
+import { partialName } from './bookdrop-paths.ts';
 import { ensureBookdropDir, intakeFile, type BookdropEnv } from './intake.ts';
 import { catalogHasFile, recordImportedFile } from './record-book.ts';
 import { copyVerified, ImportStepError, nodeImportFs, splitRelativePath, type ImportFs } from './safe-copy.ts';
@@ -58,7 +57,7 @@ export interface ReceivedFile {
  */
 export async function receiveUpload(stream: Readable & { truncated?: boolean }, dir: string, maxBytes: number, limitMb: number): Promise<ReceivedFile> {
   await mkdir(dir, { recursive: true });
-  const path = join(dir, `${PARTIAL_PREFIX}upload-${randomUUID()}.part`);
+  const path = join(dir, partialName('upload'));
   let size = 0;
   const counter = new Transform({
     transform(chunk: Buffer, _encoding, done) {

@@ -26,6 +26,8 @@ export interface ArchiveBackend {
   list(): Promise<RawArchiveEntry[]>;
   /** Must never return more than `maxBytes` bytes, whatever the entry claims. */
   read(entry: RawArchiveEntry, maxBytes: number): Promise<Buffer>;
+  /** At most the first `bytes` bytes of the entry, decompressing no more than that needs (when the container allows). */
+  readHead?(entry: RawArchiveEntry, bytes: number): Promise<Buffer>;
   close(): Promise<void>;
 }
 
@@ -97,6 +99,7 @@ export class ComicArchive {
   readonly type: ComicArchiveType;
   private readonly backend: ArchiveBackend;
   private entries: RawArchiveEntry[] | undefined;
+  private byName: Map<string, RawArchiveEntry> | undefined;
 
   constructor(type: ComicArchiveType, backend: ArchiveBackend) {
     this.type = type;
@@ -110,9 +113,7 @@ export class ComicArchive {
 
   /** One entry's bytes, refusing more than `maxBytes` whether the header admits it or the data only reveals it. */
   async read(name: string, maxBytes: number = LIMITS.maxEntryBytes): Promise<Buffer> {
-    const entry = (await this.validatedEntries()).find((e) => e.name === name);
-    if (!entry) throw new FormatError('CORRUPT', `archive entry not found: ${name}`);
-    if (entry.encrypted) throw new FormatError('UNSUPPORTED', `entry ${name} is encrypted`);
+    const entry = await this.entry(name);
     if (entry.size > maxBytes) {
       throw new FormatError('TOO_LARGE', `entry ${name} is ${entry.size} bytes (limit ${maxBytes})`);
     }
@@ -121,6 +122,29 @@ export class ComicArchive {
     } catch (error) {
       throw asFormatError(error);
     }
+  }
+
+  /**
+   * The first `bytes` bytes of an entry (all of it when shorter): an image's header without its picture. ZIP inflates
+   * only that much; RAR and 7z extract the entry (within the usual size cap) and keep its start.
+   */
+  async readHead(name: string, bytes: number): Promise<Buffer> {
+    const entry = await this.entry(name);
+    try {
+      if (this.backend.readHead) return await this.backend.readHead(entry, bytes);
+      if (entry.size > LIMITS.maxEntryBytes) throw new FormatError('TOO_LARGE', `entry ${name} is ${entry.size} bytes (limit ${LIMITS.maxEntryBytes})`);
+      return (await this.backend.read(entry, LIMITS.maxEntryBytes)).subarray(0, bytes);
+    } catch (error) {
+      throw asFormatError(error);
+    }
+  }
+
+  private async entry(name: string): Promise<RawArchiveEntry> {
+    await this.validatedEntries();
+    const entry = this.byName?.get(name);
+    if (!entry) throw new FormatError('CORRUPT', `archive entry not found: ${name}`);
+    if (entry.encrypted) throw new FormatError('UNSUPPORTED', `entry ${name} is encrypted`);
+    return entry;
   }
 
   async close(): Promise<void> {
@@ -146,6 +170,9 @@ export class ComicArchive {
       if (bomb) throw bomb;
     }
     this.entries = raw.filter((e) => !e.isDirectory);
+    // Looked up by name for every page read: a list search would make reading all pages quadratic.
+    this.byName = new Map();
+    for (const entry of this.entries) if (!this.byName.has(entry.name)) this.byName.set(entry.name, entry);
     return this.entries;
   }
 }

@@ -1,4 +1,6 @@
 // Which archive entries are comic pages, in which order, and where the ComicInfo.xml sidecar lives.
+import { FormatError } from './errors.ts';
+import { LIMITS } from './limits.ts';
 import { naturalCompare } from './values.ts';
 
 const PAGE_MIME: Record<string, string> = {
@@ -31,9 +33,15 @@ export function pageMime(name: string): string | undefined {
   return PAGE_MIME[extensionOf(name)];
 }
 
-/** Image entries in reading order: natural sort on the full path, so `page2` precedes `page10`. */
+/**
+ * Image entries in reading order: natural sort on the full path, so `page2` precedes `page10`. More than
+ * LIMITS.maxPages pages is refused (TOO_LARGE) before anything is sorted: every page list, count and reader goes
+ * through here.
+ */
 export function orderPages(names: Iterable<string>): string[] {
-  return [...names].filter((n) => !isHiddenOrJunk(n) && pageMime(n) !== undefined).sort(naturalCompare);
+  const pages = [...names].filter((n) => !isHiddenOrJunk(n) && pageMime(n) !== undefined);
+  if (pages.length > LIMITS.maxPages) throw new FormatError('TOO_LARGE', `the archive has ${pages.length} pages (limit ${LIMITS.maxPages})`);
+  return pages.sort(naturalCompare);
 }
 
 /** ComicInfo.xml at the root if there is one, else the shallowest one anywhere; name matched ignoring case. */

@@ -8,6 +8,7 @@ export async function openZipBackend(path: string, options: ArchiveOpenOptions =
     list: async (): Promise<RawArchiveEntry[]> =>
       zip.entries.map((e) => ({ name: e.name, size: e.size, compressedSize: e.compressedSize, isDirectory: e.isDirectory })),
     read: (entry, maxBytes) => zip.read(entry.name, maxBytes),
+    readHead: (entry, bytes) => zip.readHead(entry.name, bytes),
     close: async () => zip.close(),
   };
 }

@@ -15,4 +15,10 @@ export const LIMITS = {
   maxEntries: 100_000,
   /** Largest image (width × height) we decode. */
   maxImagePixels: 100_000_000,
+  /** Most pages a comic archive may have; one with more is refused (TOO_LARGE) wherever its pages are listed. */
+  maxPages: 10_000,
+  /** What is read of a page to learn its size in pixels: the image header, not the picture. */
+  pageHeaderBytes: 64 * 1024,
+  /** Longest one computation over all of an archive's pages (their sizes) may run before it is given up (TOO_LARGE). */
+  maxArchiveWorkMs: 20_000,
 } as const;

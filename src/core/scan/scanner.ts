@@ -190,7 +190,9 @@ async function planRoot(store: Store, runner: TaskRunner, root: LibraryPath, opt
       }
       continue;
     }
-    if (failure && !options.full && failure.size_bytes === walk.sizes[i] && failure.mtime_ms === walk.mtimes[i]) {
+    // A file that failed for what it contains is not read again until it changes; one that could not be read (no
+    // permission, a share that dropped) is tried again on every scan, since fixing that does not change the file.
+    if (failure && failure.code !== 'IO' && !options.full && failure.size_bytes === walk.sizes[i] && failure.mtime_ms === walk.mtimes[i]) {
       summary.failed.push({ path: unitAt(walk, i).absolutePath, code: failure.code, reason: failure.reason });
       continue;
     }

@@ -268,6 +268,9 @@ export interface BookdropFileTable {
   fetched_metadata: string | null;
   created_at: Generated<string | null>;
   updated_at: Generated<string | null>;
+  import_owner: string | null;
+  import_partial_path: string | null;
+  import_target_path: string | null;
 }
 
 export interface CategoryTable {

@@ -9,8 +9,24 @@ import { CompiledQuery, SqliteDialect, SqliteDriver } from 'kysely';
  * front makes the second writer wait (up to busy_timeout) instead.
  */
 class ImmediateSqliteDriver extends SqliteDriver {
+  private readonly database: Database.Database;
+  constructor(database: Database.Database) {
+    super({ database });
+    this.database = database;
+  }
+
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+
+  /**
+   * SQLite ends the transaction itself when a statement fails with SQLITE_FULL, SQLITE_IOERR, SQLITE_BUSY or
+   * SQLITE_NOMEM. A ROLLBACK after that fails with "cannot rollback - no transaction is active", and that error would
+   * replace the one that says what went wrong (a full disk): roll back only what is still open.
+   */
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    if (!this.database.inTransaction) return;
+    await connection.executeQuery(CompiledQuery.raw('rollback'));
   }
 }
 
@@ -21,7 +37,7 @@ export class ConcurrentSqliteDialect extends SqliteDialect {
     this.database = database;
   }
   override createDriver(): Driver {
-    return new ImmediateSqliteDriver({ database: withStatementCache(this.database) });
+    return new ImmediateSqliteDriver(withStatementCache(this.database));
   }
 }
 

@@ -2,9 +2,9 @@
 import Database from 'better-sqlite3';
 import { Kysely } from 'kysely';
 import { Migrator } from 'kysely/migration';
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { DB } from './db-types.ts';
+import { prepareCatalogFile, prepareDataDir, tightenCatalogFiles } from './file-modes.ts';
 import { migrationProvider } from './migrations/index.ts';
 import { ConcurrentSqliteDialect } from './sqlite-dialect.ts';
 
@@ -29,9 +29,12 @@ export interface OpenStoreOptions {
 }
 
 export async function openStore(path: string, options: OpenStoreOptions = {}): Promise<Store> {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   let sqlite: Database.Database;
   try {
+    if (path !== ':memory:') {
+      prepareDataDir(dirname(path));
+      if (!options.readonly) prepareCatalogFile(path);
+    }
     sqlite = new Database(path, { readonly: options.readonly ?? false });
   } catch (error) {
     throw new StoreError(`cannot open the catalog at ${path}: ${(error as Error).message}`, { cause: error });
@@ -43,6 +46,8 @@ export async function openStore(path: string, options: OpenStoreOptions = {}): P
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('cache_size = -16000');
     sqlite.pragma('temp_store = MEMORY');
+    // -wal and -shm exist now; ones left by an older version may be looser than the catalog.
+    if (path !== ':memory:' && !options.readonly) tightenCatalogFiles(path);
   } catch (error) {
     sqlite.close();
     throw new StoreError(`cannot use the catalog at ${path}: ${(error as Error).message}`, { cause: error });

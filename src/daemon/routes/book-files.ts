@@ -58,6 +58,8 @@ export const bookFileRoutes: RouteSpec[] = [
     method: 'GET',
     url: '/api/v1/books/{bookId}/files/{fileId}/download',
     auth: 'jwt-or-query',
+    // Grimmory leaves this route open to every reader of the book; a whole file is a download, so it takes canDownload.
+    rule: adminOr('canDownload'),
     schema: { params: Type.Object({ bookId: Type.Integer(), fileId: Type.Integer() }), querystring: TokenQuery },
     handler: async (request, reply, ctx) => {
       const { bookId, fileId } = request.params as { bookId: number; fileId: number };

@@ -9,6 +9,9 @@ import { adminOr, type RouteSpec } from '../route-spec.ts';
 
 const RULE = adminOr('canManageIcons');
 
+/** Largest batch request body, in bytes. */
+export const BATCH_BODY_LIMIT = 16 * 1024 * 1024;
+
 /** SvgIconCreateRequest and its bean-validation constraints (schemas.md). */
 const SvgIconCreateRequest = Type.Object({
   svgName: Type.String({ minLength: 1, maxLength: 255, pattern: '^[a-zA-Z0-9-]+$' }),
@@ -55,7 +58,9 @@ export const iconRoutes: RouteSpec[] = [
     url: '/api/v1/icons/batch',
     auth: 'jwt',
     rule: RULE,
-    bodyLimit: 64 * 1024 * 1024,
+    // The whole batch is parsed in memory (the raw text and the parsed strings, about twice its size): the cap bounds
+    // what one request can cost. Hundreds of ordinary icons fit; a larger set is sent in several batches.
+    bodyLimit: BATCH_BODY_LIMIT,
     schema: { body: SvgIconBatchRequest },
     handler: async (request, _reply, ctx) => {
       const { icons } = request.body as { icons: { svgName: string; svgData: string }[] };

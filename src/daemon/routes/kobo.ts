@@ -261,20 +261,28 @@ async function getState(call: KoboCall, bookId: number): Promise<unknown> {
   return json(call.reply, state ? [state] : []);
 }
 
-async function putState(call: KoboCall): Promise<unknown> {
+async function putState(call: KoboCall, bookId: number): Promise<unknown> {
+  // As the metadata and download routes: a book the user may not see is refused, not acknowledged.
+  requireVisible(call, bookId);
   const body = call.request.body;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('Request body is missing or malformed.');
   const list = (body as { ReadingStates?: unknown }).ReadingStates;
   if (list !== undefined && list !== null && !Array.isArray(list)) throw badRequest('ReadingStates must be an array');
+  const states = ((list ?? []) as unknown[]).flatMap((raw) => {
+    const state = parseDeviceState(raw);
+    if (!state) return [];
+    const entitlementId = (state.EntitlementId ?? '').replace(/^"|"$/g, '');
+    return [{ state, entitlementId, id: localBookId(entitlementId) }];
+  });
+  // A state naming another of this server's books is held to the same rule, before anything is written.
+  if (states.some(({ id }) => id !== undefined && bookAccessNow(call.ctx.store, call.device.principal, id) === 'hidden')) {
+    throw forbidden('You are not authorized to access this book.');
+  }
   const ctx = deviceContext(call);
   const answered: string[] = [];
-  for (const raw of (list ?? []) as unknown[]) {
-    const state = parseDeviceState(raw);
-    if (!state) continue;
-    const entitlementId = (state.EntitlementId ?? '').replace(/^"|"$/g, '');
+  for (const { state, entitlementId, id } of states) {
     answered.push(entitlementId);
-    const id = localBookId(entitlementId);
-    // States for books the user cannot see (or that are gone) are acknowledged and dropped.
+    // States for books that are gone (or the store's) are acknowledged and dropped.
     if (id === undefined || !isVisible(call, id)) continue;
     const [book] = await loadKoboBooks(call.ctx.store.db, [id]);
     const percent = await saveDeviceState(call.ctx.store.db, ctx, { id, primary: book?.primary }, state);

@@ -19,6 +19,7 @@ import * as initialHashIndex from './020-initial-hash-index.ts';
 import * as oidc from './021-oidc.ts';
 import * as auditLog from './024-audit-log.ts';
 import * as sessions from './025-sessions.ts';
+import * as bookdropImportTrace from './026-bookdrop-import-trace.ts';
 const MIGRATIONS: Record<string, Migration> = {
   '001-initial': initial,
   '002-auth': auth,
@@ -38,6 +39,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '021-oidc': oidc,
   '024-audit-log': auditLog,
   '025-sessions': sessions,
+  '026-bookdrop-import-trace': bookdropImportTrace,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,30 @@
+// Opening the catalog for a command or the daemon: the store itself, then whatever a killed process left half done
+// on disk put right before anything else reads the catalog. Every command passes here, so none of them (a scan, an
+// import) can mistake a half-moved file for a new one.
+import type { RecoveryReport } from './moves/recover.ts';
+import { openStore, type Store } from './store/store.ts';
+
+export interface OpenedCatalog {
+  store: Store;
+  /** What recovery of interrupted file moves did (undefined: there was nothing to recover). */
+  recoveredMoves: RecoveryReport | undefined;
+}
+
+export interface OpenCatalogOptions {
+  /** One line per book whose interrupted move was completed or rolled back. */
+  log?: (message: string) => void;
+}
+
+export async function openCatalog(path: string, options: OpenCatalogOptions = {}): Promise<OpenedCatalog> {
+  const store = await openStore(path);
+  try {
+    // The usual case, no open journal row, costs one indexed query and loads nothing more.
+    const open = await store.db.selectFrom('move_journal').select('id').where('closed_at', 'is', null).limit(1).executeTakeFirst();
+    if (!open) return { store, recoveredMoves: undefined };
+    const { recoverMoves } = await import('./moves/recover.ts');
+    return { store, recoveredMoves: await recoverMoves(store, options.log ? { log: options.log } : {}) };
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+}

@@ -1,0 +1,108 @@
+// A bookdrop import killed with SIGKILL at the worst moments, in a real child process, then the real CLI: the next
+// bookdrop command recognises the half-finished import (no "(2)" copy, no duplicate book) and removes the partial
+// files a kill left, in the library and in the bookdrop folder.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { cliFor } from '../helpers/cli.ts';
+import { makeTempLibrary, writeSimpleEpub, type TempLibrary } from '../helpers/library-fixtures.ts';
+
+const KILL_DURING_IMPORT = join(import.meta.dirname, '..', 'helpers', 'kill-during-import.ts');
+const RECEIVE_UPLOAD = join(import.meta.dirname, '..', 'helpers', 'endless-upload.ts');
+
+let lib: TempLibrary;
+const bindery = cliFor(() => lib.dataDir);
+const bookdrop = (...parts: string[]): string => join(lib.dataDir, 'bookdrop', ...parts);
+const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 2_100));
+
+/** Every file under a folder, relative to it. */
+function filesUnder(root: string): string[] {
+  const out: string[] = [];
+  const visit = (dir: string, rel: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (entry.isDirectory()) visit(join(dir, entry.name), join(rel, entry.name));
+      else out.push(join(rel, entry.name));
+    }
+  };
+  visit(root, '');
+  return out.sort();
+}
+
+function killedImport(point: 'before-commit' | 'after-copy'): void {
+  const child = spawnSync(process.execPath, [KILL_DURING_IMPORT, lib.dataDir, bookdrop(), point], { encoding: 'utf8' });
+  expect(child.signal, child.stderr || child.stdout).toBe('SIGKILL');
+}
+
+async function bookTitles(): Promise<string[]> {
+  const res = await bindery('--json', 'books', 'list');
+  return (JSON.stringify(JSON.parse(res.stdout)).match(/"title":"[^"]*"/g) ?? []).sort();
+}
+
+beforeEach(async () => {
+  lib = makeTempLibrary();
+  await writeSimpleEpub(bookdrop('dune.epub'), { title: 'Dune', authors: ['Frank Herbert'] });
+  expect((await bindery('library', 'add', 'Books', lib.root)).code).toBe(0);
+  await settle();
+  expect((await bindery('bookdrop', 'list')).code).toBe(0);
+});
+afterEach(() => lib.cleanup());
+
+const FINAL = join('Frank Herbert', 'Dune', 'Dune - Frank Herbert.epub');
+
+describe('a bookdrop import killed with SIGKILL', () => {
+  it('after the copy got its final name but before the catalog row: recovery undoes it, the next import gets the same name', async () => {
+    killedImport('before-commit');
+    expect(filesUnder(lib.root)).toEqual([FINAL]);
+    expect(existsSync(bookdrop('dune.epub'))).toBe(true);
+
+    // The next bookdrop command recovers: the uncatalogued copy goes, the file is back in the queue.
+    const listed = JSON.parse((await bindery('--json', 'bookdrop', 'list')).stdout) as { files: { fileName: string; status?: string }[] };
+    expect(listed.files.map((f) => f.fileName)).toEqual(['dune.epub']);
+    expect(filesUnder(lib.root)).toEqual([]);
+
+    const imported = await bindery('bookdrop', 'import', '--yes');
+    expect(imported.code, imported.stderr).toBe(0);
+    expect(filesUnder(lib.root)).toEqual([FINAL]);
+    expect((await bindery('scan')).code).toBe(0);
+    expect(await bookTitles()).toEqual(['"title":"Dune"']);
+  });
+
+  it('while copying: the partial copy in the library is removed and the file imports normally', async () => {
+    killedImport('after-copy');
+    const leftovers = filesUnder(lib.root);
+    expect(leftovers).toHaveLength(1);
+    expect(leftovers[0]).toMatch(/\.bindery-\d+-[0-9a-f-]+\.part$/);
+
+    expect((await bindery('bookdrop', 'list')).code).toBe(0);
+    expect(filesUnder(lib.root)).toEqual([]);
+    expect((await bindery('bookdrop', 'import', '--yes')).code).toBe(0);
+    expect(filesUnder(lib.root)).toEqual([FINAL]);
+  });
+
+  it('while an upload streams into the bookdrop: the partial upload is removed by the next bookdrop command', async () => {
+    const child = spawn(process.execPath, [RECEIVE_UPLOAD, bookdrop()], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // Killed once the partial file is there and growing.
+    const partial = await new Promise<string>((resolve, reject) => {
+      const timer = setInterval(() => {
+        const name = readdirSync(bookdrop()).find((n) => n.startsWith('.bindery-upload-'));
+        if (name && statSync(bookdrop(name)).size > 0) {
+          clearInterval(timer);
+          resolve(bookdrop(name));
+        }
+      }, 20);
+      child.on('exit', () => {
+        clearInterval(timer);
+        reject(new Error('the upload ended by itself'));
+      });
+    });
+    const exited = new Promise((r) => child.on('exit', r));
+    child.kill('SIGKILL');
+    await exited;
+    expect(existsSync(partial)).toBe(true);
+
+    expect((await bindery('bookdrop', 'list')).code).toBe(0);
+    expect(existsSync(partial)).toBe(false);
+    expect(existsSync(bookdrop('dune.epub'))).toBe(true);
+  });
+});
