@@ -1,7 +1,7 @@
 // Runs the real `bindery serve` as a child process (for the daemon benchmark and the tests that need a real process):
 // from the sources, from a bundle scripts/build.ts made, or however bin/bindery decides.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 
@@ -62,6 +62,23 @@ export function cpuMs(pid: number): number {
   const ticks = Number(fields[11]) + Number(fields[12]);
   return (ticks * 1000) / CLOCK_TICKS;
 }
+/**
+ * CPU time of every thread of a process so far, in ms, to the nanosecond: the sum of /proc/<pid>/task/<tid>/schedstat
+ * (time on a CPU). `cpuMs` counts in 10 ms ticks, too coarse for requests that cost a fraction of a millisecond.
+ * Threads that have ended are not counted (the daemon keeps its threads).
+ */
+export function preciseCpuMs(pid: number): number {
+  let ns = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return ns / 1e6;
+}
+
 /** USER_HZ: 100 on every Linux this runs on. */
 const CLOCK_TICKS = 100;
 

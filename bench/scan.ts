@@ -11,11 +11,12 @@
 // and --max-semi-space-size=4 unless --node-options gives other flags ('' for none). --workers defaults to the
 // scanWorkers setting.
 import { execFileSync } from 'node:child_process';
-import { existsSync, linkSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/core/config.ts';
+import { baselineTree } from './baseline-tree.ts';
 import { buildCorpus } from './corpus.ts';
 import { CORPUS_FORMATS, realCorpus, type CorpusEntry } from './real-corpus.ts';
 
@@ -84,20 +85,6 @@ function formatTree(root: string, format: string, entries: CorpusEntry[]): Subse
     writeFileSync(join(tree, '.complete'), '');
   }
   return { name: format, root: tree, entries: entries.length, bytes: entries.reduce((sum, e) => sum + sizeOf(join(root, e.path)), 0) };
-}
-
-/** The code of `ref` exported next to the corpus (no git worktree), sharing this tree's node_modules. */
-function baselineTree(ref: string): string {
-  const commit = execFileSync('git', ['rev-parse', '--short', ref], { encoding: 'utf8' }).trim();
-  const tree = join(here, '.corpus', `baseline-${commit}`);
-  if (!existsSync(join(tree, '.complete'))) {
-    rmSync(tree, { recursive: true, force: true });
-    mkdirSync(tree, { recursive: true });
-    execFileSync('sh', ['-c', `git archive ${commit} | tar -x -C '${tree}'`]);
-    symlinkSync(join(here, '..', 'node_modules'), join(tree, 'node_modules'));
-    writeFileSync(join(tree, '.complete'), '');
-  }
-  return tree;
 }
 
 function scan(tree: string, subset: Subset, dataDir: string): Figures {

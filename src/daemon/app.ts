@@ -21,12 +21,22 @@ import { authenticate, ruleAdmits } from './authenticate.ts';
 import type { DaemonContext } from './context.ts';
 import { ApiError, errorBody } from './http-errors.ts';
 import { compactWhenIdle } from './idle-memory.ts';
+import { answerFromPageCache, isCachedPageRoute, keepPage } from './page-cache.ts';
 import type { RouteHead, SchemaPart } from './route-manifest.ts';
 import type { RouteRequest, RouteSpec } from './route-spec.ts';
 import { RouteTable } from './route-table.ts';
 import { ROUTE_GROUPS } from './routes/index.ts';
 import { ROUTE_MANIFEST } from './routes/manifest.ts';
 import { ISOLATION_HEADERS, registerWebRoot } from './web-root.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route takes form bodies (see the content-type parsers below). */
+    formBody?: boolean;
+    /** The route takes the raw request stream as its body. */
+    rawBody?: boolean;
+  }
+}
 
 export interface BuildAppOptions {
   config: Config;
@@ -292,6 +302,8 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
         const schema = eager ? table.specOf(head)?.schema : standIns.for(head);
         // Kept here once loaded: the per-request path reads a local instead of looking the route up again.
         let spec = table.specOf(head);
+        const cachedPage = isCachedPageRoute(head);
+        const ruled = head.rule !== undefined && head.rule !== 'any';
         target.route({
           method: head.method,
           url: fastifyPath(head.url),
@@ -306,8 +318,13 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
             if (!schemaCompilers && schema) await loadSchemaCompilers();
             return undefined;
           },
-          // A rule that admits every caller the gate let in needs no second look (most routes).
-          preHandler: head.rule === undefined || head.rule === 'any' ? undefined : (request, reply) => admitByRule(head, request as RouteRequest, reply),
+          // A rule that admits every caller the gate let in needs no second look (most routes). A cached page is looked
+          // up once the rule has let the caller in.
+          preHandler: [
+            ...(ruled ? [async (request: FastifyRequest, reply: FastifyReply) => admitByRule(head, request as RouteRequest, reply)] : []),
+            ...(cachedPage ? [(request: FastifyRequest, reply: FastifyReply, done: () => void) => answerFromPageCache(request as RouteRequest, reply, ctx, done)] : []),
+          ],
+          onSend: cachedPage ? (request, reply, payload, done) => (keepPage(request, reply, ctx, payload), done(null, payload)) : undefined,
           handler: (request, reply) => (spec as RouteSpec).handler(request as RouteRequest, reply, ctx),
         });
       };
