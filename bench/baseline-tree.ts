@@ -11,7 +11,7 @@ export function baselineTree(ref: string): string {
   if (!existsSync(join(tree, '.complete'))) {
     rmSync(tree, { recursive: true, force: true });
     mkdirSync(tree, { recursive: true });
-    execFileSync('sh', ['-c', `git archive ${commit} | tar -x -C '${tree}'`], { cwd: here });
+    execFileSync('sh', ['-c', `git archive ${commit} | tar -x -C '${tree}'`], { cwd: join(here, '..') });
     symlinkSync(join(here, '..', 'node_modules'), join(tree, 'node_modules'));
     writeFileSync(join(tree, '.complete'), '');
   }

@@ -48,6 +48,22 @@ export function rssMb(pid: number): number {
   return match ? Number(match[1]) / 1024 : Number.NaN;
 }
 
+export interface MemoryFigures {
+  /** Resident set: every page mapped in, shared or not. */
+  rss: number;
+  /** Proportional set: shared pages divided among the processes that map them. */
+  pss: number;
+  /** Unique set: pages only this process maps (private clean + private dirty), what stopping it gives back. */
+  uss: number;
+}
+
+/** RSS, PSS and USS of a process in MB, from /proc/<pid>/smaps_rollup (Linux 4.14+). */
+export function memoryMb(pid: number): MemoryFigures {
+  const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? Number.NaN);
+  return { rss: kb('Rss') / 1024, pss: kb('Pss') / 1024, uss: (kb('Private_Clean') + kb('Private_Dirty')) / 1024 };
+}
+
 /** Peak resident memory (VmHWM) of a process in MB. */
 export function peakRssMb(pid: number): number {
   const match = /VmHWM:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));

@@ -1,4 +1,4 @@
-// npm run bench:scan [-- --entries 1000] [--seed 14] [--baseline main] [--rounds 1] [--workers N] [--formats all|each|both]
+// npm run bench:scan [-- --entries 1000] [--seed 14] [--baseline main] [--rounds 1] [--workers N] [--formats all|each|both] [--only EPUB,CBZ]
 //                    [--node-options '--max-semi-space-size=4'] [--synthetic --books 10000] [--keep]
 // Scans the realistic corpus of bench/real-corpus.ts (built once under bench/.corpus/) into a fresh catalog, covers
 // and thumbnails included, then scans it again unchanged, and prints a table per format (EPUB, PDF, scanned PDF,
@@ -27,6 +27,7 @@ const { values } = parseArgs({
     baseline: { type: 'string' },
     rounds: { type: 'string', default: '1' },
     formats: { type: 'string', default: 'both' },
+    only: { type: 'string', default: '' },
     workers: { type: 'string' },
     'node-options': { type: 'string', default: '--max-semi-space-size=4' },
     synthetic: { type: 'boolean', default: false },
@@ -95,7 +96,8 @@ function scan(tree: string, subset: Subset, dataDir: string): Figures {
 const versions: { label: string; tree: string }[] = [{ label: 'after', tree: join(here, '..') }];
 if (values.baseline) versions.unshift({ label: `before (${values.baseline})`, tree: baselineTree(values.baseline) });
 const rounds = Number(values.rounds);
-const sets = await subsets();
+const wanted = values.only ? values.only.split(',') : undefined;
+const sets = (await subsets()).filter((set) => !wanted || wanted.includes(set.name));
 console.log(`workers ${workers}, ${nodeOptions.join(' ') || 'no node options'}, MALLOC_ARENA_MAX=${env.MALLOC_ARENA_MAX}, ${rounds} round(s), load ${loadNow()}`);
 
 interface Row { subset: Subset; version: string; first: Figures; again?: Figures }

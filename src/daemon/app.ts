@@ -21,7 +21,7 @@ import { authenticate, ruleAdmits } from './authenticate.ts';
 import type { DaemonContext } from './context.ts';
 import { ApiError, errorBody } from './http-errors.ts';
 import { compactWhenIdle } from './idle-memory.ts';
-import { answerFromPageCache, isCachedPageRoute, keepPage } from './page-cache.ts';
+import { answerFromPageCache, isCachedPageRoute, keepPage, leaveBuild } from './page-cache.ts';
 import type { RouteHead, SchemaPart } from './route-manifest.ts';
 import type { RouteRequest, RouteSpec } from './route-spec.ts';
 import { RouteTable } from './route-table.ts';
@@ -325,6 +325,9 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
             ...(cachedPage ? [(request: FastifyRequest, reply: FastifyReply, done: () => void) => answerFromPageCache(request as RouteRequest, reply, ctx, done)] : []),
           ],
           onSend: cachedPage ? (request, reply, payload, done) => (keepPage(request, reply, ctx, payload), done(null, payload)) : undefined,
+          // A build slot is freed when the page is sent, or at the latest when the request ends however it ends.
+          onResponse: cachedPage ? (request, _reply, done) => (leaveBuild(request, ctx), done()) : undefined,
+          onRequestAbort: cachedPage ? (request, done) => (leaveBuild(request, ctx), done()) : undefined,
           handler: (request, reply) => (spec as RouteSpec).handler(request as RouteRequest, reply, ctx),
         });
       };

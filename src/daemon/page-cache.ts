@@ -71,13 +71,42 @@ const CACHE_BYTES = 32 * 1024 * 1024;
 /** Some feeds also depend on the time of day ("recent": the last N days); none is served older than this. */
 const MAX_AGE_MS = 60_000;
 
+/**
+ * Pages built at once. A page is a few ms of synchronous work split by awaits; with 64 clients asking, the builds
+ * interleave and every one of them finishes late, some seconds late. Built two at a time in arrival order, each waits
+ * at most for the ones ahead of it, and kept pages (answered before the gate) never wait behind a build.
+ */
+const BUILD_SLOTS = 2;
+
 type Headers = Partial<Record<(typeof KEPT_HEADERS)[number], string>>;
 interface Pending {
   key: string;
-  since: Generation;
+  since: Generation | undefined;
+  released: boolean;
+}
+
+/** A first-in, first-out gate with a fixed number of slots. */
+class BuildGate {
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  enter(): Promise<void> {
+    if (this.running < BUILD_SLOTS) {
+      this.running++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  leave(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.running--;
+  }
 }
 
 const caches = new WeakMap<DaemonContext, CatalogBytesCache<Headers>>();
+const gates = new WeakMap<DaemonContext, BuildGate>();
 const hits = new WeakMap<DaemonContext, number>();
 const pending = new WeakMap<FastifyRequest, Pending>();
 
@@ -108,30 +137,56 @@ function keyOf(request: RouteRequest, caller: string): string {
   return key;
 }
 
-/** preHandler: answers from the cache when it holds this page; otherwise notes what to keep once it is built. */
+function answerKept(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext, key: string): boolean {
+  const hit = cacheOf(ctx).lookup(ctx.store.sqlite, key);
+  if (!hit) return false;
+  hits.set(ctx, (hits.get(ctx) ?? 0) + 1);
+  reply.headers(hit.meta ?? {});
+  reply.send(hit.value);
+  return true;
+}
+
+/**
+ * preHandler: answers from the cache when it holds this page; otherwise waits for a build slot (the page may have
+ * been kept meanwhile by a request ahead in the queue) and notes what to keep once the page is built.
+ */
 export function answerFromPageCache(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext, done: () => void): void {
   const caller = callerOf(request);
   if (caller === undefined) return done();
-  const cache = cacheOf(ctx);
   const key = keyOf(request, caller);
-  const hit = cache.lookup(ctx.store.sqlite, key);
-  if (hit) {
-    hits.set(ctx, (hits.get(ctx) ?? 0) + 1);
-    reply.headers(hit.meta ?? {});
-    reply.send(hit.value);
-    return;
-  }
-  const since = cache.generationNow(ctx.store.sqlite);
-  if (since) pending.set(request, { key, since });
-  done();
+  if (answerKept(request, reply, ctx, key)) return;
+  let gate = gates.get(ctx);
+  if (!gate) gates.set(ctx, (gate = new BuildGate()));
+  const entered = gate;
+  void entered.enter().then(() => {
+    // A client that gave up while waiting gets nothing built.
+    if (request.raw.destroyed || reply.raw.destroyed) {
+      entered.leave();
+      return;
+    }
+    if (answerKept(request, reply, ctx, key)) {
+      entered.leave();
+      return;
+    }
+    pending.set(request, { key, since: cacheOf(ctx).generationNow(ctx.store.sqlite), released: false });
+    done();
+  });
+}
+
+/** onResponse and onRequestAbort: frees the build slot of a request that had one (once). */
+export function leaveBuild(request: FastifyRequest, ctx: DaemonContext): void {
+  const wanted = pending.get(request);
+  if (!wanted || wanted.released) return;
+  wanted.released = true;
+  gates.get(ctx)?.leave();
 }
 
 /** onSend: keeps a page just built (200, text, whole) if the catalog did not change while it was being built. */
 export function keepPage(request: FastifyRequest, reply: FastifyReply, ctx: DaemonContext, payload: unknown): void {
   const wanted = pending.get(request);
   if (!wanted) return;
-  pending.delete(request);
-  if (reply.statusCode !== 200 || !(typeof payload === 'string' || Buffer.isBuffer(payload))) return;
+  leaveBuild(request, ctx);
+  if (!wanted.since || reply.statusCode !== 200 || !(typeof payload === 'string' || Buffer.isBuffer(payload))) return;
   const type = reply.getHeader('content-type');
   if (typeof type !== 'string' || !TEXT_TYPE.test(type)) return;
   const headers: Headers = {};
@@ -140,6 +195,7 @@ export function keepPage(request: FastifyRequest, reply: FastifyReply, ctx: Daem
     if (value !== undefined) headers[name] = String(value);
   }
   cacheOf(ctx).offer(ctx.store.sqlite, wanted.key, wanted.since, payload, headers);
+  wanted.since = undefined;
 }
 
 /** What the cache holds, and how many answers it gave (tests, figures). */

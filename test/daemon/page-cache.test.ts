@@ -93,6 +93,16 @@ describe('kept feed pages', () => {
     await other.db.updateTable('app_settings').set({ val: 'true' }).where('name', '=', 'opds_server_enabled').execute();
   });
 
+  it('builds many pages asked for at once, each once, and answers them all', async () => {
+    const urls = Array.from({ length: 24 }, (_, i) => `/api/v1/opds/catalog?page=${(i % 6) + 1}`);
+    const answers = await Promise.all(urls.map((url) => opds(url, basic('own', 'own-password'))));
+    expect(answers.map((a) => a.statusCode)).toEqual(urls.map(() => 200));
+    // Same page, same bytes, whether it was built or waited for the build ahead of it.
+    expect(new Set(answers.filter((_, i) => i % 6 === 0).map((a) => a.body)).size).toBe(1);
+    const after = await opds('/api/v1/opds/catalog?page=1', basic('own', 'own-password'));
+    expect(after.body).toBe(answers[0]!.body);
+  });
+
   it('keeps app API pages per user, and shows a library taken away at once', async () => {
     const own = await app('/api/v1/app/books?page=0&size=20', owner.token);
     const mem = await app('/api/v1/app/books?page=0&size=20', member.token);
