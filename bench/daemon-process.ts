@@ -111,6 +111,8 @@ export interface DaemonProcess {
   url: string;
   /** From spawn to the first successful healthcheck. */
   startupMs: number;
+  /** CPU time the process had used by then (all threads): start-up cost that a busy machine does not inflate. */
+  startupCpuMs: number;
   stdout(): string;
   stderr(): string;
   exited: Promise<Exit>;
@@ -173,12 +175,14 @@ export async function startDaemon(launcher: Launcher, options: StartOptions): Pr
     await new Promise((r) => setTimeout(r, 5));
   }
   const startupMs = performance.now() - started;
+  const startupCpuMs = preciseCpuMs(child.pid as number);
   return {
     child,
     pid: child.pid as number,
     port,
     url,
     startupMs,
+    startupCpuMs,
     ...output,
     exited,
     stop: async (signal = 'SIGTERM') => {

@@ -89,8 +89,8 @@ if (!values['skip-start']) {
 // an existing catalog (what systemd does after an upgrade, a crash or a reboot).
 for (const launcher of values['skip-start'] ? [] : launchers) {
   const existing = mkdtempSync(join(tmpdir(), 'bindery-bench-restart-'));
-  const figures: Record<'fresh' | 'restart', { times: number[]; memory: MemoryFigures[] }> = { fresh: { times: [], memory: [] }, restart: { times: [], memory: [] } };
-  let coldCacheMs = Number.NaN;
+  const figures: Record<'fresh' | 'restart', { times: number[]; cpu: number[]; memory: MemoryFigures[] }> = { fresh: { times: [], cpu: [], memory: [] }, restart: { times: [], cpu: [], memory: [] } };
+  let coldCache = { wall: Number.NaN, cpu: Number.NaN };
   for (let run = 0; run <= runs; run++) {
     for (const mode of ['fresh', 'restart'] as const) {
       const dataDir = mode === 'fresh' ? mkdtempSync(join(tmpdir(), 'bindery-bench-start-')) : existing;
@@ -98,9 +98,10 @@ for (const launcher of values['skip-start'] ? [] : launchers) {
       const cache = run === 0 && mode === 'fresh' ? mkdtempSync(join(tmpdir(), 'bindery-bench-cache-')) : undefined;
       const daemon = await startDaemon(launcher, { dataDir, env: { ...serverEnv, ...(cache ? { BINDERY_COMPILE_CACHE: cache } : {}) } });
       await sleep(idleMs);
-      if (cache) coldCacheMs = daemon.startupMs;
+      if (cache) coldCache = { wall: daemon.startupMs, cpu: daemon.startupCpuMs };
       if (run > 0) {
         figures[mode].times.push(daemon.startupMs);
+        figures[mode].cpu.push(daemon.startupCpuMs);
         figures[mode].memory.push(memoryMb(daemon.pid));
       }
       await daemon.stop('SIGTERM');
@@ -110,13 +111,13 @@ for (const launcher of values['skip-start'] ? [] : launchers) {
   }
   rmSync(existing, { recursive: true, force: true });
   for (const mode of ['fresh', 'restart'] as const) {
-    const { times, memory } = figures[mode];
+    const { times, cpu, memory } = figures[mode];
     console.log(
       `start (${launcher.name}, ${mode === 'fresh' ? 'empty data dir' : 'existing catalog'}): first healthcheck median ${ms(median(times))} ` +
-        `(min ${ms(Math.min(...times))}, max ${ms(Math.max(...times))}, ${runs} runs), idle ${memoryLine(memory)}; load ${loadavg()[0]?.toFixed(1)}`,
+        `(min ${ms(Math.min(...times))}, max ${ms(Math.max(...times))}, ${runs} runs; CPU by then ${ms(median(cpu))}), idle ${memoryLine(memory)}; load ${loadavg()[0]?.toFixed(1)}`,
     );
   }
-  console.log(`start (${launcher.name}, empty data dir and empty compile cache): ${ms(coldCacheMs)}`);
+  console.log(`start (${launcher.name}, empty data dir and empty compile cache): ${ms(coldCache.wall)} (CPU ${ms(coldCache.cpu)}); load ${loadavg()[0]?.toFixed(1)}`);
 }
 
 // 2. A large catalog.
