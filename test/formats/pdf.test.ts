@@ -206,6 +206,31 @@ describe('extractPdf: a page one that is one JPEG', () => {
   });
 });
 
+describe('extractPdf: read without pdf.js', () => {
+  it('follows an incremental update to the newest Info dictionary, as pdf.js does', async () => {
+    const base = Buffer.from(await buildPdf({ title: 'Old Title', pages: 2 }));
+    const text = base.toString('latin1');
+    const size = Number(/\/Size (\d+)/.exec(text)?.[1]);
+    const root = /\/Root (\d+ \d+ R)/.exec(text)?.[1] ?? '';
+    const prev = Number(/startxref\s+(\d+)/.exec(text.slice(text.lastIndexOf('startxref')))?.[1]);
+    const object = `${size} 0 obj\n<< /Title (New Title) /Author <FEFF004100F1006E0061> >>\nendobj\n`;
+    const xrefAt = base.length + object.length;
+    const update = `${object}xref\n${size} 1\n${String(base.length).padStart(10, '0')} 00000 n \ntrailer\n<< /Size ${size + 1} /Root ${root} /Info ${size} 0 R /Prev ${prev} >>\nstartxref\n${xrefAt}\n%%EOF\n`;
+    const file = fixture.file('updated.pdf');
+    fs.writeFileSync(file, Buffer.concat([base, Buffer.from(update, 'latin1')]));
+    const direct = await extractPdf(file, { skipCover: true });
+    const throughPdfJs = await extractPdf(file);
+    expect(direct.metadata).toMatchObject({ title: 'New Title', authors: ['Añna'], pageCount: 2 });
+    expect(throughPdfJs.metadata).toEqual(direct.metadata);
+  });
+
+  it('decodes titles in UTF-16 as pdf.js does', async () => {
+    const file = await writePdf(fixture, 'unicode.pdf', { title: 'Ünïcødé 東京の夜 📚', author: 'Zoë Ærø', objectStreams: true });
+    const result = await extractPdf(file, { skipCover: true });
+    expect(result.metadata).toMatchObject({ title: 'Ünïcødé 東京の夜 📚', authors: ['Zoë Ærø'] });
+  });
+});
+
 describe('extractPdf: cover', () => {
   it('renders page one with the page aspect ratio and its colour', async () => {
     const file = await writePdf(fixture, 'red.pdf', { pageSize: [400, 600], fill: [0.8, 0.1, 0.1] });
