@@ -44,13 +44,15 @@ export async function extractPdf(path: string, options: ExtractOptions = {}, lim
     await checkHeader(path);
     // Most PDFs need no pdf.js at all: read directly, and open pdf.js only to render page one or when the direct read
     // cannot follow the file (encrypted, damaged, unusual).
+    // Opening has one time limit, whichever reader does it.
+    const opening = performance.now();
     const direct = await withTimeout(readDirectly(path, size, options.skipCover !== true), limits.openTimeoutMs, 'Opening the PDF');
     if (direct && (options.skipCover || direct.cover)) {
       const extraction: Extraction = { bookType: 'PDF', metadata: buildPdfMetadata(direct.info, readXmpQuietly(direct.xmp), direct.pageCount) };
       if (direct.cover) extraction.cover = { data: direct.cover, mime: 'image/jpeg' };
       return extraction;
     }
-    const pdf = await openPdf(path, size, { timeoutMs: limits.openTimeoutMs, maxInMemoryBytes: limits.maxInMemoryBytes });
+    const pdf = await openPdf(path, size, { timeoutMs: Math.max(0, limits.openTimeoutMs - (performance.now() - opening)), maxInMemoryBytes: limits.maxInMemoryBytes });
     try {
       const document = pdf.document;
       const pageCount = document.numPages;
