@@ -12,8 +12,8 @@ import type { RouteRequest } from './route-spec.ts';
 
 /**
  * GET routes whose answer is a function of the catalog, the caller and the request alone. Not here: files, covers
- * and page images (large, streamed, cached by clients), random picks (`surprise`, `random`), Kobo sync (each answer
- * moves the device's sync state), and anything that writes.
+ * and page images (large, streamed, cached by clients), answers read from the book file itself (Komga's page list),
+ * random picks (`surprise`, `random`), Kobo sync (each answer moves the device's sync state), and anything that writes.
  */
 const PAGE_ROUTES = new Set([
   ...['', '/libraries', '/shelves', '/magic-shelves', '/authors', '/series', '/catalog', '/recent', '/search.opds'].flatMap((path) => [`/api/v1/opds${path}`, `/api/v2/opds${path}`]),
@@ -25,7 +25,6 @@ const PAGE_ROUTES = new Set([
     '/series/{seriesId}/books',
     '/books',
     '/books/{bookId}',
-    '/books/{bookId}/pages',
     '/collections',
     '/collections/{collectionId}',
     '/collections/{collectionId}/series',
