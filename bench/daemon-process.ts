@@ -1,7 +1,7 @@
 // Runs the real `bindery serve` as a child process (for the daemon benchmark and the tests that need a real process):
 // from the sources, from a bundle scripts/build.ts made, or however bin/bindery decides.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 
@@ -48,6 +48,22 @@ export function rssMb(pid: number): number {
   return match ? Number(match[1]) / 1024 : Number.NaN;
 }
 
+export interface MemoryFigures {
+  /** Resident set: every page mapped in, shared or not. */
+  rss: number;
+  /** Proportional set: shared pages divided among the processes that map them. */
+  pss: number;
+  /** Unique set: pages only this process maps (private clean + private dirty), what stopping it gives back. */
+  uss: number;
+}
+
+/** RSS, PSS and USS of a process in MB, from /proc/<pid>/smaps_rollup (Linux 4.14+). */
+export function memoryMb(pid: number): MemoryFigures {
+  const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? Number.NaN);
+  return { rss: kb('Rss') / 1024, pss: kb('Pss') / 1024, uss: (kb('Private_Clean') + kb('Private_Dirty')) / 1024 };
+}
+
 /** Peak resident memory (VmHWM) of a process in MB. */
 export function peakRssMb(pid: number): number {
   const match = /VmHWM:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -62,6 +78,23 @@ export function cpuMs(pid: number): number {
   const ticks = Number(fields[11]) + Number(fields[12]);
   return (ticks * 1000) / CLOCK_TICKS;
 }
+/**
+ * CPU time of every thread of a process so far, in ms, to the nanosecond: the sum of /proc/<pid>/task/<tid>/schedstat
+ * (time on a CPU). `cpuMs` counts in 10 ms ticks, too coarse for requests that cost a fraction of a millisecond.
+ * Threads that have ended are not counted (the daemon keeps its threads).
+ */
+export function preciseCpuMs(pid: number): number {
+  let ns = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return ns / 1e6;
+}
+
 /** USER_HZ: 100 on every Linux this runs on. */
 const CLOCK_TICKS = 100;
 
@@ -78,6 +111,8 @@ export interface DaemonProcess {
   url: string;
   /** From spawn to the first successful healthcheck. */
   startupMs: number;
+  /** CPU time the process had used by then (all threads): start-up cost that a busy machine does not inflate. */
+  startupCpuMs: number;
   stdout(): string;
   stderr(): string;
   exited: Promise<Exit>;
@@ -140,12 +175,14 @@ export async function startDaemon(launcher: Launcher, options: StartOptions): Pr
     await new Promise((r) => setTimeout(r, 5));
   }
   const startupMs = performance.now() - started;
+  const startupCpuMs = preciseCpuMs(child.pid as number);
   return {
     child,
     pid: child.pid as number,
     port,
     url,
     startupMs,
+    startupCpuMs,
     ...output,
     exited,
     stop: async (signal = 'SIGTERM') => {

@@ -4,6 +4,7 @@
 // (time, size, server memory) and GET /api/v1/books/{id} and /api/v1/books/page latency under --connections loopback
 // clients (autocannon). Routes the daemon does not have yet are reported as not available. Linux only (/proc).
 import autocannon from 'autocannon';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +14,7 @@ import { ACCESS_TOKEN_SECONDS, signingSecret, signToken } from '../src/core/auth
 import { openStore } from '../src/core/store/store.ts';
 import { createUser } from '../src/core/users/users.ts';
 import { fillCatalog } from './book-catalog.ts';
-import { cpuMs, fromBundle, fromSource, peakRssMb, ROOT, rssMb, SERVE_NODE_FLAGS, startDaemon, type DaemonProcess, type Launcher } from './daemon-process.ts';
+import { cpuMs, fromBundle, fromSource, memoryMb, peakRssMb, ROOT, rssMb, SERVE_NODE_FLAGS, startDaemon, type DaemonProcess, type Launcher, type MemoryFigures } from './daemon-process.ts';
 
 const { values } = parseArgs({
   options: {
@@ -68,12 +69,28 @@ try {
 const deployed: Launcher | undefined = bundle && withNodeOptions({ ...fromBundle(bundleDir), name: 'bundle, unit env', env: { MALLOC_ARENA_MAX: '2' } }, SERVE_NODE_FLAGS);
 const launchers = [...(bundle && deployed ? [bundle, deployed] : []), withNodeOptions(fromSource)];
 
+/** Medians of RSS, PSS and USS. */
+const memoryLine = (memory: MemoryFigures[]): string =>
+  `RSS ${mb(median(memory.map((m) => m.rss)))}, PSS ${mb(median(memory.map((m) => m.pss)))}, USS ${mb(median(memory.map((m) => m.uss)))}`;
+
+// 0. Bare node, idle, for scale: what any Node process costs here before it does anything.
+if (!values['skip-start']) {
+  const bare: MemoryFigures[] = [];
+  for (let run = 0; run < 3; run++) {
+    const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 1e6)'], { stdio: 'ignore' });
+    await sleep(idleMs);
+    bare.push(memoryMb(child.pid as number));
+    child.kill();
+  }
+  console.log(`bare node (node -e 'setTimeout(() => {}, 1e6)'), idle: ${memoryLine(bare)}`);
+}
+
 // 1. Cold start and idle memory: a first start on an empty data directory (it creates the catalog), and restarts on
 // an existing catalog (what systemd does after an upgrade, a crash or a reboot).
 for (const launcher of values['skip-start'] ? [] : launchers) {
   const existing = mkdtempSync(join(tmpdir(), 'bindery-bench-restart-'));
-  const figures: Record<'fresh' | 'restart', { times: number[]; rss: number[] }> = { fresh: { times: [], rss: [] }, restart: { times: [], rss: [] } };
-  let coldCacheMs = Number.NaN;
+  const figures: Record<'fresh' | 'restart', { times: number[]; cpu: number[]; memory: MemoryFigures[] }> = { fresh: { times: [], cpu: [], memory: [] }, restart: { times: [], cpu: [], memory: [] } };
+  let coldCache = { wall: Number.NaN, cpu: Number.NaN };
   for (let run = 0; run <= runs; run++) {
     for (const mode of ['fresh', 'restart'] as const) {
       const dataDir = mode === 'fresh' ? mkdtempSync(join(tmpdir(), 'bindery-bench-start-')) : existing;
@@ -81,10 +98,11 @@ for (const launcher of values['skip-start'] ? [] : launchers) {
       const cache = run === 0 && mode === 'fresh' ? mkdtempSync(join(tmpdir(), 'bindery-bench-cache-')) : undefined;
       const daemon = await startDaemon(launcher, { dataDir, env: { ...serverEnv, ...(cache ? { BINDERY_COMPILE_CACHE: cache } : {}) } });
       await sleep(idleMs);
-      if (cache) coldCacheMs = daemon.startupMs;
+      if (cache) coldCache = { wall: daemon.startupMs, cpu: daemon.startupCpuMs };
       if (run > 0) {
         figures[mode].times.push(daemon.startupMs);
-        figures[mode].rss.push(rssMb(daemon.pid));
+        figures[mode].cpu.push(daemon.startupCpuMs);
+        figures[mode].memory.push(memoryMb(daemon.pid));
       }
       await daemon.stop('SIGTERM');
       if (mode === 'fresh') rmSync(dataDir, { recursive: true, force: true });
@@ -93,13 +111,13 @@ for (const launcher of values['skip-start'] ? [] : launchers) {
   }
   rmSync(existing, { recursive: true, force: true });
   for (const mode of ['fresh', 'restart'] as const) {
-    const { times, rss } = figures[mode];
+    const { times, cpu, memory } = figures[mode];
     console.log(
       `start (${launcher.name}, ${mode === 'fresh' ? 'empty data dir' : 'existing catalog'}): first healthcheck median ${ms(median(times))} ` +
-        `(min ${ms(Math.min(...times))}, max ${ms(Math.max(...times))}, ${runs} runs), idle RSS median ${mb(median(rss))}`,
+        `(min ${ms(Math.min(...times))}, max ${ms(Math.max(...times))}, ${runs} runs; CPU by then ${ms(median(cpu))}), idle ${memoryLine(memory)}; load ${loadavg()[0]?.toFixed(1)}`,
     );
   }
-  console.log(`start (${launcher.name}, empty data dir and empty compile cache): ${ms(coldCacheMs)}`);
+  console.log(`start (${launcher.name}, empty data dir and empty compile cache): ${ms(coldCache.wall)} (CPU ${ms(coldCache.cpu)}); load ${loadavg()[0]?.toFixed(1)}`);
 }
 
 // 2. A large catalog.
@@ -116,8 +134,7 @@ const launcher = launchers[0] as Launcher;
 const serveArgs = values['serve-args'].split(/\s+/).filter(Boolean);
 const daemon: DaemonProcess = await startDaemon(launcher, { dataDir, env: serverEnv, args: serveArgs });
 await sleep(idleMs);
-const idleLarge = rssMb(daemon.pid);
-console.log(`daemon (${launcher.name}) on ${books} books: started in ${ms(daemon.startupMs)}, idle RSS ${mb(idleLarge)}`);
+console.log(`daemon (${launcher.name}) on ${books} books: started in ${ms(daemon.startupMs)}, idle ${memoryLine([memoryMb(daemon.pid)])}`);
 const auth = { Authorization: `Bearer ${token}` };
 
 async function routeExists(path: string): Promise<boolean> {

@@ -1,51 +1,156 @@
-// npm run bench:scan -- --books 10000 [--workers N] [--node-options '--max-semi-space-size=4'] [--keep]
-// Prints first-scan throughput (books/s, covers and thumbnails included), unchanged-rescan time and peak RSS, each
-// with the CPU time it took (all threads, and per kind of thread) and the load average before/after: on a shared
-// machine, CPU ms per book is the steadier figure. --workers defaults to the scanWorkers setting
-// (BINDERY_SCAN_WORKERS, else CPUs - 1). The scanning process runs as `bindery scan` does (bin/bindery): with
-// MALLOC_ARENA_MAX=2 unless the environment sets it, and with --max-semi-space-size=4 unless --node-options gives
-// other V8/Node flags ('' for none).
+// npm run bench:scan [-- --entries 1000] [--seed 14] [--baseline main] [--rounds 1] [--workers N] [--formats all|each|both] [--only EPUB,CBZ]
+//                    [--node-options '--max-semi-space-size=4'] [--synthetic --books 10000] [--keep]
+// Scans the realistic corpus of bench/real-corpus.ts (built once under bench/.corpus/) into a fresh catalog, covers
+// and thumbnails included, then scans it again unchanged, and prints a table per format (EPUB, PDF, scanned PDF,
+// CBZ, CBR, M4B, MP3 folder; each format scanned on its own from a tree of hard links) and for the whole library:
+// books/s, CPU ms per book (all threads of the process), wall time and peak RSS, with the load average.
+// --baseline REF runs the same scans with the code of git REF (exported once into bench/.corpus/baseline-<commit>,
+// using this tree's node_modules) alternately with this tree's, so both see the same machine: before, after, after,
+// before, ... --synthetic scans the old synthetic corpus of bench/corpus.ts instead (--books N, for continuity).
+// The scanning process runs as `bindery scan` does (bin/bindery): MALLOC_ARENA_MAX=2 unless the environment sets it,
+// and --max-semi-space-size=4 unless --node-options gives other flags ('' for none). --workers defaults to the
+// scanWorkers setting.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, linkSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/core/config.ts';
+import { baselineTree } from './baseline-tree.ts';
 import { buildCorpus } from './corpus.ts';
+import { CORPUS_FORMATS, realCorpus, type CorpusEntry } from './real-corpus.ts';
 
-const { values } = parseArgs({ options: { books: { type: 'string', default: '2000' }, workers: { type: 'string' }, 'node-options': { type: 'string', default: '--max-semi-space-size=4' }, keep: { type: 'boolean', default: false } } });
-const books = Number(values.books);
+const { values } = parseArgs({
+  options: {
+    entries: { type: 'string', default: '1000' },
+    seed: { type: 'string', default: '14' },
+    baseline: { type: 'string' },
+    rounds: { type: 'string', default: '1' },
+    formats: { type: 'string', default: 'both' },
+    only: { type: 'string', default: '' },
+    workers: { type: 'string' },
+    'node-options': { type: 'string', default: '--max-semi-space-size=4' },
+    synthetic: { type: 'boolean', default: false },
+    books: { type: 'string', default: '2000' },
+    keep: { type: 'boolean', default: false },
+  },
+});
+const here = import.meta.dirname;
 const workers = values.workers ?? String(loadConfig().scanWorkers);
 const nodeOptions = (values['node-options'] as string).split(' ').filter(Boolean);
-const here = import.meta.dirname;
-const corpus = join(here, '.corpus', `books-${books}`);
-const dataDir = join(here, '.corpus', `data-${books}`);
-
-if (!existsSync(join(corpus, '.complete'))) {
-  const t = performance.now();
-  rmSync(corpus, { recursive: true, force: true });
-  mkdirSync(corpus, { recursive: true });
-  await buildCorpus(corpus, books);
-  execFileSync('touch', [join(corpus, '.complete')]);
-  console.log(`corpus: ${books} books built in ${((performance.now() - t) / 1000).toFixed(1)} s`);
-}
-rmSync(dataDir, { recursive: true, force: true });
+const env = { ...process.env, MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2' };
+const loadNow = (): string => loadavg()[0]!.toFixed(1);
 
 interface Figures { seconds: number; cpuSeconds: number; threadCpuSeconds: Record<string, number>; load: [number, number]; added: number; unchanged: number; failed: number; peakRssMb: number }
-const env = { ...process.env, MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2' };
-const scan = (): Figures => JSON.parse(execFileSync(process.execPath, [...nodeOptions, join(here, 'scan-child.ts'), dataDir, corpus, workers], { encoding: 'utf8', maxBuffer: 1 << 26, env })) as Figures;
-const load = (f: Figures): string => `load ${f.load[0].toFixed(1)} → ${f.load[1].toFixed(1)}`;
-const perThread = (f: Figures, books: number): string =>
-  Object.entries(f.threadCpuSeconds)
+
+/** A set of book files to scan on its own. */
+interface Subset { name: string; root: string; entries: number; bytes: number }
+
+async function subsets(): Promise<Subset[]> {
+  if (values.synthetic) {
+    const books = Number(values.books);
+    const root = join(here, '.corpus', `books-${books}`);
+    if (!existsSync(join(root, '.complete'))) {
+      rmSync(root, { recursive: true, force: true });
+      mkdirSync(root, { recursive: true });
+      await buildCorpus(root, books);
+      writeFileSync(join(root, '.complete'), '');
+    }
+    return [{ name: 'synthetic', root, entries: books, bytes: 0 }];
+  }
+  const { root, entries } = await realCorpus(Number(values.entries), Number(values.seed));
+  const all: Subset = { name: 'whole library', root, entries: entries.length, bytes: entries.reduce((sum, e) => sum + sizeOf(join(root, e.path)), 0) };
+  if (values.formats === 'all') return [all];
+  const each = CORPUS_FORMATS.map((format) => formatTree(root, format, entries.filter((e) => e.format === format)));
+  return values.formats === 'each' ? each : [...each, all];
+}
+
+function sizeOf(path: string): number {
+  const info = statSync(path);
+  return info.isDirectory() ? readdirSync(path).reduce((sum, name) => sum + sizeOf(join(path, name)), 0) : info.size;
+}
+
+/** The entries of one format, as hard links in the corpus's own layout (made once). */
+function formatTree(root: string, format: string, entries: CorpusEntry[]): Subset {
+  const tree = join(`${root}-by-format`, format.replace(/ /g, '-'));
+  if (!existsSync(join(tree, '.complete'))) {
+    rmSync(tree, { recursive: true, force: true });
+    for (const entry of entries) {
+      const from = join(root, entry.path);
+      const files = statSync(from).isDirectory() ? readdirSync(from).map((name) => join(entry.path, name)) : [entry.path];
+      for (const file of files) {
+        mkdirSync(dirname(join(tree, file)), { recursive: true });
+        linkSync(join(root, file), join(tree, file));
+      }
+    }
+    writeFileSync(join(tree, '.complete'), '');
+  }
+  return { name: format, root: tree, entries: entries.length, bytes: entries.reduce((sum, e) => sum + sizeOf(join(root, e.path)), 0) };
+}
+
+function scan(tree: string, subset: Subset, dataDir: string): Figures {
+  const child = join(tree, 'bench', 'scan-child.ts');
+  return JSON.parse(execFileSync(process.execPath, [...nodeOptions, child, dataDir, subset.root, workers], { encoding: 'utf8', maxBuffer: 1 << 26, env, cwd: tree })) as Figures;
+}
+
+const versions: { label: string; tree: string }[] = [{ label: 'after', tree: join(here, '..') }];
+if (values.baseline) versions.unshift({ label: `before (${values.baseline})`, tree: baselineTree(values.baseline) });
+const rounds = Number(values.rounds);
+const wanted = values.only ? values.only.split(',') : undefined;
+const sets = (await subsets()).filter((set) => !wanted || wanted.includes(set.name));
+console.log(`workers ${workers}, ${nodeOptions.join(' ') || 'no node options'}, MALLOC_ARENA_MAX=${env.MALLOC_ARENA_MAX}, ${rounds} round(s), load ${loadNow()}`);
+
+interface Row { subset: Subset; version: string; first: Figures; again?: Figures }
+const rows: Row[] = [];
+for (let round = 0; round < rounds; round++) {
+  for (const [n, subset] of sets.entries()) {
+    // Alternate which version goes first, so neither always meets the machine in the same state.
+    const order = (round + n) % 2 === 0 ? versions : [...versions].reverse();
+    for (const version of order) {
+      const dataDir = join(here, '.corpus', `data-${process.pid}`);
+      rmSync(dataDir, { recursive: true, force: true });
+      const first = scan(version.tree, subset, dataDir);
+      const again = subset.name === 'whole library' || subset.name === 'synthetic' ? scan(version.tree, subset, dataDir) : undefined;
+      if (!values.keep) rmSync(dataDir, { recursive: true, force: true });
+      rows.push({ subset, version: version.label, first, ...(again ? { again } : {}) });
+      const f = first;
+      console.log(
+        `${subset.name.padEnd(14)} ${version.label.padEnd(16)} ${String(subset.entries).padStart(5)} entries ${(subset.bytes / 1048576).toFixed(0).padStart(4)} MB: ` +
+          `${(subset.entries / f.seconds).toFixed(1).padStart(6)} books/s, ${((f.cpuSeconds * 1000) / subset.entries).toFixed(1).padStart(6)} ms CPU/book, ` +
+          `wall ${f.seconds.toFixed(1)} s, CPU ${f.cpuSeconds.toFixed(1)} s, peak ${f.peakRssMb} MB, added ${f.added}, failed ${f.failed}, load ${f.load[0].toFixed(1)}→${f.load[1].toFixed(1)}` +
+          (again ? `; unchanged rescan ${again.seconds.toFixed(2)} s, CPU ${again.cpuSeconds.toFixed(2)} s, peak ${again.peakRssMb} MB` : ''),
+      );
+      console.log(`${''.padEnd(32)}CPU ms/book by thread: ${perThread(f, subset.entries)}`);
+    }
+  }
+}
+
+function perThread(f: Figures, books: number): string {
+  return Object.entries(f.threadCpuSeconds)
     .filter(([, seconds]) => seconds > 0)
     .sort((a, b) => b[1] - a[1])
     .map(([name, seconds]) => `${name} ${((seconds * 1000) / books).toFixed(2)}`)
     .join(', ');
+}
 
-const first = scan();
-console.log(
-  `first scan:     ${first.added} books in ${first.seconds.toFixed(1)} s = ${(first.added / first.seconds).toFixed(0)} books/s, CPU ${first.cpuSeconds.toFixed(1)} s = ${((first.cpuSeconds * 1000) / first.added).toFixed(1)} ms/book (workers ${workers}${nodeOptions.length > 0 ? `, ${nodeOptions.join(' ')}` : ''}, MALLOC_ARENA_MAX=${env.MALLOC_ARENA_MAX}, failed ${first.failed}), peak RSS ${first.peakRssMb} MB, ${load(first)}`,
-);
-console.log(`  CPU ms/book by thread: ${perThread(first, first.added)}`);
-const again = scan();
-console.log(`unchanged scan: ${again.unchanged} books in ${again.seconds.toFixed(2)} s, CPU ${again.cpuSeconds.toFixed(2)} s, peak RSS ${again.peakRssMb} MB, ${load(again)}`);
-if (!values.keep) rmSync(dataDir, { recursive: true, force: true });
+// The table: the median over the rounds of each version, per subset.
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+console.log(`\n| format | entries | MB | ${versions.map((v) => `${v.label}: books/s | CPU ms/book | wall s | peak MB`).join(' | ')} |`);
+console.log(`|---|---|---|${versions.map(() => '---|---|---|---').join('|')}|`);
+for (const subset of sets) {
+  const cells = versions.map((v) => {
+    const mine = rows.filter((r) => r.subset === subset && r.version === v.label).map((r) => r.first);
+    return [
+      median(mine.map((f) => subset.entries / f.seconds)).toFixed(1),
+      median(mine.map((f) => (f.cpuSeconds * 1000) / subset.entries)).toFixed(1),
+      median(mine.map((f) => f.seconds)).toFixed(1),
+      String(median(mine.map((f) => f.peakRssMb))),
+    ].join(' | ');
+  });
+  console.log(`| ${subset.name} | ${subset.entries} | ${(subset.bytes / 1048576).toFixed(0)} | ${cells.join(' | ')} |`);
+}
+for (const v of versions) {
+  const again = rows.filter((r) => r.version === v.label && r.again).map((r) => r.again as Figures);
+  if (again.length > 0) console.log(`unchanged rescan, ${v.label}: ${median(again.map((f) => f.seconds)).toFixed(2)} s wall, ${median(again.map((f) => f.cpuSeconds)).toFixed(2)} s CPU, peak ${median(again.map((f) => f.peakRssMb))} MB`);
+}
+console.log(`load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);

@@ -23,12 +23,22 @@ import { authenticate } from './authenticate.ts';
 import type { DaemonContext } from './context.ts';
 import { ApiError, errorBody } from './http-errors.ts';
 import { compactWhenIdle } from './idle-memory.ts';
+import { answerFromPageCache, isCachedPageRoute, keepPage, leaveBuild } from './page-cache.ts';
 import type { RouteHead, SchemaPart } from './route-manifest.ts';
 import type { RouteRequest, RouteSpec } from './route-spec.ts';
 import { RouteTable } from './route-table.ts';
 import { ROUTE_GROUPS } from './routes/index.ts';
 import { ROUTE_MANIFEST } from './routes/manifest.ts';
 import { ISOLATION_HEADERS, registerWebRoot } from './web-root.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route takes form bodies (see the content-type parsers below). */
+    formBody?: boolean;
+    /** The route takes the raw request stream as its body. */
+    rawBody?: boolean;
+  }
+}
 
 export interface BuildAppOptions {
   config: Config;
@@ -295,6 +305,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
         const schema = eager ? table.specOf(head)?.schema : standIns.for(head);
         // Kept here once loaded: the per-request path reads a local instead of looking the route up again.
         let spec = table.specOf(head);
+        const cachedPage = isCachedPageRoute(head);
         target.route({
           method: head.method,
           url: fastifyPath(head.url),
@@ -309,6 +320,12 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
             if (!schemaCompilers && schema) await loadSchemaCompilers();
             return undefined;
           },
+          // A cached page is looked up once sign-in and the route's rule (onRequest) have let the caller in.
+          preHandler: cachedPage ? (request, reply, done) => answerFromPageCache(request as RouteRequest, reply, ctx, done) : undefined,
+          onSend: cachedPage ? (request, reply, payload, done) => (keepPage(request, reply, ctx, payload), done(null, payload)) : undefined,
+          // A build slot is freed when the page is sent, or at the latest when the request ends however it ends.
+          onResponse: cachedPage ? (request, _reply, done) => (leaveBuild(request, ctx), done()) : undefined,
+          onRequestAbort: cachedPage ? (request, done) => (leaveBuild(request, ctx), done()) : undefined,
           handler: (request, reply) => (spec as RouteSpec).handler(request as RouteRequest, reply, ctx),
         });
       };

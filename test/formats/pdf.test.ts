@@ -360,3 +360,74 @@ describe('extractPdf: resources', () => {
     expect(JSON.parse(output)).toEqual([]);
   });
 });
+
+describe('extractPdf: a page one that is one JPEG', () => {
+  const photo = (width: number, height: number): Promise<Buffer> =>
+    sharp({ create: { width, height, channels: 3, background: '#8a4' } }).composite([{ input: { create: { width: Math.floor(width / 2), height, channels: 3, background: '#24c' } }, left: 0, top: 0 }]).jpeg({ quality: 88 }).toBuffer();
+
+  for (const objectStreams of [false, true]) {
+    it(`gives the stored JPEG as the cover, without rendering (${objectStreams ? 'object streams' : 'xref table'})`, async () => {
+      const jpeg = await photo(600, 850);
+      const file = await writePdf(fixture, `jpeg-cover-${objectStreams}.pdf`, { title: 'Scanned', author: 'Ann Scanner', pages: 9, image: { jpeg }, objectStreams });
+      const result = await extractPdf(file);
+      expect(result.cover?.mime).toBe('image/jpeg');
+      expect(result.cover?.data.equals(jpeg)).toBe(true);
+      expect(result.metadata).toMatchObject({ title: 'Scanned', authors: ['Ann Scanner'], pageCount: 9 });
+    });
+  }
+
+  it('renders the page when the JPEG covers only part of it', async () => {
+    const jpeg = await photo(300, 400);
+    const file = await writePdf(fixture, 'jpeg-half.pdf', { image: { jpeg, box: [0, 0, 210, 300] } });
+    const result = await extractPdf(file);
+    expect(result.cover?.mime).toBe('image/jpeg');
+    expect(result.cover?.data.equals(jpeg)).toBe(false);
+    // The rendered page is the page's shape (420 × 595), not the image's.
+    const meta = await sharp(result.cover!.data).metadata();
+    expect(Math.abs(meta.width! / meta.height! - 420 / 595)).toBeLessThan(0.01);
+  });
+
+  it('renders the page when something else is drawn over the JPEG', async () => {
+    const jpeg = await photo(600, 850);
+    const file = await writePdf(fixture, 'jpeg-and-text.pdf', { image: { jpeg }, text: 'TITLE' });
+    const result = await extractPdf(file);
+    expect(result.cover?.data.equals(jpeg)).toBe(false);
+    expect(result.cover?.mime).toBe('image/jpeg');
+  });
+
+  it('falls back to pdf.js for an encrypted PDF and a damaged cross-reference table', async () => {
+    const jpeg = await photo(600, 850);
+    const damaged = fixture.file('jpeg-damaged.pdf');
+    fs.writeFileSync(damaged, breakStartXref(await buildPdf({ title: 'Damaged', pages: 3, image: { jpeg } })));
+    const result = await extractPdf(damaged);
+    expect(result.metadata).toMatchObject({ title: 'Damaged', pageCount: 3 });
+    // pdf.js rebuilt the index and rendered the page: the same picture, encoded anew.
+    expect(result.cover?.data.equals(jpeg)).toBe(false);
+    expect(result.cover?.mime).toBe('image/jpeg');
+  });
+});
+
+describe('extractPdf: read without pdf.js', () => {
+  it('follows an incremental update to the newest Info dictionary, as pdf.js does', async () => {
+    const base = Buffer.from(await buildPdf({ title: 'Old Title', pages: 2 }));
+    const text = base.toString('latin1');
+    const size = Number(/\/Size (\d+)/.exec(text)?.[1]);
+    const root = /\/Root (\d+ \d+ R)/.exec(text)?.[1] ?? '';
+    const prev = Number(/startxref\s+(\d+)/.exec(text.slice(text.lastIndexOf('startxref')))?.[1]);
+    const object = `${size} 0 obj\n<< /Title (New Title) /Author <FEFF004100F1006E0061> >>\nendobj\n`;
+    const xrefAt = base.length + object.length;
+    const update = `${object}xref\n${size} 1\n${String(base.length).padStart(10, '0')} 00000 n \ntrailer\n<< /Size ${size + 1} /Root ${root} /Info ${size} 0 R /Prev ${prev} >>\nstartxref\n${xrefAt}\n%%EOF\n`;
+    const file = fixture.file('updated.pdf');
+    fs.writeFileSync(file, Buffer.concat([base, Buffer.from(update, 'latin1')]));
+    const direct = await extractPdf(file, { skipCover: true });
+    const throughPdfJs = await extractPdf(file);
+    expect(direct.metadata).toMatchObject({ title: 'New Title', authors: ['Añna'], pageCount: 2 });
+    expect(throughPdfJs.metadata).toEqual(direct.metadata);
+  });
+
+  it('decodes titles in UTF-16 as pdf.js does', async () => {
+    const file = await writePdf(fixture, 'unicode.pdf', { title: 'Ünïcødé 東京の夜 📚', author: 'Zoë Ærø', objectStreams: true });
+    const result = await extractPdf(file, { skipCover: true });
+    expect(result.metadata).toMatchObject({ title: 'Ünïcødé 東京の夜 📚', authors: ['Zoë Ærø'] });
+  });
+});

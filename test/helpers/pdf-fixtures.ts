@@ -24,6 +24,10 @@ export interface PdfSpec {
   xmp?: string;
   /** Pad page two with an unreferenced-by-page-one stream of this many bytes. */
   paddingBytes?: number;
+  /** A JPEG drawn on page one, over the whole page unless a box (points from the bottom left) is given. */
+  image?: { jpeg: Buffer; box?: [x: number, y: number, width: number, height: number] };
+  /** Objects in object streams with a cross-reference stream (PDF 1.5+), as most writers do today; default false. */
+  objectStreams?: boolean;
 }
 
 export async function buildPdf(spec: PdfSpec = {}): Promise<Uint8Array> {
@@ -37,6 +41,10 @@ export async function buildPdf(spec: PdfSpec = {}): Promise<Uint8Array> {
   for (let i = 0; i < (spec.pages ?? 1); i++) {
     const page = doc.addPage([width, height]);
     if (i === 0 && spec.fill) page.drawRectangle({ x: 0, y: 0, width, height, color: rgb(...spec.fill) });
+    if (i === 0 && spec.image) {
+      const [x, y, w, h] = spec.image.box ?? [0, 0, width, height];
+      page.drawImage(await doc.embedJpg(spec.image.jpeg), { x, y, width: w, height: h });
+    }
     if (i === 0 && spec.text) {
       const font = await doc.embedFont(StandardFonts.HelveticaBold);
       page.drawText(spec.text, { x: 10, y: height / 2, size: width / 5, font, color: rgb(0, 0, 0) });
@@ -56,7 +64,7 @@ export async function buildPdf(spec: PdfSpec = {}): Promise<Uint8Array> {
     const filler = doc.context.stream(Buffer.alloc(spec.paddingBytes, 0x20), {});
     doc.getPage(1).node.set(PDFName.of('PieceInfo'), doc.context.register(filler));
   }
-  return doc.save({ useObjectStreams: false });
+  return doc.save({ useObjectStreams: spec.objectStreams ?? false });
 }
 
 export async function writePdf(fixture: TempDir, name: string, spec: PdfSpec = {}): Promise<string> {

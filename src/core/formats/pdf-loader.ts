@@ -48,7 +48,7 @@ export interface OpenedPdf {
 }
 
 /** Races `work` against a timer so a stalled parse becomes an error instead of a hung scan. */
-async function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+export async function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new FormatError('CORRUPT', `${what} did not finish within ${ms} ms`)), ms);

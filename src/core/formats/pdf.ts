@@ -2,8 +2,9 @@
 import { open, stat } from 'node:fs/promises';
 import { FormatError, asFormatError } from './errors.ts';
 import { renderCover } from './pdf-cover.ts';
+import { readPdfDirectly, type DirectPdf } from './pdf-direct.ts';
 import type { CoverRenderLimits } from './pdf-cover.ts';
-import { openPdf } from './pdf-loader.ts';
+import { openPdf, withTimeout } from './pdf-loader.ts';
 import { buildPdfMetadata } from './pdf-metadata.ts';
 import type { PdfInfo } from './pdf-metadata.ts';
 import { parseXmp } from './pdf-xmp.ts';
@@ -41,7 +42,17 @@ export async function extractPdf(path: string, options: ExtractOptions = {}, lim
   try {
     const size = await checkedSize(path, limits);
     await checkHeader(path);
-    const pdf = await openPdf(path, size, { timeoutMs: limits.openTimeoutMs, maxInMemoryBytes: limits.maxInMemoryBytes });
+    // Most PDFs need no pdf.js at all: read directly, and open pdf.js only to render page one or when the direct read
+    // cannot follow the file (encrypted, damaged, unusual).
+    // Opening has one time limit, whichever reader does it.
+    const opening = performance.now();
+    const direct = await withTimeout(readDirectly(path, size, options.skipCover !== true), limits.openTimeoutMs, 'Opening the PDF');
+    if (direct && (options.skipCover || direct.cover)) {
+      const extraction: Extraction = { bookType: 'PDF', metadata: buildPdfMetadata(direct.info, readXmpQuietly(direct.xmp), direct.pageCount) };
+      if (direct.cover) extraction.cover = { data: direct.cover, mime: 'image/jpeg' };
+      return extraction;
+    }
+    const pdf = await openPdf(path, size, { timeoutMs: Math.max(0, limits.openTimeoutMs - (performance.now() - opening)), maxInMemoryBytes: limits.maxInMemoryBytes });
     try {
       const document = pdf.document;
       const pageCount = document.numPages;
@@ -59,6 +70,23 @@ export async function extractPdf(path: string, options: ExtractOptions = {}, lim
     }
   } catch (error) {
     throw pdfError(error);
+  }
+}
+
+/** The direct read (pdf-direct.ts), or undefined when pdf.js must open the file. */
+async function readDirectly(path: string, size: number, cover: boolean): Promise<DirectPdf | undefined> {
+  const handle = await open(path, 'r');
+  try {
+    const readAt = async (position: number, length: number): Promise<Buffer> => {
+      const buffer = Buffer.allocUnsafe(length);
+      const { bytesRead } = await handle.read(buffer, 0, length, position);
+      return buffer.subarray(0, bytesRead);
+    };
+    return await readPdfDirectly(readAt, size, { cover });
+  } catch {
+    return undefined;
+  } finally {
+    await handle.close();
   }
 }
 

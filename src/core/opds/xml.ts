@@ -8,31 +8,43 @@ const NAME = /^[A-Za-z_][A-Za-z0-9_.-]*(:[A-Za-z_][A-Za-z0-9_.-]*)?$/;
 // eslint-disable-next-line no-control-regex -- matching control characters is the point of this pattern
 const NOT_XML = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
+// The same without the global flag, to test (a global pattern's test() moves its lastIndex).
+// eslint-disable-next-line no-control-regex -- as above
+const HAS_NOT_XML = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const TEXT_SPECIAL = /[&<>]/;
+const TEXT_SPECIALS = /[&<>]/g;
+const ATTRIBUTE_SPECIAL = /[&<>"\t\n\r]/;
+const ATTRIBUTE_SPECIALS = /[&<>"\t\n\r]/g;
+const ENTITY: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', '\t': '&#9;', '\n': '&#10;', '\r': '&#13;' };
+const entity = (c: string): string => ENTITY[c] as string;
+
+// A feed escapes a few thousand values, nearly all plain: each is tested once and copied only when it must change.
+
 /** The text without the characters an XML 1.0 document cannot contain. */
 export function xmlSafe(value: string): string {
-  return value.replace(NOT_XML, '');
+  return HAS_NOT_XML.test(value) ? value.replace(NOT_XML, '') : value;
 }
 
 export function escapeText(value: string): string {
-  return xmlSafe(value).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  const safe = xmlSafe(value);
+  return TEXT_SPECIAL.test(safe) ? safe.replace(TEXT_SPECIALS, entity) : safe;
 }
 
 /** Attribute values also keep their whitespace characters (a parser would normalise raw ones to spaces). */
 export function escapeAttribute(value: string): string {
-  return xmlSafe(value)
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/\t/g, '&#9;')
-    .replace(/\n/g, '&#10;')
-    .replace(/\r/g, '&#13;');
+  const safe = xmlSafe(value);
+  return ATTRIBUTE_SPECIAL.test(safe) ? safe.replace(ATTRIBUTE_SPECIALS, entity) : safe;
 }
 
 export type Attributes = Record<string, string | number | undefined>;
 
+/** Names already checked: a feed uses a few dozen, thousands of times. */
+const checkedNames = new Set<string>();
+
 function checkName(name: string): string {
+  if (checkedNames.has(name)) return name;
   if (!NAME.test(name)) throw new Error(`not an XML name: ${JSON.stringify(name)}`);
+  if (checkedNames.size < 1024) checkedNames.add(name);
   return name;
 }
 

@@ -7,17 +7,23 @@ import { catalogGeneration, sameGeneration, writeInFlight, type Generation } fro
 /** A rough size of an entry's own objects (Map slot, key, Buffer). */
 const ENTRY_OVERHEAD = 200;
 
-export class CatalogBytesCache {
-  private readonly entries = new Map<string, { value: Buffer; bytes: number }>();
+export class CatalogBytesCache<Meta = undefined> {
+  private readonly entries = new Map<string, { value: Buffer; bytes: number; meta: Meta | undefined; expires: number }>();
   private generation: Generation | undefined;
   private bytes = 0;
   private readonly maxBytes: number;
   private readonly maxEntryBytes: number;
 
-  /** At most `maxBytes` in all (least recently used dropped first); an answer larger than `maxEntryBytes` is not kept. */
-  constructor(maxBytes: number, maxEntryBytes = Math.floor(maxBytes / 16)) {
+  private readonly maxAgeMs: number;
+
+  /**
+   * At most `maxBytes` in all (least recently used dropped first); an answer larger than `maxEntryBytes` is not kept;
+   * none is served after `maxAgeMs`, for answers that also depend on the time of day (a feed's "recent" window).
+   */
+  constructor(maxBytes: number, maxEntryBytes = Math.floor(maxBytes / 16), maxAgeMs = Infinity) {
     this.maxBytes = maxBytes;
     this.maxEntryBytes = maxEntryBytes;
+    this.maxAgeMs = maxAgeMs;
   }
 
   /** What is held now (for tests and figures). */
@@ -33,20 +39,50 @@ export class CatalogBytesCache {
    * old state. What is computed while a write transaction is open on the connection is not kept (it may yet roll back).
    */
   get(sqlite: Database.Database, key: string, compute: () => string): Buffer {
+    const hit = this.lookup(sqlite, key);
+    if (hit) return hit.value;
+    const value = ownBuffer(compute());
+    if (!writeInFlight(sqlite)) this.remember(key, value, undefined);
+    return value;
+  }
+
+  /**
+   * The entry kept under `key` for the catalog as it is now, with the generation it was looked up at. For answers
+   * computed asynchronously (outside one read transaction): pass that generation to `offer` with the answer.
+   */
+  lookup(sqlite: Database.Database, key: string): { value: Buffer; meta: Meta | undefined; generation: Generation } | undefined {
     const generation = catalogGeneration(sqlite);
     if (!this.generation || !sameGeneration(this.generation, generation)) {
       this.clear();
       this.generation = generation;
     }
     const hit = this.entries.get(key);
-    if (hit) {
-      this.entries.delete(key);
-      this.entries.set(key, hit);
-      return hit.value;
+    if (!hit) return undefined;
+    this.entries.delete(key);
+    if (hit.expires < performance.now()) {
+      this.bytes -= hit.bytes;
+      return undefined;
     }
-    const value = ownBuffer(compute());
-    if (!writeInFlight(sqlite)) this.remember(key, value);
-    return value;
+    this.entries.set(key, hit);
+    return { value: hit.value, meta: hit.meta, generation };
+  }
+
+  /** The generation to hand to `offer` later: none while a write transaction is open (nothing read then is kept). */
+  generationNow(sqlite: Database.Database): Generation | undefined {
+    return writeInFlight(sqlite) ? undefined : catalogGeneration(sqlite);
+  }
+
+  /**
+   * Keeps an answer computed since `since` (from `generationNow`), only when the catalog is still at that generation
+   * and no write is open: every read made in between then saw that one state.
+   */
+  offer(sqlite: Database.Database, key: string, since: Generation, value: Buffer | string, meta?: Meta): void {
+    if (writeInFlight(sqlite) || !sameGeneration(since, catalogGeneration(sqlite))) return;
+    if (!this.generation || !sameGeneration(this.generation, since)) {
+      this.clear();
+      this.generation = since;
+    }
+    this.remember(key, typeof value === 'string' ? ownBuffer(value) : value, meta);
   }
 
   clear(): void {
@@ -54,10 +90,15 @@ export class CatalogBytesCache {
     this.bytes = 0;
   }
 
-  private remember(key: string, value: Buffer): void {
+  private remember(key: string, value: Buffer, meta: Meta | undefined): void {
     const bytes = value.length + key.length * 2 + ENTRY_OVERHEAD;
     if (bytes > this.maxEntryBytes) return;
-    this.entries.set(key, { value, bytes });
+    const old = this.entries.get(key);
+    if (old) {
+      this.entries.delete(key);
+      this.bytes -= old.bytes;
+    }
+    this.entries.set(key, { value, bytes, meta, expires: performance.now() + this.maxAgeMs });
     this.bytes += bytes;
     for (const [oldest, entry] of this.entries) {
       if (this.bytes <= this.maxBytes) break;

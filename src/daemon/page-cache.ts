@@ -1,0 +1,203 @@
+// Whole answers of the paged device and app feeds (OPDS 1.2 and 2.0, the Komga API, the app API's book pages), as
+// sent, per caller and request, until anything in the catalog changes: the second reader paging through the same
+// catalog, or a client refreshing, gets the bytes without a query, a sign-in check or serialization. Applied around
+// the routes (app.ts), so the feed builders know nothing of it. See CatalogBytesCache for when an answer is kept.
+import { createHash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { CatalogBytesCache } from '../core/store/catalog-bytes-cache.ts';
+import type { Generation } from '../core/store/snapshot.ts';
+import type { DaemonContext } from './context.ts';
+import type { RouteHead } from './route-manifest.ts';
+import type { RouteRequest } from './route-spec.ts';
+
+/**
+ * GET routes whose answer is a function of the catalog, the caller and the request alone. Not here: files, covers
+ * and page images (large, streamed, cached by clients), answers read from the book file itself (Komga's page list),
+ * random picks (`surprise`, `random`), Kobo sync (each answer moves the device's sync state), and anything that writes.
+ */
+const PAGE_ROUTES = new Set([
+  ...['', '/libraries', '/shelves', '/magic-shelves', '/authors', '/series', '/catalog', '/recent', '/search.opds'].flatMap((path) => [`/api/v1/opds${path}`, `/api/v2/opds${path}`]),
+  ...[
+    '/libraries',
+    '/libraries/{libraryId}',
+    '/series',
+    '/series/{seriesId}',
+    '/series/{seriesId}/books',
+    '/books',
+    '/books/{bookId}',
+    '/collections',
+    '/collections/{collectionId}',
+    '/collections/{collectionId}/series',
+    '/readlists',
+    '/genres',
+    '/tags',
+    '/publishers',
+    '/authors',
+  ].map((path) => `/komga/api/v1${path}`),
+  '/komga/api/v2/series/{seriesId}/read-progress/tachiyomi',
+  ...[
+    '/books',
+    '/books/search',
+    '/books/continue-reading',
+    '/books/continue-listening',
+    '/books/recently-added',
+    '/books/recently-scanned',
+    '/books/{bookId}',
+    '/authors',
+    '/authors/{authorId}',
+    '/series',
+    '/series/{seriesName}/books',
+    '/libraries',
+    '/filter-options',
+    '/shelves',
+    '/shelves/magic',
+    '/shelves/magic/{magicShelfId}/books',
+  ].map((path) => `/api/v1/app${path}`),
+]);
+
+export function isCachedPageRoute(head: Pick<RouteHead, 'method' | 'url'>): boolean {
+  return head.method === 'GET' && PAGE_ROUTES.has(head.url);
+}
+
+/** The request parts an answer may depend on besides the caller and the URL (content negotiation, links). */
+const KEYED_HEADERS = ['accept', 'accept-language', 'host', 'x-forwarded-host', 'x-forwarded-proto', 'x-forwarded-prefix', 'x-forwarded-port'] as const;
+/** The answer's own headers, replayed with the bytes; the ones every response gets (CORS, isolation) are set anew. */
+const KEPT_HEADERS = ['content-type', 'cache-control', 'vary', 'etag', 'last-modified', 'content-language', 'link'] as const;
+/** Only text: a page of JSON or XML, never an image or a file. */
+const TEXT_TYPE = /^application\/([\w.+-]*\+)?(json|xml)\b|^text\//;
+
+const CACHE_BYTES = 32 * 1024 * 1024;
+/** Some feeds also depend on the time of day ("recent": the last N days); none is served older than this. */
+const MAX_AGE_MS = 60_000;
+
+/**
+ * Pages built at once. A page is a few ms of synchronous work split by awaits; with 64 clients asking, the builds
+ * interleave and every one of them finishes late, some seconds late. Built two at a time in arrival order, each waits
+ * at most for the ones ahead of it, and kept pages (answered before the gate) never wait behind a build.
+ */
+const BUILD_SLOTS = 2;
+
+type Headers = Partial<Record<(typeof KEPT_HEADERS)[number], string>>;
+interface Pending {
+  key: string;
+  since: Generation | undefined;
+  released: boolean;
+}
+
+/** A first-in, first-out gate with a fixed number of slots. */
+class BuildGate {
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  enter(): Promise<void> {
+    if (this.running < BUILD_SLOTS) {
+      this.running++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  leave(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.running--;
+  }
+}
+
+const caches = new WeakMap<DaemonContext, CatalogBytesCache<Headers>>();
+const gates = new WeakMap<DaemonContext, BuildGate>();
+const hits = new WeakMap<DaemonContext, number>();
+const pending = new WeakMap<FastifyRequest, Pending>();
+
+function cacheOf(ctx: DaemonContext): CatalogBytesCache<Headers> {
+  let cache = caches.get(ctx);
+  if (!cache) caches.set(ctx, (cache = new CatalogBytesCache<Headers>(CACHE_BYTES, CACHE_BYTES / 16, MAX_AGE_MS)));
+  return cache;
+}
+
+/**
+ * Who is asking: the signed-in user, or for the routes that sign in themselves (HTTP Basic on OPDS and Komga) the
+ * credentials, hashed. An answer kept for credentials was a 200 for exactly those credentials at this very state of
+ * the catalog (which holds the accounts, their passwords and the switches), so replaying it admits nobody new.
+ */
+function callerOf(request: RouteRequest): string | undefined {
+  if (request.principal) return `u${request.principal.userId}`;
+  const authorization = request.headers.authorization;
+  if (!authorization) return undefined;
+  return `c${createHash('sha256').update(authorization).digest('base64url')}`;
+}
+
+function keyOf(request: RouteRequest, caller: string): string {
+  let key = `${caller} ${request.url}`;
+  for (const name of KEYED_HEADERS) {
+    const value = request.headers[name];
+    if (value !== undefined) key += `\n${name}:${String(value)}`;
+  }
+  return key;
+}
+
+function answerKept(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext, key: string): boolean {
+  const hit = cacheOf(ctx).lookup(ctx.store.sqlite, key);
+  if (!hit) return false;
+  hits.set(ctx, (hits.get(ctx) ?? 0) + 1);
+  reply.headers(hit.meta ?? {});
+  reply.send(hit.value);
+  return true;
+}
+
+/**
+ * preHandler: answers from the cache when it holds this page; otherwise waits for a build slot (the page may have
+ * been kept meanwhile by a request ahead in the queue) and notes what to keep once the page is built.
+ */
+export function answerFromPageCache(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext, done: () => void): void {
+  const caller = callerOf(request);
+  if (caller === undefined) return done();
+  const key = keyOf(request, caller);
+  if (answerKept(request, reply, ctx, key)) return;
+  let gate = gates.get(ctx);
+  if (!gate) gates.set(ctx, (gate = new BuildGate()));
+  const entered = gate;
+  void entered.enter().then(() => {
+    // A client that gave up while waiting gets nothing built.
+    if (request.raw.destroyed || reply.raw.destroyed) {
+      entered.leave();
+      return;
+    }
+    if (answerKept(request, reply, ctx, key)) {
+      entered.leave();
+      return;
+    }
+    pending.set(request, { key, since: cacheOf(ctx).generationNow(ctx.store.sqlite), released: false });
+    done();
+  });
+}
+
+/** onResponse and onRequestAbort: frees the build slot of a request that had one (once). */
+export function leaveBuild(request: FastifyRequest, ctx: DaemonContext): void {
+  const wanted = pending.get(request);
+  if (!wanted || wanted.released) return;
+  wanted.released = true;
+  gates.get(ctx)?.leave();
+}
+
+/** onSend: keeps a page just built (200, text, whole) if the catalog did not change while it was being built. */
+export function keepPage(request: FastifyRequest, reply: FastifyReply, ctx: DaemonContext, payload: unknown): void {
+  const wanted = pending.get(request);
+  if (!wanted) return;
+  leaveBuild(request, ctx);
+  if (!wanted.since || reply.statusCode !== 200 || !(typeof payload === 'string' || Buffer.isBuffer(payload))) return;
+  const type = reply.getHeader('content-type');
+  if (typeof type !== 'string' || !TEXT_TYPE.test(type)) return;
+  const headers: Headers = {};
+  for (const name of KEPT_HEADERS) {
+    const value = reply.getHeader(name);
+    if (value !== undefined) headers[name] = String(value);
+  }
+  cacheOf(ctx).offer(ctx.store.sqlite, wanted.key, wanted.since, payload, headers);
+  wanted.since = undefined;
+}
+
+/** What the cache holds, and how many answers it gave (tests, figures). */
+export function pageCacheSize(ctx: DaemonContext): { entries: number; bytes: number; hits: number } {
+  return { ...cacheOf(ctx).size, hits: hits.get(ctx) ?? 0 };
+}
