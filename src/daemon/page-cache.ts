@@ -4,11 +4,13 @@
 // the routes (app.ts), so the feed builders know nothing of it. See CatalogBytesCache for when an answer is kept.
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { parseBasic } from '../core/opds/users.ts';
 import { CatalogBytesCache } from '../core/store/catalog-bytes-cache.ts';
 import type { Generation } from '../core/store/snapshot.ts';
 import type { DaemonContext } from './context.ts';
 import type { RouteHead } from './route-manifest.ts';
 import type { RouteRequest } from './route-spec.ts';
+import { signInPolicy } from './sign-in-policy.ts';
 
 /**
  * GET routes whose answer is a function of the catalog, the caller and the request alone. Not here: files, covers
@@ -120,10 +122,12 @@ function cacheOf(ctx: DaemonContext): CatalogBytesCache<Headers> {
  * credentials, hashed. An answer kept for credentials was a 200 for exactly those credentials at this very state of
  * the catalog (which holds the accounts, their passwords and the switches), so replaying it admits nobody new.
  */
-function callerOf(request: RouteRequest): string | undefined {
+function callerOf(request: RouteRequest, ctx: DaemonContext): string | undefined {
   if (request.principal) return `u${request.principal.userId}`;
   const authorization = request.headers.authorization;
   if (!authorization) return undefined;
+  // An address or name the sign-in policy refuses gets its refusal from the route, even with the right credentials.
+  if (signInPolicy(ctx).isBlocked(request.ip ?? 'unknown', 'basic', parseBasic(authorization)?.username)) return undefined;
   return `c${createHash('sha256').update(authorization).digest('base64url')}`;
 }
 
@@ -150,7 +154,7 @@ function answerKept(request: RouteRequest, reply: FastifyReply, ctx: DaemonConte
  * been kept meanwhile by a request ahead in the queue) and notes what to keep once the page is built.
  */
 export function answerFromPageCache(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext, done: () => void): void {
-  const caller = callerOf(request);
+  const caller = callerOf(request, ctx);
   if (caller === undefined) return done();
   const key = keyOf(request, caller);
   if (answerKept(request, reply, ctx, key)) return;
