@@ -494,6 +494,16 @@ export interface KoboUserSettingsTable {
   created_at: Generated<string>;
 }
 
+export interface KomgaProgressionTable {
+  user_id: number;
+  book_id: number;
+  locator: string;
+  device_id: string;
+  device_name: string;
+  modified: string;
+  recorded_at: string;
+}
+
 export interface KoreaderDocumentProgressTable {
   id: Generated<number>;
   user_id: number;
@@ -936,6 +946,7 @@ export interface DB {
   kobo_reading_state: KoboReadingStateTable;
   kobo_removed_books_tracking: KoboRemovedBooksTrackingTable;
   kobo_user_settings: KoboUserSettingsTable;
+  komga_progression: KomgaProgressionTable;
   koreader_document_progress: KoreaderDocumentProgressTable;
   koreader_user: KoreaderUserTable;
   library: LibraryTable;

@@ -11,22 +11,29 @@ import { isAdmin } from '../../core/auth/principal.ts';
 import { bookFiles } from '../../core/books/file-locations.ts';
 import { listedBookRow, visibleLibraries, type KomgaBookRow } from '../../core/komga/catalog.ts';
 import { collectionRow, findCollection } from '../../core/komga/collections.ts';
-import { cleaned, collectionDto, humanSize, isCleanMode, libraryDto, pageOf, pageRequest, pagesCountOf, userDto, type Json } from '../../core/komga/dto.ts';
-import { comicPage, comicPages, pdfPage, pdfPages, type PageInfo } from '../../core/komga/pages.ts';
+import { cleaned, collectionDto, instant, isCleanMode, libraryDto, pageDto, pageOf, pageRequest, pagesCountOf, userDto, type Json } from '../../core/komga/dto.ts';
+import { booksListPage, collectionsOfSeries, latestBooksPage, onDeckPage, seriesListPage, siblingBook } from '../../core/komga/lists.ts';
+import { comicPage, comicPages, pdfPage, pdfPages, type PageImage, type PageInfo } from '../../core/komga/pages.ts';
+import { parseProgression, ProgressionError, readProgression, writeProgression } from '../../core/komga/progression.ts';
+import { authorsOf, authorsPage, namesOf } from '../../core/komga/referentials.ts';
+import { SearchConditionError } from '../../core/komga/search-condition.ts';
+import { epubManifest, epubPositions, POSITION_LIST_TYPE, PROGRESSION_TYPE, WEBPUB_TYPE } from '../../core/komga/webpub.ts';
+import { comicPageDimensions } from '../../core/readers/comic-reader.ts';
+import { epubBookInfo, epubEntry } from '../../core/readers/epub-reader.ts';
 import { markBookProgress, markRead, markUnread } from '../../core/komga/read-progress.ts';
 import { ReadingError } from '../../core/reading/reading-error.ts';
 import { findSeries, seriesBookIds, type SeriesRef } from '../../core/komga/series.ts';
 import {
-  authorsOf,
   bookDtos,
   booksPage,
   collectionsPage,
-  namesOf,
+  newSeriesPage,
   seriesBooks,
   seriesBooksPage,
   seriesDtos,
   seriesPage,
   tachiyomiProgress,
+  updatedSeriesPage,
   type KomgaReader,
 } from '../../core/komga/views.ts';
 import { decideRange } from '../../core/media/byte-range.ts';
@@ -87,15 +94,25 @@ async function signIn(request: RouteRequest, reply: FastifyReply, ctx: DaemonCon
   };
 }
 
-function sendJson(reply: FastifyReply, reader: Reader, body: Json): FastifyReply {
-  return reply.type('application/json').header('Cache-Control', 'no-cache, private').send(JSON.stringify(reader.clean ? cleaned(body) : body));
+function sendJson(reply: FastifyReply, reader: Reader, body: Json, type = 'application/json'): FastifyReply {
+  return reply.type(type).header('Cache-Control', 'no-cache, private').send(JSON.stringify(reader.clean ? cleaned(body) : body));
+}
+
+/** A search body Komga would refuse is a 400 with the reason. */
+function searchAnswer(build: () => Json): Json {
+  try {
+    return build();
+  } catch (error) {
+    if (error instanceof SearchConditionError) throw new ApiError(400, error.message);
+    throw error;
+  }
 }
 
 type Handler = (reader: Reader, request: RouteRequest, reply: FastifyReply, ctx: DaemonContext) => Promise<unknown> | unknown;
 
 /** Path parameters are taken as strings: a malformed id names nothing, so the handler answers 404 rather than 400. */
 function paramsSchema(url: string): RouteSpec['schema'] {
-  const names = [...url.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
+  const names = [...url.matchAll(/\{(\*?)(\w+)\}/g)].map((m) => (m[1] === '*' ? '*' : (m[2] as string)));
   return names.length === 0 ? {} : { params: Type.Object(Object.fromEntries(names.map((n) => [n, Type.String()]))) };
 }
 
@@ -169,6 +186,35 @@ async function pagesOf(ctx: DaemonContext, bookId: number): Promise<PageInfo[]> 
   }
 }
 
+/** Page `number` (1-based) of a comic or PDF, or undefined when there is no such page. */
+async function pageImage(ctx: DaemonContext, bookId: number, number: number, format: 'jpeg' | 'png'): Promise<PageImage | undefined> {
+  const file = await readableFile(ctx, bookId);
+  if (!file || number < 1) return undefined;
+  try {
+    return file.kind === 'comic' ? await comicPage(file.path, number) : await pdfPage(file.path, number, format);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The book's EPUB file (its primary file, else its first EPUB), or a 404. */
+async function epubFileOf(ctx: DaemonContext, bookId: number): Promise<{ id: number; path: string }> {
+  const files = await bookFiles(ctx.store.db, bookId);
+  const file = [files?.primary, ...(files?.files ?? [])].find((f) => f !== undefined && f.isBook && !f.folderBased && f.bookType === 'EPUB' && f.path !== undefined);
+  const info = file?.path === undefined ? undefined : await stat(file.path).catch(() => undefined);
+  if (!file?.path || !info?.isFile()) throw new ApiError(404, `Book ${bookId} has no EPUB file to read`);
+  return { id: file.id, path: file.path };
+}
+
+async function epubInfoOf(ctx: DaemonContext, bookId: number) {
+  const file = await epubFileOf(ctx, bookId);
+  try {
+    return { file, info: await epubBookInfo(file.path) };
+  } catch {
+    throw new ApiError(404, `The EPUB of book ${bookId} cannot be read`);
+  }
+}
+
 /** A JSON request body as an object; anything else is a 400. */
 function bodyObject(request: RouteRequest): Record<string, unknown> {
   const body = request.body;
@@ -195,6 +241,8 @@ async function markProgress(reader: Reader, ctx: DaemonContext, row: KomgaBookRo
     throw error;
   }
 }
+
+const pageNumberOf = (text: string): number => (/^\d{1,6}$/.test(text) ? Number(text) : 0);
 
 const seriesBookIdsOf = (reader: Reader, ref: SeriesRef): number[] => seriesBookIds(reader.store, reader.principal, ref, [], 'all').ids;
 
@@ -284,25 +332,20 @@ export const komgaRoutes: RouteSpec[] = [
   route('/v1/books/{bookId}/pages', async (reader, request, reply, ctx) => {
     const row = visibleBook(reader, numericId(request, 'bookId'));
     const pages = await pagesOf(ctx, row.id);
+    const file = pages.length > 0 ? await readableFile(ctx, row.id) : undefined;
+    const dimensions = file?.kind === 'comic' ? await comicPageDimensions(file.path).catch(() => []) : [];
     return sendJson(
       reply,
       reader,
-      pages.map((p) => ({ number: p.number, fileName: p.fileName, mediaType: p.mediaType, size: humanSize(p.sizeBytes ?? 0), ...(p.sizeBytes !== undefined ? { sizeBytes: p.sizeBytes } : {}) })),
+      pages.map((p) => pageDto(p, dimensions[p.number - 1])),
     );
   }),
 
   route('/v1/books/{bookId}/pages/{pageNumber}', async (reader, request, reply, ctx) => {
     const row = visibleBook(reader, numericId(request, 'bookId'));
     const numberText = paramOf(request, 'pageNumber');
-    const number = /^\d{1,6}$/.test(numberText) ? Number(numberText) : 0;
-    const file = await readableFile(ctx, row.id);
     const png = reader.query.convert === 'png';
-    let image;
-    try {
-      if (file && number >= 1) image = file.kind === 'comic' ? await comicPage(file.path, number) : await pdfPage(file.path, number, png ? 'png' : 'jpeg');
-    } catch {
-      image = undefined;
-    }
+    const image = await pageImage(ctx, row.id, pageNumberOf(numberText), png ? 'png' : 'jpeg');
     if (!image) throw new ApiError(404, `Page ${numberText} not found in book: ${row.id}`);
     let { data, mime } = image;
     if (png && mime !== 'image/png') {
@@ -361,4 +404,97 @@ export const komgaRoutes: RouteSpec[] = [
   route('/v1/tags', (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'tags', reader.query))),
   route('/v1/publishers', (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'publishers', reader.query))),
   route('/v1/authors', (reader, _request, reply) => sendJson(reply, reader, authorsOf(reader, reader.query))),
+  route('/v2/authors', (reader, _request, reply) => sendJson(reply, reader, authorsPage(reader, reader.query))),
+  route('/v1/languages', (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'languages', reader.query))),
+  route('/v1/age-ratings', (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'ageRatings', reader.query))),
+  route('/v1/series/release-dates', (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'releaseYears', reader.query))),
+  // Bindery's series carry no sharing labels.
+  route('/v1/sharing-labels', (reader, _request, reply) => sendJson(reply, reader, [])),
+  route('/v1/tags/book', (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'tags', reader.query))),
+  route('/v1/tags/series', (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'tags', reader.query))),
+
+  // Komelia's lists: search bodies, and the home screen's recent lists.
+  route('/v1/series/list', (reader, request, reply) => sendJson(reply, reader, searchAnswer(() => seriesListPage(reader, request.body, reader.query))), 'POST'),
+  route('/v1/books/list', (reader, request, reply) => sendJson(reply, reader, searchAnswer(() => booksListPage(reader, request.body, reader.query))), 'POST'),
+  route('/v1/books/latest', (reader, _request, reply) => sendJson(reply, reader, latestBooksPage(reader, reader.query))),
+  route('/v1/books/ondeck', (reader, _request, reply) => sendJson(reply, reader, onDeckPage(reader, reader.query))),
+  route('/v1/series/new', (reader, _request, reply) => sendJson(reply, reader, newSeriesPage(reader, reader.query))),
+  route('/v1/series/updated', (reader, _request, reply) => sendJson(reply, reader, updatedSeriesPage(reader, reader.query))),
+
+  route('/v1/series/{seriesId}/collections', (reader, request, reply) => sendJson(reply, reader, collectionsOfSeries(reader, seriesOf(reader, request).id))),
+  // Read lists: Bindery has none.
+  route('/v1/books/{bookId}/readlists', (reader, request, reply) => {
+    visibleBook(reader, numericId(request, 'bookId'));
+    return sendJson(reply, reader, []);
+  }),
+  ...(['previous', 'next'] as const).map((direction) =>
+    route(`/v1/books/{bookId}/${direction}`, (reader, request, reply) => {
+      const sibling = siblingBook(reader, visibleBook(reader, numericId(request, 'bookId')), direction);
+      if (!sibling) throw new ApiError(404, `No ${direction} book in the series`);
+      return sendJson(reply, reader, bookDtos(reader, [sibling])[0] as Json);
+    }),
+  ),
+
+  route('/v1/books/{bookId}/pages/{pageNumber}/thumbnail', async (reader, request, reply, ctx) => {
+    const row = visibleBook(reader, numericId(request, 'bookId'));
+    const numberText = paramOf(request, 'pageNumber');
+    const image = await pageImage(ctx, row.id, pageNumberOf(numberText), 'jpeg');
+    if (!image) throw new ApiError(404, `Page ${numberText} not found in book: ${row.id}`);
+    const sharp = await loadSharp();
+    const data = await sharp(image.data, { limitInputPixels: 268_402_689 }).rotate().resize(300, 300, { fit: 'inside', withoutEnlargement: true }).jpeg({ quality: 85 }).toBuffer();
+    return reply.type('image/jpeg').header('Cache-Control', 'private, max-age=86400').header('Content-Length', data.length).send(data);
+  }),
+
+  // The EPUB reader (Readium): manifest, positions, progression, and the resources the manifest points to.
+  route('/v1/books/{bookId}/manifest', async (reader, request, reply, ctx) => {
+    const row = visibleBook(reader, numericId(request, 'bookId'));
+    const { info } = await epubInfoOf(ctx, row.id);
+    const seriesTitle = (bookDtos(reader, [row])[0] as { seriesTitle: string }).seriesTitle;
+    return sendJson(reply, reader, epubManifest({ row, seriesTitle, modified: instant(row.addedOn) }, info, reader.links), WEBPUB_TYPE);
+  }),
+
+  route('/v1/books/{bookId}/positions', async (reader, request, reply, ctx) => {
+    const row = visibleBook(reader, numericId(request, 'bookId'));
+    const positions = epubPositions((await epubInfoOf(ctx, row.id)).info);
+    return sendJson(reply, reader, { total: positions.length, positions } as unknown as Json, POSITION_LIST_TYPE);
+  }),
+
+  route('/v1/books/{bookId}/progression', async (reader, request, reply, ctx) => {
+    const row = visibleBook(reader, numericId(request, 'bookId'));
+    const progression = readProgression(reader.store, reader.principal.userId, row.id, epubPositions((await epubInfoOf(ctx, row.id)).info));
+    if (!progression) return reply.status(204).send();
+    return sendJson(reply, reader, progression as unknown as Json, PROGRESSION_TYPE);
+  }),
+
+  route(
+    '/v1/books/{bookId}/progression',
+    async (reader, request, reply, ctx) => {
+      const row = visibleBook(reader, numericId(request, 'bookId'));
+      const { file, info } = await epubInfoOf(ctx, row.id);
+      try {
+        await writeProgression(reader.store, reader.principal.userId, { bookId: row.id, fileId: file.id, positions: epubPositions(info) }, parseProgression(request.body));
+      } catch (error) {
+        if (error instanceof ProgressionError) throw new ApiError(error.status, error.message);
+        throw error;
+      }
+      return reply.status(204).send();
+    },
+    'PUT',
+  ),
+
+  route('/v1/books/{bookId}/resource/{*resource}', async (reader, request, reply, ctx) => {
+    const row = visibleBook(reader, numericId(request, 'bookId'));
+    const { file } = await epubInfoOf(ctx, row.id);
+    const requested = paramOf(request, '*');
+    // Only the EPUB's own manifest items are served: a path climbing out of the archive names nothing.
+    const entry = await epubEntry(file.path, requested).catch(() => undefined);
+    if (!entry) throw new ApiError(404, `Resource not found in book ${row.id}: ${requested}`);
+    return reply
+      .type(entry.mediaType)
+      .header('Content-Security-Policy', "script-src 'none'; object-src 'none';")
+      .header('Content-Disposition', `inline; filename*=UTF-8''${encodeURIComponent(requested.split('/').pop() ?? 'resource')}`)
+      .header('Cache-Control', 'private, max-age=86400')
+      .header('Content-Length', entry.data.length)
+      .send(entry.data);
+  }),
 ];
