@@ -458,7 +458,7 @@ describe('filters Komga clients send', () => {
 });
 
 describe('read progress', () => {
-  const progressOf = async (bookId: number, account: Account = alice): Promise<Obj | undefined> => {
+  const progressOf = async (bookId: number, account: Account = alice): Promise<Obj | null> => {
     const book = await json(`/komga/api/v1/books/${bookId}`, account);
     expectKomga('BookDto', book);
     return book.readProgress as Obj | null;

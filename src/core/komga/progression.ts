@@ -7,7 +7,7 @@ import { recordProgress } from '../reading/progress.ts';
 import { READ_THRESHOLD, roundPercent } from '../reading/read-status.ts';
 import type { Store } from '../store/store.ts';
 import { nowIso } from '../time.ts';
-import { positionAt, positionAtTotal, type Position } from './webpub.ts';
+import { positionAt, positionAtTotal, totalProgressionAt, type Position } from './webpub.ts';
 
 export class ProgressionError extends Error {
   readonly status: 400 | 409;
@@ -98,10 +98,10 @@ function storedRow(store: Store, userId: number, bookId: number): StoredRow | un
 const isCurrent = (stored: StoredRow | undefined, progress: ProgressRow | undefined): stored is StoredRow =>
   stored !== undefined && (progress?.last_read_time ?? '') <= stored.recorded_at;
 
-const withTotal = (locator: Locator, position: Position | undefined): Locator => ({
+const withTotal = (locator: Locator, position: Position | undefined, totalProgression: number): Locator => ({
   ...locator,
   ...(position && locator.type === '' ? { type: position.type } : {}),
-  locations: { ...locator.locations, ...(position ? { position: position.locations.position, totalProgression: position.locations.totalProgression } : {}) },
+  locations: { ...locator.locations, ...(position ? { position: position.locations.position } : {}), totalProgression },
 });
 
 /** The reader's progression in the book, or undefined when they have none (Komga's 204). */
@@ -135,7 +135,7 @@ export interface ProgressionTarget {
 
 /**
  * Stores a progression: refuses one older than the progress it would replace (409, as Komga) and a locator outside the
- * book's reading order (400); the book's progress becomes the matching position's share of the book (read at 99 %).
+ * book's reading order (400); the book's progress becomes the locator's share of the book (read from 99 %).
  */
 export async function writeProgression(store: Store, userId: number, target: ProgressionTarget, progression: Progression, now: string = nowIso()): Promise<void> {
   const progress = progressRow(store, userId, target.bookId);
@@ -145,10 +145,10 @@ export async function writeProgression(store: Store, userId: number, target: Pro
   const href = locatorPath(progression.locator.href);
   if (!target.positions.some((p) => p.href === href)) throw new ProgressionError(400, `Resource does not exist in book: ${href}`);
   const position = positionAt(target.positions, href, progression.locator.locations.progression);
-  const total = position?.locations.totalProgression ?? 0;
+  const total = totalProgressionAt(target.positions, href, progression.locator.locations.progression);
   const percent = total >= 0.99 ? 100 : roundPercent(Math.min(READ_THRESHOLD - 0.5, total * 100));
   await recordProgress(store.db, userId, { bookId: target.bookId, fileProgress: { bookFileId: target.fileId, positionData: null, positionHref: href, progressPercent: percent } }, now);
-  const locator = JSON.stringify(withTotal({ ...progression.locator, href }, position));
+  const locator = JSON.stringify(withTotal({ ...progression.locator, href }, position, total));
   store.sqlite
     .prepare(
       `INSERT INTO komga_progression (user_id, book_id, locator, device_id, device_name, modified, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)

@@ -106,6 +106,14 @@ export function positionAt(positions: readonly Position[], href: string, progres
   return found ?? positions.find((p) => p.href === href);
 }
 
+/** How far through the book a locator is: its document's share of the positions, interpolated by its progression. */
+export function totalProgressionAt(positions: readonly Position[], href: string, progression: number): number {
+  const inDocument = positions.filter((p) => p.href === href);
+  const first = inDocument[0];
+  if (!first || positions.length === 0) return 0;
+  return Math.min(1, first.locations.totalProgression + (progression * inDocument.length) / positions.length);
+}
+
 /** The position at a fraction of the whole book (for progress another client recorded as a percentage). */
 export function positionAtTotal(positions: readonly Position[], totalProgression: number): Position | undefined {
   let found = positions[0];
