@@ -15,7 +15,7 @@ import { allRoutes } from '../../src/daemon/routes/index.ts';
 import { jpeg, png, writeZip } from '../helpers/comic-fixtures.ts';
 import { conformancePath } from '../helpers/conformance.ts';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.ts';
-import { komgaOpenApi } from '../helpers/komga-contract.ts';
+import { decodeErrors, keyMismatches, komgaOpenApi } from '../helpers/komga-contract.ts';
 import { makeTempLibrary, writeSimpleEpub, type TempLibrary } from '../helpers/library-fixtures.ts';
 import { buildPdf } from '../helpers/pdf-fixtures.ts';
 
@@ -35,7 +35,14 @@ ajvFormats.default(ajv);
 ajv.addSchema({ $id: 'komga.json', components: spec.components, paths: spec.paths });
 const schemaCache = new Map<string, ReturnType<typeof ajv.compile>>();
 
+/** Komga's page schemas as komga-contract names them. */
+const CONTRACT_NAMES: Record<string, string> = { PageSeriesDto: 'Page<SeriesDto>', PageBookDto: 'Page<BookDto>', PageCollectionDto: 'Page<CollectionDto>', PageReadListDto: 'Page<ReadListDto>' };
+
 function expectKomga(name: string, body: unknown): void {
+  // Every key of Komga's DTO, at every level, decoded as Komelia's kotlinx classes decode it.
+  const contract = CONTRACT_NAMES[name] ?? name;
+  expect(keyMismatches(contract, body)).toEqual([]);
+  expect(decodeErrors(contract, body)).toEqual([]);
   let validate = schemaCache.get(name);
   if (!validate) schemaCache.set(name, (validate = ajv.compile({ $ref: `komga.json#/components/schemas/${name}` })));
   const ok = validate(body);
