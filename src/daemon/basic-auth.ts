@@ -54,10 +54,15 @@ export async function signInWithOpdsAccount(request: RouteRequest, ctx: DaemonCo
     return { kind: 'challenge', reason: result === 'MISSING' ? FULL_AUTHENTICATION : BAD_CREDENTIALS };
   }
   state.failures.reset(key);
+  return signInAs(ctx, result, switchSetting);
+}
+
+/** An account already identified (by credentials or by a session): the route group's switch, then the owning user. */
+export async function signInAs(ctx: DaemonContext, session: OpdsSession, switchSetting: string): Promise<BasicSignIn> {
   if ((await readSetting(ctx.store.db, switchSetting)) !== true) return { kind: 'disabled' };
-  const principal = await loadPrincipal(ctx.store.db, result.ownerId);
+  const principal = await loadPrincipal(ctx.store.db, session.ownerId);
   if (!principal) return { kind: 'challenge', reason: BAD_CREDENTIALS };
-  return { kind: 'signed-in', session: result, principal };
+  return { kind: 'signed-in', session, principal };
 }
 
 /** A switch's state without signing in (for the public documents of a route group). */

@@ -24,15 +24,35 @@ let libraryId: string;
 const ids: Record<string, number> = {};
 const auth = `Basic ${Buffer.from('reader-app:komelia-secret').toString('base64')}`;
 
-/** A request as komga-client sends it: Basic credentials on every call, JSON bodies. */
-async function call(method: string, path: string, body?: unknown, query: Record<string, string> = {}): Promise<Response> {
+/**
+ * The cookies Komelia's store keeps: it sends its credentials once, to `users/me`, and from then on only the cookies
+ * (and keeps one only when its path is the server address it was given, here `/komga`).
+ */
+const cookies = new Map<string, string>();
+
+function keepCookies(res: Response): void {
+  for (const line of res.headers.getSetCookie()) {
+    const [pair = '', ...attributes] = line.split(';').map((p) => p.trim());
+    const path = attributes.find((a) => a.toLowerCase().startsWith('path='))?.slice(5);
+    const [name = '', value = ''] = pair.split('=');
+    if (path !== '/komga') continue;
+    if (value === '' || attributes.some((a) => a.toLowerCase() === 'max-age=0')) cookies.delete(name);
+    else cookies.set(name, value);
+  }
+}
+
+/** A request as komga-client sends it after signing in: the session cookies, JSON bodies. */
+async function call(method: string, path: string, body?: unknown, query: Record<string, string> = {}, headers: Record<string, string> = {}): Promise<Response> {
   const url = new URL(`${base}/komga/${path}`);
   for (const [k, v] of Object.entries(query)) url.searchParams.append(k, v);
-  return fetch(url, {
+  const cookie = [...cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  const res = await fetch(url, {
     method,
-    headers: { authorization: auth, accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    headers: { accept: 'application/json', ...(cookie ? { cookie } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
+  keepCookies(res);
+  return res;
 }
 
 /** Calls, expects 200, and decodes the body strictly as `dto` (`List<X>` for a list, `Page<X>` for a page). */
@@ -114,7 +134,12 @@ afterAll(async () => {
 describe('Komelia replay', () => {
   let dune: Obj;
 
-  it('signs in and loads the libraries', async () => {
+  it('signs in once with its credentials, then with the session cookie', async () => {
+    expect((await call('GET', 'api/v1/libraries')).status).toBe(401);
+    const login = await call('GET', 'api/v2/users/me', undefined, { 'remember-me': 'true' }, { authorization: auth, 'cache-control': 'no-cache, no-store, max-age=0' });
+    expect(login.status).toBe(200);
+    expect([...cookies.keys()].sort()).toEqual(['KOMGA-SESSION', 'komga-remember-me']);
+    expect(login.headers.getSetCookie().every((c) => c.includes('HttpOnly'))).toBe(true);
     const me = await decoded('UserDto', 'GET', 'api/v2/users/me');
     expect(me.ageRestriction).toBeNull();
     expect(me.roles).toEqual(expect.arrayContaining(['PAGE_STREAMING', 'FILE_DOWNLOAD']));
@@ -207,12 +232,12 @@ describe('Komelia replay', () => {
     expect(manifest.metadata).toMatchObject({ title: 'A Reader’s Book', author: ['Ann Author'], published: '2019-05-04' });
     expect(manifest.toc.map((l) => l.title)).toEqual(['One', 'Two']);
     expect(manifest.toc[1]?.href).toBe(`/komga/api/v1/books/${epub}/resource/OEBPS/text/two.xhtml#middle`);
-    const chapter = await fetch(`${base}${manifest.readingOrder[1]?.href as string}`, { headers: { authorization: auth } });
+    const chapter = await call('GET', (manifest.readingOrder[1]?.href as string).replace('/komga/', ''));
     expect(chapter.status).toBe(200);
     expect(chapter.headers.get('content-type')).toMatch(/^application\/xhtml\+xml/);
     expect(await chapter.text()).toContain('The spice must flow.');
     const css = manifest.resources.find((l) => String(l.href).endsWith('style.css')) as Obj;
-    expect((await fetch(`${base}${css.href as string}`, { headers: { authorization: auth } })).status).toBe(200);
+    expect((await call('GET', (css.href as string).replace('/komga/', ''))).status).toBe(200);
     // Only the EPUB's own items: no way out of the archive, no entry it does not list.
     for (const hostile of ['../../../../etc/passwd', '%2e%2e/%2e%2e/etc/passwd', 'OEBPS/../../outside', 'mimetype-not-listed']) {
       expect((await call('GET', `api/v1/books/${epub}/resource/${hostile}`)).status, hostile).toBe(404);
@@ -266,6 +291,16 @@ describe('Komelia replay', () => {
     const back = await decoded<{ locator: { href: string; locations: Obj } }>('R2Progression', 'GET', `api/v1/books/${epub}/progression`);
     expect(back.locator.href).toBe('OEBPS/text/one.xhtml');
     expect(back.locator.locations.totalProgression).toBe(0.1);
+  });
+
+  it('signs out: the session ends', async () => {
+    const remembered = cookies.get('komga-remember-me') as string;
+    expect((await call('POST', 'api/logout')).status).toBe(204);
+    expect(cookies.size).toBe(0);
+    expect((await call('GET', 'api/v1/libraries', undefined, {}, { cookie: `komga-remember-me=${remembered}` })).status).toBe(401);
+    // Signing in again, for the remaining steps.
+    expect((await call('GET', 'api/v2/users/me', undefined, {}, { authorization: auth })).status).toBe(200);
+    expect([...cookies.keys()]).toEqual(['KOMGA-SESSION']);
   });
 
   it('refuses a search body Komga would refuse, with 400', async () => {

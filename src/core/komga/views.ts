@@ -1,8 +1,6 @@
 // The Komga API's JSON answers, each for one reader: pages of books and series with Komga's filters, one series or
-// book, collections and the series in them, the values Mihon offers as filters, and the Mihon tracker's read
+// book, collections and the series in them, new and updated series, and the Mihon tracker’s read
 // progress of a series. The routes (src/daemon/routes/komga.ts) sign in and pick the view.
-import type { RawBuilder, SqlBool } from 'kysely';
-import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
 import type { Store } from '../store/store.ts';
 import { bookName, bookOrder, loadBookRows, pageOfBooks, type KomgaBookRow } from './catalog.ts';
@@ -12,7 +10,7 @@ import { boolParam, bookConditions, libraryIds, listParam, readStatuses, seriesB
 import { bookProgress, type KomgaReadState } from './read-progress.ts';
 import { libraryDates, refOf, seriesBookIds, seriesIndex, seriesKeysWhere, seriesOfBooks, seriesReadCounts, summarizeMany, type SeriesHead, type SeriesRef } from './series.ts';
 import { inCollections, seriesState } from './series-search.ts';
-import { column, compareNocase, listedBooks, NOTHING, remembered } from './sql.ts';
+import { compareNocase } from './sql.ts';
 import { textMatches } from './text-match.ts';
 
 type JsonObject = { [key: string]: Json };

@@ -504,6 +504,14 @@ export interface KomgaProgressionTable {
   recorded_at: string;
 }
 
+export interface KomgaSessionTable {
+  token_hash: string | null;
+  opds_user_id: number;
+  password_fingerprint: string;
+  created_at: string;
+  expires_at: string;
+}
+
 export interface KoreaderDocumentProgressTable {
   id: Generated<number>;
   user_id: number;
@@ -947,6 +955,7 @@ export interface DB {
   kobo_removed_books_tracking: KoboRemovedBooksTrackingTable;
   kobo_user_settings: KoboUserSettingsTable;
   komga_progression: KomgaProgressionTable;
+  komga_session: KomgaSessionTable;
   koreader_document_progress: KoreaderDocumentProgressTable;
   koreader_user: KoreaderUserTable;
   library: LibraryTable;

@@ -17,6 +17,7 @@ import { comicPage, comicPages, pdfPage, pdfPages, type PageImage, type PageInfo
 import { parseProgression, ProgressionError, readProgression, writeProgression } from '../../core/komga/progression.ts';
 import { authorsOf, authorsPage, namesOf } from '../../core/komga/referentials.ts';
 import { SearchConditionError } from '../../core/komga/search-condition.ts';
+import { endSession, sessionAccount, startSession } from '../../core/komga/sessions.ts';
 import { epubManifest, epubPositions, POSITION_LIST_TYPE, PROGRESSION_TYPE, WEBPUB_TYPE } from '../../core/komga/webpub.ts';
 import { comicPageDimensions } from '../../core/readers/comic-reader.ts';
 import { epubBookInfo, epubEntry } from '../../core/readers/epub-reader.ts';
@@ -46,7 +47,8 @@ import { zipStream } from '../../core/media/zip-stream.ts';
 import { readSetting } from '../../core/settings/app-settings.ts';
 import type { OpdsSession } from '../../core/opds/users.ts';
 import { filterRejection } from '../authenticate.ts';
-import { signInWithOpdsAccount } from '../basic-auth.ts';
+import { FULL_AUTHENTICATION, signInAs, signInWithOpdsAccount, type BasicSignIn } from '../basic-auth.ts';
+import { clearedCookies, sessionCookies, sessionToken } from '../komga-cookies.ts';
 import type { DaemonContext } from '../context.ts';
 import { ApiError } from '../http-errors.ts';
 import type { RouteRequest, RouteSpec } from '../route-spec.ts';
@@ -66,9 +68,25 @@ function challenge(reply: FastifyReply, reason: string): FastifyReply {
   return reply.status(401).header('WWW-Authenticate', `Basic realm="${REALM}"`).type('text/plain;charset=utf-8').send(`HTTP Status 401 - ${reason}`);
 }
 
-/** HTTP Basic against the OPDS accounts, then the switch (after authentication, as in Grimmory), then the owner. */
+const SWITCH = 'KOMGA_API_ENABLED';
+
+/** Where the Komga API lives, and the path its cookies are set for. */
+const apiRoot = (ctx: DaemonContext): string => `${ctx.config.basePath}/komga`;
+
+/** A request without credentials signs in with its session cookie, if it has a live one. */
+async function signInWithCookie(ctx: DaemonContext, token: string): Promise<BasicSignIn> {
+  const account = sessionAccount(ctx.store, token);
+  return account ? signInAs(ctx, account, SWITCH) : { kind: 'challenge', reason: FULL_AUTHENTICATION };
+}
+
+/**
+ * HTTP Basic against the OPDS accounts (or a session cookie from an earlier sign-in), then the switch (after
+ * authentication, as in Grimmory), then the owner. Signing in to `GET /v2/users/me` with credentials starts a session,
+ * as Komga's login does: Komelia sends its password there only, and the cookie afterwards.
+ */
 async function signIn(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext): Promise<Reader | undefined> {
-  const outcome = await signInWithOpdsAccount(request, ctx, REALM, 'KOMGA_API_ENABLED');
+  const token = request.headers.authorization ? undefined : sessionToken(request.headers.cookie);
+  const outcome = token !== undefined ? await signInWithCookie(ctx, token) : await signInWithOpdsAccount(request, ctx, REALM, SWITCH);
   if (outcome.kind === 'blocked') {
     reply.header('Retry-After', '900').header('WWW-Authenticate', `Basic realm="${REALM}"`);
     reply.status(429).type('text/plain;charset=utf-8').send('HTTP Status 429 - Too many failed sign-ins; try again later.');
@@ -83,13 +101,18 @@ async function signIn(request: RouteRequest, reply: FastifyReply, ctx: DaemonCon
     return undefined;
   }
   const query = (request.query ?? {}) as Record<string, unknown>;
+  if (token === undefined && request.method === 'GET' && request.url.split('?')[0] === `${apiRoot(ctx)}/api/v2/users/me`) {
+    const started = startSession(ctx.store, outcome.session.opdsUserId);
+    const remember = query['remember-me'] === 'true' || query['remember-me'] === '';
+    if (started) reply.header('Set-Cookie', sessionCookies(started, apiRoot(ctx), remember, request.protocol === 'https'));
+  }
   return {
     session: outcome.session,
     principal: outcome.principal,
     store: ctx.store,
     clean: isCleanMode(query),
     groupUnknown: (await readSetting(ctx.store.db, 'KOMGA_GROUP_UNKNOWN')) !== false,
-    links: { apiRoot: `${ctx.config.basePath}/komga` },
+    links: { apiRoot: apiRoot(ctx) },
     query,
   };
 }
@@ -247,6 +270,17 @@ const pageNumberOf = (text: string): number => (/^\d{1,6}$/.test(text) ? Number(
 const seriesBookIdsOf = (reader: Reader, ref: SeriesRef): number[] => seriesBookIds(reader.store, reader.principal, ref, [], 'all').ids;
 
 export const komgaRoutes: RouteSpec[] = [
+  // Komga's sign-out: ends the session the cookie names.
+  route(
+    '/logout',
+    (_reader, request, reply, ctx) => {
+      const token = sessionToken(request.headers.cookie);
+      if (token !== undefined) endSession(ctx.store, token);
+      return reply.header('Set-Cookie', clearedCookies(apiRoot(ctx), request.protocol === 'https')).status(204).send();
+    },
+    'POST',
+  ),
+
   route('/v2/users/me', (reader, _request, reply) =>
     sendJson(reply, reader, userDto(reader.session.opdsUserId, reader.session.username, isAdmin(reader.principal) ? 'all' : reader.principal.libraryIds)),
   ),

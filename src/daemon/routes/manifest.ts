@@ -137,6 +137,7 @@ export const ROUTE_MANIFEST: readonly RouteHead[] = [
   {"group":"opds","method":"GET","url":"/api/v2/opds/{bookId}/pages/{pageNumber}","auth":"custom","parts":["params","querystring"]},
   {"group":"opds","method":"GET","url":"/api/v2/opds/{*rest}","auth":"custom","parts":["params"]},
   {"group":"opds","method":"GET","url":"/api/v2/opds/auth","auth":"custom"},
+  {"group":"komga","method":"POST","url":"/komga/api/logout","auth":"custom"},
   {"group":"komga","method":"GET","url":"/komga/api/v2/users/me","auth":"custom"},
   {"group":"komga","method":"GET","url":"/komga/api/v1/libraries","auth":"custom"},
   {"group":"komga","method":"GET","url":"/komga/api/v1/libraries/{libraryId}","auth":"custom","parts":["params"]},

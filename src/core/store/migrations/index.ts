@@ -18,7 +18,7 @@ import * as readingStatsIndexes from './019-reading-stats-indexes.ts';
 import * as initialHashIndex from './020-initial-hash-index.ts';
 import * as oidc from './021-oidc.ts';
 import * as auditLog from './024-audit-log.ts';
-import * as komgaProgression from './028-komga-progression.ts';
+import * as komga from './028-komga.ts';
 const MIGRATIONS: Record<string, Migration> = {
   '001-initial': initial,
   '002-auth': auth,
@@ -37,7 +37,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '020-initial-hash-index': initialHashIndex,
   '021-oidc': oidc,
   '024-audit-log': auditLog,
-  '028-komga-progression': komgaProgression,
+  '028-komga': komga,
 };
 
 export const migrationProvider: MigrationProvider = {
