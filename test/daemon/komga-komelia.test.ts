@@ -120,6 +120,8 @@ beforeAll(async () => {
   const tag = await d.store.db.insertInto('tag').values({ name: 'Desert' }).returning('id').executeTakeFirstOrThrow();
   await d.store.db.insertInto('book_metadata_tag_mapping').values({ book_id: ids.Dune as number, tag_id: tag.id }).execute();
   const owner = await d.createUser('owner', {}, [library.id]);
+  const shelf = await d.store.db.insertInto('shelf').values({ user_id: owner.id, name: 'Desert planets' }).returning('id').executeTakeFirstOrThrow();
+  await d.store.db.insertInto('book_shelf_mapping').values({ shelf_id: shelf.id, book_id: ids.Dune as number }).execute();
   await d.store.db.insertInto('opds_user_v2').values({ user_id: owner.id, username: 'reader-app', password_hash: await hashPassword('komelia-secret') }).execute();
   await d.store.db.insertInto('app_settings').values({ name: 'komga_api_enabled', val: 'true' }).onConflict((oc) => oc.column('name').doUpdateSet({ val: 'true' })).execute();
   await d.app.listen({ port: 0, host: '127.0.0.1' });
@@ -197,7 +199,17 @@ describe('Komelia replay', () => {
     });
     expect(books.content.map((b) => (b.metadata as Obj).title)).toEqual(['Dune', 'Dune Messiah']);
     for (const book of books.content) expect(book.readProgress).toBeNull();
-    await decoded('List<CollectionDto>', 'GET', `api/v1/series/${id}/collections`);
+    const collections = await decoded<Obj[]>('List<CollectionDto>', 'GET', `api/v1/series/${id}/collections`);
+    expect(collections.map((c) => c.name)).toEqual(['Desert planets']);
+    const cover = await call('GET', `api/v1/collections/${collections[0]?.id as string}/thumbnail`);
+    expect(cover.status).toBe(200);
+    expect(cover.headers.get('content-type')).toBe('image/jpeg');
+    // The reader's neighbours in the series, and none past the ends (404, which komga-client reads as null).
+    const [first, second] = books.content;
+    expect((await decoded<Obj>('BookDto', 'GET', `api/v1/books/${first?.id as string}/next`)).id).toBe(second?.id);
+    expect((await decoded<Obj>('BookDto', 'GET', `api/v1/books/${second?.id as string}/previous`)).id).toBe(first?.id);
+    expect((await call('GET', `api/v1/books/${second?.id as string}/next`)).status).toBe(404);
+    expect(await (await call('GET', 'api/v1/authors/names', undefined, { search: 'frank' })).json()).toEqual(['Frank Herbert']);
   });
 
   it('opens a book and reads a comic page by page, keeping progress', async () => {

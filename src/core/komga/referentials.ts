@@ -88,6 +88,12 @@ function authorsMatching(reader: KomgaReader, query: Query): JsonObject[] {
     .map((name) => ({ name, role: 'writer' }));
 }
 
+/** `/api/v1/authors/names`: the authors' names; `search`. */
+export function authorNamesOf(reader: KomgaReader, query: Query): string[] {
+  const search = textParam(query, 'search');
+  return authorNames(reader, {}).filter((name) => search === undefined || textMatches(name, 'contains', search));
+}
+
 /** `/api/v1/authors` (Komga's older form): a plain list; `search`, `library_id`, `collection_id`, `series_id`. */
 export function authorsOf(reader: KomgaReader, query: Query): JsonObject[] {
   return authorsMatching(reader, query);

@@ -10,12 +10,12 @@ import type { Principal } from '../../core/auth/principal.ts';
 import { isAdmin } from '../../core/auth/principal.ts';
 import { bookFiles } from '../../core/books/file-locations.ts';
 import { listedBookRow, visibleLibraries, type KomgaBookRow } from '../../core/komga/catalog.ts';
-import { collectionRow, findCollection } from '../../core/komga/collections.ts';
+import { collectionCoverBook, collectionRow, findCollection } from '../../core/komga/collections.ts';
 import { cleaned, collectionDto, instant, isCleanMode, libraryDto, pageDto, pageOf, pageRequest, pagesCountOf, userDto, type Json } from '../../core/komga/dto.ts';
 import { booksListPage, collectionsOfSeries, latestBooksPage, onDeckPage, seriesListPage, siblingBook } from '../../core/komga/lists.ts';
 import { comicPage, comicPages, pdfPage, pdfPages, type PageImage, type PageInfo } from '../../core/komga/pages.ts';
 import { parseProgression, ProgressionError, readProgression, writeProgression } from '../../core/komga/progression.ts';
-import { authorsOf, authorsPage, namesOf } from '../../core/komga/referentials.ts';
+import { authorNamesOf, authorsOf, authorsPage, namesOf } from '../../core/komga/referentials.ts';
 import { SearchConditionError } from '../../core/komga/search-condition.ts';
 import { endSession, sessionAccount, startSession } from '../../core/komga/sessions.ts';
 import { epubManifest, epubPositions, POSITION_LIST_TYPE, PROGRESSION_TYPE, WEBPUB_TYPE } from '../../core/komga/webpub.ts';
@@ -270,15 +270,17 @@ const pageNumberOf = (text: string): number => (/^\d{1,6}$/.test(text) ? Number(
 const seriesBookIdsOf = (reader: Reader, ref: SeriesRef): number[] => seriesBookIds(reader.store, reader.principal, ref, [], 'all').ids;
 
 export const komgaRoutes: RouteSpec[] = [
-  // Komga's sign-out: ends the session the cookie names.
-  route(
-    '/logout',
-    (_reader, request, reply, ctx) => {
-      const token = sessionToken(request.headers.cookie);
-      if (token !== undefined) endSession(ctx.store, token);
-      return reply.header('Set-Cookie', clearedCookies(apiRoot(ctx), request.protocol === 'https')).status(204).send();
-    },
-    'POST',
+  // Komga's sign-out (GET or POST): ends the session the cookie names.
+  ...(['GET', 'POST'] as const).map((method) =>
+    route(
+      '/logout',
+      (_reader, request, reply, ctx) => {
+        const token = sessionToken(request.headers.cookie);
+        if (token !== undefined) endSession(ctx.store, token);
+        return reply.header('Set-Cookie', clearedCookies(apiRoot(ctx), request.protocol === 'https')).status(204).send();
+      },
+      method,
+    ),
   ),
 
   route('/v2/users/me', (reader, _request, reply) =>
@@ -424,6 +426,13 @@ export const komgaRoutes: RouteSpec[] = [
     return sendJson(reply, reader, collectionDto(collectionRow(reader.store, reader.principal, collection, reader.groupUnknown)));
   }),
 
+  route('/v1/collections/{collectionId}/thumbnail', (reader, request, reply, ctx) => {
+    const id = paramOf(request, 'collectionId');
+    const collection = findCollection(reader.store, reader.principal, id);
+    if (!collection) throw new ApiError(404, `Collection not found: ${id}`);
+    return sendCover(request, reply, ctx, collectionCoverBook(reader.store, reader.principal, collection));
+  }),
+
   route('/v1/collections/{collectionId}/series', (reader, request, reply) => {
     const id = paramOf(request, 'collectionId');
     const collection = findCollection(reader.store, reader.principal, id);
@@ -439,6 +448,8 @@ export const komgaRoutes: RouteSpec[] = [
   route('/v1/publishers', (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'publishers', reader.query))),
   route('/v1/authors', (reader, _request, reply) => sendJson(reply, reader, authorsOf(reader, reader.query))),
   route('/v2/authors', (reader, _request, reply) => sendJson(reply, reader, authorsPage(reader, reader.query))),
+  route('/v1/authors/names', (reader, _request, reply) => sendJson(reply, reader, authorNamesOf(reader, reader.query))),
+  route('/v1/authors/roles', (reader, _request, reply) => sendJson(reply, reader, ['writer'])),
   route('/v1/languages', (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'languages', reader.query))),
   route('/v1/age-ratings', (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'ageRatings', reader.query))),
   route('/v1/series/release-dates', (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'releaseYears', reader.query))),
@@ -480,12 +491,15 @@ export const komgaRoutes: RouteSpec[] = [
   }),
 
   // The EPUB reader (Readium): manifest, positions, progression, and the resources the manifest points to.
-  route('/v1/books/{bookId}/manifest', async (reader, request, reply, ctx) => {
-    const row = visibleBook(reader, numericId(request, 'bookId'));
-    const { info } = await epubInfoOf(ctx, row.id);
-    const seriesTitle = (bookDtos(reader, [row])[0] as { seriesTitle: string }).seriesTitle;
-    return sendJson(reply, reader, epubManifest({ row, seriesTitle, modified: instant(row.addedOn) }, info, reader.links), WEBPUB_TYPE);
-  }),
+  // The manifest, and its EPUB-only spelling (only EPUBs have one here).
+  ...['/v1/books/{bookId}/manifest', '/v1/books/{bookId}/manifest/epub'].map((url) =>
+    route(url, async (reader, request, reply, ctx) => {
+      const row = visibleBook(reader, numericId(request, 'bookId'));
+      const { info } = await epubInfoOf(ctx, row.id);
+      const seriesTitle = (bookDtos(reader, [row])[0] as { seriesTitle: string }).seriesTitle;
+      return sendJson(reply, reader, epubManifest({ row, seriesTitle, modified: instant(row.addedOn) }, info, reader.links), WEBPUB_TYPE);
+    }),
+  ),
 
   route('/v1/books/{bookId}/positions', async (reader, request, reply, ctx) => {
     const row = visibleBook(reader, numericId(request, 'bookId'));
