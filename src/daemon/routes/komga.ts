@@ -497,7 +497,9 @@ export const komgaRoutes: RouteSpec[] = [
       const row = visibleBook(reader, numericId(request, 'bookId'));
       const { info } = await epubInfoOf(ctx, row.id);
       const seriesTitle = (bookDtos(reader, [row])[0] as { seriesTitle: string }).seriesTitle;
-      return sendJson(reply, reader, epubManifest({ row, seriesTitle, modified: instant(row.addedOn) }, info, reader.links), WEBPUB_TYPE);
+      // Absolute links, as Komga's: Komelia's reader loads only URLs that start with the server address it was given.
+      const links = { apiRoot: `${request.protocol}://${request.host}${apiRoot(ctx)}` };
+      return sendJson(reply, reader, epubManifest({ row, seriesTitle, modified: instant(row.addedOn) }, info, links), WEBPUB_TYPE);
     }),
   ),
 
