@@ -369,7 +369,9 @@ export const komgaRoutes: RouteSpec[] = [
     const row = visibleBook(reader, numericId(request, 'bookId'));
     const pages = await pagesOf(ctx, row.id);
     const file = pages.length > 0 ? await readableFile(ctx, row.id) : undefined;
-    const dimensions = file?.kind === 'comic' ? await comicPageDimensions(file.path).catch(() => []) : [];
+    // Sizes in pixels come from each page's image header (read once per file version, then remembered), for zip
+    // comics only: a RAR or 7z page costs an extraction each, and Komga's sizes may be null.
+    const dimensions = file?.kind === 'comic' && /\.(cbz|zip)$/i.test(file.path) ? await comicPageDimensions(file.path).catch(() => []) : [];
     return sendJson(
       reply,
       reader,
