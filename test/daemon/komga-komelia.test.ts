@@ -96,6 +96,7 @@ beforeAll(async () => {
         '<item id="c3" href="text/three.xhtml" media-type="application/xhtml+xml"/>',
         '<item id="css" href="style.css" media-type="text/css"/>',
         '<item id="img" href="images/map.png" media-type="image/png"/>',
+        '<item id="sea" href="images/sea%20map.png" media-type="image/png"/>',
       ].join(''),
       spine: '<itemref idref="c1"/><itemref idref="c2"/><itemref idref="c3"/>',
     }),
@@ -106,6 +107,7 @@ beforeAll(async () => {
       'OEBPS/text/three.xhtml': xhtmlPage('<h1>Three</h1><p>The end.</p>'),
       'OEBPS/style.css': 'body { margin: 0 }',
       'OEBPS/images/map.png': await png('#36c', 10, 10),
+      'OEBPS/images/sea map.png': await png('#3c6', 12, 10),
     },
   });
   await writeZip(lib.path('main', 'Comic.cbz'), [
@@ -258,6 +260,10 @@ describe('Komelia replay', () => {
     expect(await chapter.text()).toContain('The spice must flow.');
     const css = manifest.resources.find((l) => String(l.href).endsWith('style.css')) as Obj;
     expect((await proxied(css.href as string)).status).toBe(200);
+    const sea = manifest.resources.find((l) => String(l.href).endsWith('sea%20map.png')) as Obj;
+    const seaImage = await proxied(sea.href as string);
+    expect(seaImage.status).toBe(200);
+    expect(seaImage.headers.get('content-type')).toBe('image/png');
     // Only the EPUB's own items: no way out of the archive, no entry it does not list.
     for (const hostile of ['../../../../etc/passwd', '%2e%2e/%2e%2e/etc/passwd', 'OEBPS/../../outside', 'mimetype-not-listed']) {
       expect((await call('GET', `api/v1/books/${epub}/resource/${hostile}`)).status, hostile).toBe(404);
