@@ -20,6 +20,8 @@ export function percentile(xs: readonly number[], p: number): number {
 export interface MeasureOptions {
   runs: number;
   headers: Record<string, string>;
+  /** A JSON body, sent with POST (GET without one). */
+  body?: unknown;
   /** Commit a write before every request, so remembered totals and indexes are computed again. */
   changed?: { sqlite: Database.Database };
 }
@@ -28,7 +30,8 @@ let touch = 0;
 
 /** One warm-up request (which must answer 200), then `runs` timed ones. */
 export async function measure(app: FastifyInstance, url: string, options: MeasureOptions): Promise<Timing> {
-  const warm = await app.inject({ method: 'GET', url, headers: options.headers });
+  const request = options.body === undefined ? { method: 'GET' as const, url, headers: options.headers } : { method: 'POST' as const, url, headers: options.headers, payload: options.body as object };
+  const warm = await app.inject(request);
   if (warm.statusCode !== 200) throw new Error(`${url}: ${warm.statusCode} ${warm.body.slice(0, 200)}`);
   const wall: number[] = [];
   const cpu: number[] = [];
@@ -37,7 +40,7 @@ export async function measure(app: FastifyInstance, url: string, options: Measur
     write?.run(String(++touch));
     const startCpu = process.cpuUsage();
     const start = performance.now();
-    await app.inject({ method: 'GET', url, headers: options.headers });
+    await app.inject(request);
     wall.push(performance.now() - start);
     const used = process.cpuUsage(startCpu);
     cpu.push((used.user + used.system) / 1000);
@@ -53,10 +56,15 @@ export function tableRow(label: string, steady: Timing, changed: Timing): string
 }
 
 /** One table row: the request measured on an unchanged catalog and with a write before each request. */
-export async function timingRow(app: FastifyInstance, label: string, url: string, options: { runs: number; headers: Record<string, string>; sqlite: Database.Database }): Promise<string> {
+export async function timingRow(
+  app: FastifyInstance,
+  label: string,
+  url: string,
+  options: { runs: number; headers: Record<string, string>; sqlite: Database.Database; body?: unknown },
+): Promise<string> {
   try {
-    const { runs, headers, sqlite } = options;
-    return tableRow(label, await measure(app, url, { runs, headers }), await measure(app, url, { runs, headers, changed: { sqlite } }));
+    const { runs, headers, sqlite, body } = options;
+    return tableRow(label, await measure(app, url, { runs, headers, body }), await measure(app, url, { runs, headers, body, changed: { sqlite } }));
   } catch (error) {
     return `| ${label} | ${(error as Error).message.slice(0, 80)} | | | | |`;
   }

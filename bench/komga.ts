@@ -1,4 +1,4 @@
-// node bench/komga.ts [--books 100000] [--runs 50] [--only books]
+// node bench/komga.ts [--books 100000] [--runs 50] [--only books]   (POST rows: Komelia's search bodies)
 // Komga-compatible API latency on a synthetic catalog (bench/book-catalog.ts: a third of the books in 997 series):
 // each request --runs times in process (fastify inject: routing, HTTP Basic, the switch, the owner's rights, SQL and
 // JSON), after one warm-up request that pays bcrypt. Per request p50 / p99 wall time and the median CPU time, twice:
@@ -15,7 +15,9 @@ try {
   const lastBooksPage = Math.ceil(books / 20) - 1;
   const middle = Math.floor((catalog.bookIds.first + catalog.bookIds.last) / 2);
 
-  const cases: [label: string, url: string, account: string][] = [
+  const is = (value: unknown) => ({ operator: 'is', value });
+  const anAuthor = store.sqlite.prepare('SELECT name FROM author ORDER BY id LIMIT 1 OFFSET 7').pluck().get() as string;
+  const cases: [label: string, url: string, account: string, body?: unknown][] = [
     ['users/me', '/komga/api/v2/users/me', 'kobo'],
     ['libraries', '/komga/api/v1/libraries', 'kobo'],
     ['books page 0 (admin)', '/komga/api/v1/books', 'kobo'],
@@ -37,12 +39,31 @@ try {
     ['collections unpaged', '/komga/api/v1/collections?unpaged=true', 'kobo'],
     ['collection series (shelf of 5,000 books)', `/komga/api/v1/collections/${shelfId}/series`, 'kobo'],
     ['collection series (magic shelf)', `/komga/api/v1/collections/magic-${magicId}/series`, 'kobo'],
+    // Komelia: search bodies and the home screen.
+    ['POST books/list, library, by title (Komelia)', '/komga/api/v1/books/list?sort=metadata.title,asc', 'kobo', { condition: { allOf: [{ libraryId: is(String(lib)) }, { deleted: { operator: 'isFalse' } }] } }],
+    ['POST books/list, series books by number', '/komga/api/v1/books/list?sort=metadata.numberSort,asc&unpaged=true', 'kobo', { condition: { allOf: [{ seriesId: is(`${lib}-series-500`) }] } }],
+    ['POST books/list, keep reading (IN_PROGRESS by read date)', '/komga/api/v1/books/list?sort=readProgress.readDate,desc', 'kobo', { condition: { readStatus: is('IN_PROGRESS') } }],
+    [
+      'POST books/list, anyOf title / released before 2000',
+      '/komga/api/v1/books/list',
+      'phone',
+      { condition: { anyOf: [{ title: { operator: 'contains', value: 'river' } }, { releaseDate: { operator: 'before', dateTime: '2000-01-01T00:00:00Z' } }] } },
+    ],
+    ['POST books/list, fullTextSearch', '/komga/api/v1/books/list', 'kobo', { fullTextSearch: 'river night' }],
+    ['POST series/list, library by title (Komelia)', '/komga/api/v1/series/list?sort=metadata.titleSort,asc&size=50', 'kobo', { condition: { allOf: [{ libraryId: is(String(lib)) }, { deleted: { operator: 'isFalse' } }] } }],
+    ['POST series/list, tag or author', '/komga/api/v1/series/list', 'phone', { condition: { anyOf: [{ tag: is('tag-3') }, { author: is({ name: anAuthor }) }] } }],
+    ['books ondeck', '/komga/api/v1/books/ondeck', 'kobo'],
+    ['books latest', '/komga/api/v1/books/latest', 'kobo'],
+    ['series new', '/komga/api/v1/series/new', 'kobo'],
+    ['series updated', '/komga/api/v1/series/updated', 'kobo'],
+    ['languages', '/komga/api/v1/languages', 'kobo'],
+    ['v2 authors page 0', '/komga/api/v2/authors?search=author', 'kobo'],
   ];
 
   console.log(TABLE_HEAD.join('\n'));
-  for (const [label, url, account] of cases) {
+  for (const [label, url, account, body] of cases) {
     if (only && !label.includes(only)) continue;
-    console.log(await timingRow(app, label, url, { runs, headers: { authorization: basic(account) }, sqlite: store.sqlite }));
+    console.log(await timingRow(app, label, url, { runs, headers: { authorization: basic(account) }, sqlite: store.sqlite, body }));
   }
   await app.close();
   await store.close();

@@ -29,9 +29,19 @@ export async function signInWithOpdsAccount(request: RouteRequest, ctx: DaemonCo
   const result = await checkOpdsCredentials(ctx.store.db, signInPolicy(ctx), request.ip ?? 'unknown', header);
   if (result === 'RATE_LIMITED') return { kind: 'blocked' };
   if (typeof result === 'string') return { kind: 'challenge', reason: result === 'MISSING' ? FULL_AUTHENTICATION : BAD_CREDENTIALS };
-  const principal = await loadPrincipal(ctx.store.db, result.ownerId);
+  return signedInAs(ctx, result);
+}
+
+/** An account already identified by a session: the route group's switch, then the owning user. */
+export async function signInAs(ctx: DaemonContext, session: OpdsSession, switchSetting: string): Promise<BasicSignIn> {
+  if (!(await switchedOn(ctx, switchSetting))) return { kind: 'disabled' };
+  return signedInAs(ctx, session);
+}
+
+async function signedInAs(ctx: DaemonContext, session: OpdsSession): Promise<BasicSignIn> {
+  const principal = await loadPrincipal(ctx.store.db, session.ownerId);
   if (!principal) return { kind: 'challenge', reason: BAD_CREDENTIALS };
-  return { kind: 'signed-in', session: result, principal };
+  return { kind: 'signed-in', session, principal };
 }
 
 /** A switch's state without signing in (for the public documents of a route group). */

@@ -4,13 +4,11 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Ajv2020 from 'ajv/dist/2020.js';
-import ajvFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allPermissions, PERMISSION_NAMES, type Permissions } from '../../src/core/auth/permissions.ts';
 import type { Principal } from '../../src/core/auth/principal.ts';
 import { bookOrder, loadBookRows, pageOfBooks, type KomgaBookRow } from '../../src/core/komga/catalog.ts';
-import { bookDto, cleaned, collectionDto, humanSize, instant, libraryDto, pageEnvelope, pageOf, pageRequest, readProgressDto, releaseDate, seriesDto, userDto } from '../../src/core/komga/dto.ts';
+import { bookDto, cleaned, collectionDto, humanSize, instant, libraryDto, pageDto, pageEnvelope, pageOf, pageRequest, readProgressDto, releaseDate, seriesDto, userDto } from '../../src/core/komga/dto.ts';
 import { authorNames, bookConditions, libraryIds, listParam, readStatuses, seriesCanMatch } from '../../src/core/komga/filters.ts';
 import { bookProgress, komgaPage, markBookProgress, markRead, markUnread } from '../../src/core/komga/read-progress.ts';
 import { findSeries, seriesBookIds, seriesId, seriesIndex, seriesOfBooks, seriesReadCounts, seriesSlug, summarize } from '../../src/core/komga/series.ts';
@@ -18,15 +16,9 @@ import { UNKNOWN_SERIES } from '../../src/core/komga/sql.ts';
 import { openStore, type Store } from '../../src/core/store/store.ts';
 import { seedBook, seedLibrary } from '../helpers/catalog-seed.ts';
 import { conformancePath } from '../helpers/conformance.ts';
+import { decodeErrors, keyMismatches, openApiValidator } from '../helpers/komga-contract.ts';
 
-const spec = JSON.parse(readFileSync(conformancePath('komga', 'komga-openapi.json'), 'utf8')) as { components: unknown };
-const ajv = new Ajv2020.default({ strict: false, allErrors: true, validateSchema: false });
-ajvFormats.default(ajv);
-ajv.addSchema({ $id: 'komga.json', components: spec.components });
-const errorsOf = (name: string, body: unknown): string[] => {
-  const validate = ajv.getSchema(`komga.json#/components/schemas/${name}`) ?? ajv.compile({ $ref: `komga.json#/components/schemas/${name}` });
-  return validate(body) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message}`);
-};
+const errorsOf = openApiValidator();
 
 function row(id: number, overrides: Partial<KomgaBookRow> = {}): KomgaBookRow {
   return {
@@ -99,6 +91,33 @@ describe('DTOs from sparse rows', () => {
     expect(errorsOf('PageSeriesDto', pageEnvelope([], 0, pageRequest({ unpaged: 'true' }), true))).toEqual([]);
   });
 
+  it('carry every key of Komga’s DTOs, null when unknown, and decode as Komelia’s strict decoder does', () => {
+    const book = row(3, { fileName: 'x.epub', bookType: 'EPUB' });
+    const dtos: [string, unknown][] = [
+      ['SeriesDto', seriesDto({ ...summary, firstBookId: undefined, release: null }, undefined, links)],
+      ['SeriesDto', seriesDto(summary, row(1, { ageRating: 16 }), links)],
+      ['BookDto', bookDto(book, { id: '1-x', title: 'X', oneshot: true }, links)],
+      ['LibraryDto', libraryDto({ id: 1, name: 'L', root: '/x', createdAt: '2024-01-01T00:00:00Z' })],
+      ['UserDto', userDto(1, 'u', 'all')],
+      ['PageDto', pageDto({ number: 1, fileName: 'page-1.jpg', mediaType: 'image/jpeg' })],
+      ['PageDto', pageDto({ number: 2, fileName: '2.png', mediaType: 'image/png', sizeBytes: 2048 }, { width: 40, height: 60 })],
+      ['Page<BookDto>', pageOf([], pageRequest({}))],
+    ];
+    for (const [name, body] of dtos) {
+      expect(keyMismatches(name, body)).toEqual([]);
+      expect(decodeErrors(name, body)).toEqual([]);
+    }
+    const unknown = dtos[0]?.[1] as { metadata: Record<string, unknown>; booksMetadata: Record<string, unknown> };
+    expect(unknown.metadata.ageRating).toBeNull();
+    expect(unknown.booksMetadata.releaseDate).toBeNull();
+    expect((dtos[6]?.[1] as Record<string, unknown>)).toMatchObject({ width: 40, height: 60, sizeBytes: 2048, size: '2 KB' });
+    expect((dtos[5]?.[1] as Record<string, unknown>)).toMatchObject({ width: null, height: null, sizeBytes: null, size: '' });
+    // The decoder does reject what Komelia rejects: a missing nullable key, a null where none is allowed.
+    const { readProgress: _dropped, ...withoutProgress } = dtos[2]?.[1] as Record<string, unknown>;
+    expect(decodeErrors('BookDto', withoutProgress)).toEqual(['BookDto.readProgress: MissingFieldException']);
+    expect(decodeErrors('LibraryDto', { ...(dtos[3]?.[1] as object), root: null })).toEqual(['LibraryDto.root: null for a non-null property']);
+  });
+
   it('catches the gaps of a Grimmory-style book (the validator works)', () => {
     const sample = JSON.parse(readFileSync(conformancePath('komga', 'samples', 'grimmory-style-book.json'), 'utf8')) as unknown;
     expect(errorsOf('BookDto', sample).length).toBeGreaterThan(0);
@@ -108,7 +127,7 @@ describe('DTOs from sparse rows', () => {
     const dto = bookDto(row(5, { seriesNumber: 2.5, fileSizeKb: 2048 }), { id: '1-x', title: 'X', oneshot: true }, links);
     expect(dto).toMatchObject({ number: 2, sizeBytes: 2097152, size: '2 MB', url: '/komga/api/v1/books/5/file' });
     expect(dto.metadata).toMatchObject({ number: '2.5', numberSort: 2.5, title: 'Book 5' });
-    expect(dto.readProgress).toBeUndefined();
+    expect(dto.readProgress).toBeNull();
     expect(humanSize(1023)).toBe('1023 B');
     expect(releaseDate('2001-02-03T00:00:00')).toBe('2001-02-03');
     expect(instant('2024-01-01 10:00:00')).toBe('2024-01-01T10:00:00.000Z');

@@ -15,6 +15,7 @@ import { allRoutes } from '../../src/daemon/routes/index.ts';
 import { jpeg, png, writeZip } from '../helpers/comic-fixtures.ts';
 import { conformancePath } from '../helpers/conformance.ts';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { decodeErrors, keyMismatches, komgaOpenApi } from '../helpers/komga-contract.ts';
 import { makeTempLibrary, writeSimpleEpub, type TempLibrary } from '../helpers/library-fixtures.ts';
 import { buildPdf } from '../helpers/pdf-fixtures.ts';
 
@@ -23,7 +24,8 @@ type Obj = Record<string, unknown>;
 // ---------------------------------------------------------------------------------------------------------------
 // Validators: Komga's component schemas (strict), and the fields Mihon requires non-null.
 
-const spec = JSON.parse(readFileSync(conformancePath('komga', 'komga-openapi.json'), 'utf8')) as { components: Obj; paths: Obj };
+// Komga's schemas, with what they leave optional made nullable (Komga sends those properties as null).
+const spec = komgaOpenApi();
 const usage = JSON.parse(readFileSync(conformancePath('komga', 'komga-client-usage.json'), 'utf8')) as {
   mihon_komga_extension: { required_non_null_fields: Record<string, string[]>; page_envelope_required: string[] };
 };
@@ -33,7 +35,14 @@ ajvFormats.default(ajv);
 ajv.addSchema({ $id: 'komga.json', components: spec.components, paths: spec.paths });
 const schemaCache = new Map<string, ReturnType<typeof ajv.compile>>();
 
+/** Komga's page schemas as komga-contract names them. */
+const CONTRACT_NAMES: Record<string, string> = { PageSeriesDto: 'Page<SeriesDto>', PageBookDto: 'Page<BookDto>', PageCollectionDto: 'Page<CollectionDto>', PageReadListDto: 'Page<ReadListDto>' };
+
 function expectKomga(name: string, body: unknown): void {
+  // Every key of Komga's DTO, at every level, decoded as Komelia's kotlinx classes decode it.
+  const contract = CONTRACT_NAMES[name] ?? name;
+  expect(keyMismatches(contract, body)).toEqual([]);
+  expect(decodeErrors(contract, body)).toEqual([]);
   let validate = schemaCache.get(name);
   if (!validate) schemaCache.set(name, (validate = ajv.compile({ $ref: `komga.json#/components/schemas/${name}` })));
   const ok = validate(body);
@@ -187,7 +196,7 @@ describe('authentication and the switch', () => {
   it('serves the current user', async () => {
     const me = await json('/komga/api/v2/users/me');
     expectKomga('UserDto', me);
-    expect(me).toMatchObject({ email: 'alice@booklore.local', roles: ['USER'], sharedAllLibraries: true });
+    expect(me).toMatchObject({ email: 'alice@booklore.local', roles: ['USER', 'FILE_DOWNLOAD', 'PAGE_STREAMING'], sharedAllLibraries: true, ageRestriction: null });
     const bobMe = await json('/komga/api/v2/users/me', bob);
     expectKomga('UserDto', bobMe);
     expect(bobMe).toMatchObject({ sharedAllLibraries: false, sharedLibrariesIds: [String(mainLibrary)] });
@@ -456,15 +465,15 @@ describe('filters Komga clients send', () => {
 });
 
 describe('read progress', () => {
-  const progressOf = async (bookId: number, account: Account = alice): Promise<Obj | undefined> => {
+  const progressOf = async (bookId: number, account: Account = alice): Promise<Obj | null> => {
     const book = await json(`/komga/api/v1/books/${bookId}`, account);
     expectKomga('BookDto', book);
-    return book.readProgress as Obj | undefined;
+    return book.readProgress as Obj | null;
   };
 
   it('marks a comic page, completes it and clears it, on the owner’s Bindery progress', async () => {
     const comic = ids.Comic as number;
-    expect(await progressOf(comic)).toBeUndefined();
+    expect(await progressOf(comic)).toBeNull();
     const patch = await d.inject({ method: 'PATCH', url: `/komga/api/v1/books/${comic}/read-progress`, headers: { authorization: basic(alice) }, payload: { page: 2 } });
     expect(patch.statusCode, patch.body).toBe(204);
     expect(await progressOf(comic)).toMatchObject({ page: 2, completed: false });
@@ -474,12 +483,12 @@ describe('read progress', () => {
     const inProgress = expectPage('PageBookDto', 'BookDto', await json('/komga/api/v1/books?read_status=IN_PROGRESS'));
     expect(inProgress.map((b) => b.id)).toEqual([String(comic)]);
     // Another account (another owner) has its own progress.
-    expect(await progressOf(comic, bob)).toBeUndefined();
+    expect(await progressOf(comic, bob)).toBeNull();
 
     expect((await d.inject({ method: 'PATCH', url: `/komga/api/v1/books/${comic}/read-progress`, headers: { authorization: basic(alice) }, payload: { completed: true } })).statusCode).toBe(204);
     expect(await progressOf(comic)).toMatchObject({ page: 3, completed: true });
     expect((await d.inject({ method: 'DELETE', url: `/komga/api/v1/books/${comic}/read-progress`, headers: { authorization: basic(alice) } })).statusCode).toBe(204);
-    expect(await progressOf(comic)).toBeUndefined();
+    expect(await progressOf(comic)).toBeNull();
 
     for (const payload of [{ page: 'two' }, { completed: 'yes' }, {}, [1]]) {
       const bad = await d.inject({ method: 'PATCH', url: `/komga/api/v1/books/${comic}/read-progress`, headers: { authorization: basic(alice) }, payload });

@@ -153,7 +153,7 @@ export function bookName(row: KomgaBookRow): string {
   return `Book ${row.id}`;
 }
 
-export type BookSort = 'id' | 'created' | 'title' | 'number' | 'release' | 'pages' | 'series';
+export type BookSort = 'id' | 'created' | 'title' | 'number' | 'release' | 'pages' | 'series' | 'size' | 'readDate';
 
 const BOOK_SORTS: Record<string, BookSort> = {
   id: 'id',
@@ -169,11 +169,16 @@ const BOOK_SORTS: Record<string, BookSort> = {
   number: 'number',
   'metadata.releaseDate': 'release',
   'media.pagesCount': 'pages',
+  'metadata.pagesCount': 'pages',
   seriesId: 'series',
+  series: 'series',
   'series.metadata.titleSort': 'series',
+  fileSize: 'size',
+  sizeBytes: 'size',
+  'readProgress.readDate': 'readDate',
 };
 
-const ORDER_SQL: Record<BookSort, string> = {
+const ORDER_SQL: Record<Exclude<BookSort, 'readDate'>, string> = {
   id: 'book.id',
   created: 'book.added_on',
   title: 'm.title COLLATE NOCASE',
@@ -181,19 +186,23 @@ const ORDER_SQL: Record<BookSort, string> = {
   release: 'm.published_date',
   pages: 'm.page_count',
   series: 'm.series_name COLLATE NOCASE',
+  size: '(SELECT f.size_bytes FROM book_file f WHERE f.book_id = book.id AND f.is_book = 1 ORDER BY f.id LIMIT 1)',
 };
+
+/** When the reader last read the book (books never read sort as the oldest). */
+const readDateOrder = (userId: number): string => `(SELECT p.last_read_time FROM user_book_progress p WHERE p.user_id = ${Math.trunc(userId)} AND p.book_id = book.id)`;
 
 /**
  * Spring's `sort=field,asc|desc` (repeatable) for books; unknown fields are ignored, and the id breaks ties. Without a
- * known field, books come by id (as Grimmory lists them).
+ * known field, books come by id (as Grimmory lists them). `readProgress.readDate` is the reader's (`userId`).
  */
-export function bookOrder(sortParam: unknown): { sql: RawBuilder<unknown>; sorted: boolean } {
+export function bookOrder(sortParam: unknown, userId = 0): { sql: RawBuilder<unknown>; sorted: boolean } {
   const raw = (Array.isArray(sortParam) ? sortParam : sortParam === undefined ? [] : [sortParam]).map(String);
   const parts: string[] = [];
   for (const entry of raw) {
     const [field = '', dir = 'asc'] = entry.split(',').map((p) => p.trim());
     const sort = BOOK_SORTS[field];
-    if (sort && sort !== 'id') parts.push(`${ORDER_SQL[sort]} ${dir.toLowerCase() === 'desc' ? 'DESC' : 'ASC'}`);
+    if (sort && sort !== 'id') parts.push(`${sort === 'readDate' ? readDateOrder(userId) : ORDER_SQL[sort]} ${dir.toLowerCase() === 'desc' ? 'DESC' : 'ASC'}`);
   }
   const desc = raw.some((e) => /^id,\s*desc$/i.test(e.trim()));
   return { sql: sql.raw([...parts, `book.id ${desc ? 'DESC' : 'ASC'}`].join(', ')), sorted: parts.length > 0 || raw.some((e) => e.startsWith('id')) };

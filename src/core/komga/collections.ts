@@ -95,3 +95,8 @@ export function collectionRow(store: Store, principal: Principal, collection: Co
     filtered,
   };
 }
+
+/** The collection's cover: the first of its visible books by id (undefined when it shows none). */
+export function collectionCoverBook(store: Store, principal: Principal, collection: Collection): number | undefined {
+  return column<number>(store, listedBooks(store, principal, { metadata: false }).where(collection.books).select('book.id').orderBy('book.id').limit(1).compile())[0];
+}

@@ -1,6 +1,6 @@
-// Komga's DTOs (its OpenAPI `components.schemas`) built from Bindery's catalog, Spring-style pages, and clean mode.
-// Every field Komga's schema requires is always present (Mihon's deserializer rejects a missing non-null field);
-// see docs/komga.md for where this departs from Grimmory.
+// Komga's DTOs built from Bindery's catalog, Spring-style pages, and clean mode. Like Komga, every property of a DTO is
+// sent, `null` when unknown: strict clients (Komelia's kotlinx decoder with explicitNulls) reject a missing key even
+// where the value may be null. See docs/komga.md for where this departs from Grimmory.
 import type { KomgaBookRow, LibraryRow } from './catalog.ts';
 import { bookName } from './catalog.ts';
 import { komgaPage, type BookProgress } from './read-progress.ts';
@@ -21,13 +21,13 @@ export function instant(value: string | null | undefined): string {
   return Number.isNaN(date.getTime()) ? new Date(0).toISOString() : date.toISOString();
 }
 
-/** `yyyy-MM-dd` when the stored date has at least a year; undefined otherwise. */
-export function releaseDate(value: string | null): string | undefined {
-  if (!value) return undefined;
+/** `yyyy-MM-dd` when the stored date has at least a year; null otherwise (Komga's `LocalDate?`). */
+export function releaseDate(value: string | null): string | null {
+  if (!value) return null;
   const full = /^(\d{4})-(\d{2})-(\d{2})/.exec(value);
   if (full) return `${full[1]}-${full[2]}-${full[3]}`;
   const year = /^(\d{4})/.exec(value);
-  return year ? `${year[1]}-01-01` : undefined;
+  return year ? `${year[1]}-01-01` : null;
 }
 
 const MEDIA_TYPES: Record<string, string> = {
@@ -91,7 +91,6 @@ export function bookDto(row: KomgaBookRow, series: BookSeries, links: Links, pro
   const created = instant(row.addedOn);
   const bytes = bytesOf(row);
   const isbn = row.isbn13 ?? row.isbn10 ?? '';
-  const release = releaseDate(row.publishedDate);
   const title = bookName(row);
   const profile = MEDIA_PROFILES[row.bookType ?? ''] ?? 'EPUB';
   return {
@@ -125,7 +124,7 @@ export function bookDto(row: KomgaBookRow, series: BookSeries, links: Links, pro
       numberLock: false,
       numberSort: row.seriesNumber ?? 1,
       numberSortLock: false,
-      ...(release ? { releaseDate: release } : {}),
+      releaseDate: releaseDate(row.publishedDate),
       releaseDateLock: false,
       authors: authorsOf(row),
       authorsLock: false,
@@ -138,7 +137,7 @@ export function bookDto(row: KomgaBookRow, series: BookSeries, links: Links, pro
       created,
       lastModified: created,
     },
-    ...(progress && progress.state !== 'UNREAD' ? { readProgress: readProgressDto(progress, pagesCountOf(row)) } : {}),
+    readProgress: progress && progress.state !== 'UNREAD' ? readProgressDto(progress, pagesCountOf(row)) : null,
     deleted: false,
     fileHash: row.hash ?? '',
     oneshot: series.oneshot,
@@ -150,7 +149,6 @@ export function seriesDto(summary: SeriesSummary, first: KomgaBookRow | undefine
   const { ref, count } = summary;
   const created = instant(summary.created);
   const modified = instant(summary.modified);
-  const release = releaseDate(summary.release);
   const ageRating = first?.ageRating ?? null;
   return {
     id: ref.id,
@@ -177,7 +175,7 @@ export function seriesDto(summary: SeriesSummary, first: KomgaBookRow | undefine
       readingDirectionLock: false,
       publisher: first?.publisher ?? '',
       publisherLock: false,
-      ...(ageRating !== null ? { ageRating } : {}),
+      ageRating,
       ageRatingLock: false,
       language: first?.language ?? 'en',
       languageLock: false,
@@ -199,7 +197,7 @@ export function seriesDto(summary: SeriesSummary, first: KomgaBookRow | undefine
     booksMetadata: {
       authors: summary.authors.map((name) => ({ name, role: 'writer' })),
       tags: summary.tags,
-      ...(release ? { releaseDate: release } : {}),
+      releaseDate: releaseDate(summary.release),
       summary: first?.description ?? '',
       summaryNumber: first ? numberString(first.seriesNumber) : '',
       created,
@@ -240,7 +238,22 @@ export function libraryDto(library: LibraryRow): JsonObject {
     hashPages: false,
     hashKoreader: false,
     analyzeDimensions: true,
+    oneshotsDirectory: null,
     unavailable: false,
+  };
+}
+
+/** Komga's PageDto: a page of a comic or PDF; sizes in pixels and bytes are null when not known. */
+export function pageDto(page: { number: number; fileName: string; mediaType: string; sizeBytes?: number }, dimension?: { width: number; height: number }): JsonObject {
+  const known = dimension !== undefined && dimension.width > 0 && dimension.height > 0;
+  return {
+    number: page.number,
+    fileName: page.fileName,
+    mediaType: page.mediaType,
+    width: known ? dimension.width : null,
+    height: known ? dimension.height : null,
+    sizeBytes: page.sizeBytes ?? null,
+    size: page.sizeBytes === undefined ? '' : humanSize(page.sizeBytes),
   };
 }
 
@@ -267,15 +280,21 @@ export function collectionDto(collection: CollectionRow): JsonObject {
   };
 }
 
+/**
+ * The OPDS account as Komga's UserDto. Every account may download files and stream pages (Komga's FILE_DOWNLOAD and
+ * PAGE_STREAMING roles, which Komelia checks before offering its reader and downloads); content restrictions are
+ * applied by the server, so no age restriction is announced.
+ */
 export function userDto(opdsUserId: number, username: string, sharedLibraryIds: number[] | 'all'): JsonObject {
   return {
     id: String(opdsUserId),
     email: `${username}@booklore.local`,
-    roles: ['USER'],
+    roles: ['USER', 'FILE_DOWNLOAD', 'PAGE_STREAMING'],
     sharedAllLibraries: sharedLibraryIds === 'all',
     sharedLibrariesIds: sharedLibraryIds === 'all' ? [] : sharedLibraryIds.map(String),
     labelsAllow: [],
     labelsExclude: [],
+    ageRestriction: null,
   };
 }
 

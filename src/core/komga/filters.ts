@@ -5,6 +5,7 @@ import type { RawBuilder, SqlBool } from 'kysely';
 import { sql } from 'kysely';
 import { NOTHING } from './sql.ts';
 import { READ_STATES, readStateText, type KomgaReadState } from './read-progress.ts';
+import { searchTextCondition } from './text-match.ts';
 
 export type Query = Record<string, unknown>;
 type Cond = RawBuilder<SqlBool>;
@@ -52,7 +53,7 @@ const lowered = (list: string[]): string[] => list.map((v) => v.toLowerCase());
 /** Conditions that read the metadata (`m`): a count without them can leave the metadata join out. */
 const onMetadata = new WeakSet<Cond>();
 
-function metadataCondition(condition: Cond): Cond {
+export function metadataCondition(condition: Cond): Cond {
   onMetadata.add(condition);
   return condition;
 }
@@ -98,7 +99,7 @@ export function inReadStates(userId: number, states: readonly KomgaReadState[]):
  * row as the page is walked: a first page of common words is found without reading every book.
  */
 export function matchesSearch(text: string): Cond {
-  return metadataCondition(sql<SqlBool>`instr(m.search_text, ${text.toLowerCase()}) > 0`);
+  return metadataCondition(searchTextCondition(text));
 }
 
 /** Release year of the book (`yyyy…` dates). */

@@ -1,17 +1,17 @@
 // The Komga API's JSON answers, each for one reader: pages of books and series with Komga's filters, one series or
-// book, collections and the series in them, the values Mihon offers as filters, and the Mihon tracker's read
+// book, collections and the series in them, new and updated series, and the Mihon tracker’s read
 // progress of a series. The routes (src/daemon/routes/komga.ts) sign in and pick the view.
-import type { RawBuilder, SqlBool } from 'kysely';
-import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
 import type { Store } from '../store/store.ts';
-import { bookOrder, loadBookRows, pageOfBooks, type KomgaBookRow } from './catalog.ts';
+import { bookName, bookOrder, loadBookRows, pageOfBooks, type KomgaBookRow } from './catalog.ts';
 import { collectionRow, findCollection, visibleCollections, type Collection } from './collections.ts';
-import { bookDto, collectionDto, pageEnvelope, pageOf, pageRequest, seriesDto, sliceOf, type Json, type Links } from './dto.ts';
+import { bookDto, collectionDto, pageEnvelope, pageOf, pageRequest, seriesDto, sliceOf, type Json, type Links, type PageRequest } from './dto.ts';
 import { boolParam, bookConditions, libraryIds, listParam, readStatuses, seriesBookConditions, seriesCanMatch, textParam, type Query } from './filters.ts';
 import { bookProgress, type KomgaReadState } from './read-progress.ts';
 import { libraryDates, refOf, seriesBookIds, seriesIndex, seriesKeysWhere, seriesOfBooks, seriesReadCounts, summarizeMany, type SeriesHead, type SeriesRef } from './series.ts';
-import { column, compareNocase, listedBooks, NOTHING, remembered } from './sql.ts';
+import { inCollections, seriesState } from './series-search.ts';
+import { compareNocase } from './sql.ts';
+import { textMatches } from './text-match.ts';
 
 type JsonObject = { [key: string]: Json };
 
@@ -29,17 +29,11 @@ export function bookDtos(reader: KomgaReader, rows: readonly KomgaBookRow[]): Js
   const series = seriesOfBooks(
     store,
     principal,
-    rows.map((r) => ({ id: r.id, libraryId: r.libraryId, seriesName: r.seriesName, name: bookNameOf(r) })),
+    rows.map((r) => ({ id: r.id, libraryId: r.libraryId, seriesName: r.seriesName, name: bookName(r) })),
     reader.groupUnknown,
   );
   const progress = bookProgress(store, principal.userId, rows.map((r) => r.id));
   return rows.map((row) => bookDto(row, series.get(row.id) ?? { id: `${row.libraryId}-`, title: '', oneshot: true }, reader.links, progress.get(row.id)));
-}
-
-function bookNameOf(row: KomgaBookRow): string {
-  if (row.title && row.title.trim() !== '') return row.title;
-  if (row.fileName) return row.fileName.replace(/\.[^.]+$/, '');
-  return `Book ${row.id}`;
 }
 
 /** `/api/v1/books`: Grimmory's listing by id, with Komga's filters and sorts; no `unpaged` (as Grimmory). */
@@ -55,19 +49,6 @@ export function seriesDtos(reader: KomgaReader, refs: readonly SeriesRef[]): Jso
   const summaries = summarizeMany(reader.store, reader.principal, refs, reader.principal.userId);
   const firsts = new Map(loadBookRows(reader.store, summaries.flatMap((s) => (s.firstBookId === undefined ? [] : [s.firstBookId]))).map((r) => [r.id, r]));
   return summaries.map((s) => seriesDto(s, s.firstBookId === undefined ? undefined : firsts.get(s.firstBookId), reader.links));
-}
-
-/** Series a reader can open that have a visible book in the collection. */
-function inCollections(reader: KomgaReader, collections: (Collection | undefined)[]): Set<string> {
-  const keys = new Set<string>();
-  for (const c of collections) if (c) for (const key of seriesKeysWhere(reader.store, reader.principal, reader.groupUnknown, c.books as RawBuilder<SqlBool>).keys()) keys.add(key);
-  return keys;
-}
-
-/** The read state of a whole series: read when every book is, unread when none is read or begun. */
-function seriesState(count: number, counts: { read: number; inProgress: number } | undefined): KomgaReadState {
-  if (!counts || counts.read + counts.inProgress === 0) return 'UNREAD';
-  return counts.read >= count ? 'READ' : 'IN_PROGRESS';
 }
 
 type SeriesSort = 'name' | 'created' | 'modified' | 'count';
@@ -101,14 +82,18 @@ function headDates(reader: KomgaReader, heads: readonly SeriesHead[]): Map<strin
  * visible books does.
  */
 export function seriesPage(reader: KomgaReader, query: Query, within?: Collection): JsonObject {
-  const request = pageRequest(query);
+  return pageOfHeads(reader, filteredHeads(reader, query, within), query.sort, pageRequest(query));
+}
+
+/** The reader's series meeting the query's series filters, by name. */
+function filteredHeads(reader: KomgaReader, query: Query, within?: Collection): SeriesHead[] {
   const { store, principal, groupUnknown } = reader;
-  if (!seriesCanMatch(query)) return pageEnvelope([], 0, request);
+  if (!seriesCanMatch(query)) return [];
   let heads = seriesIndex(store, principal, groupUnknown).heads;
   const libraries = libraryIds(query);
   if (libraries !== undefined) heads = heads.filter((h) => libraries.includes(h.libraryId));
-  const search = textParam(query, 'search')?.toLowerCase();
-  if (search !== undefined) heads = heads.filter((h) => h.name.toLowerCase().includes(search));
+  const search = textParam(query, 'search');
+  if (search !== undefined) heads = heads.filter((h) => textMatches(h.name, 'contains', search));
   const oneshot = boolParam(query, 'oneshot');
   if (oneshot !== undefined) heads = heads.filter((h) => (h.count === 1) === oneshot);
   for (const condition of seriesBookConditions(query)) {
@@ -129,11 +114,33 @@ export function seriesPage(reader: KomgaReader, query: Query, within?: Collectio
     const counts = seriesReadCounts(store, principal, groupUnknown, principal.userId);
     heads = heads.filter((h) => states.includes(seriesState(h.count, counts.get(h.key))));
   }
-  const { sort, desc } = seriesSortOf(query.sort);
+  return heads;
+}
+
+/** `/api/v1/series/new`: the series, newest first (when their first book was added); `library_id`, `oneshot`, `deleted`. */
+export function newSeriesPage(reader: KomgaReader, query: Query): JsonObject {
+  return pageOfHeads(reader, filteredHeads(reader, query), 'created,desc', pageRequest(query));
+}
+
+/** `/api/v1/series/updated`: series that got books after their first, most recently changed first. */
+export function updatedSeriesPage(reader: KomgaReader, query: Query): JsonObject {
+  const heads = filteredHeads(reader, query);
+  const dates = headDates(reader, heads);
+  const updated = heads.filter((h) => {
+    const d = dates.get(h.key);
+    return d !== undefined && d.created !== d.modified;
+  });
+  return pageOfHeads(reader, updated, 'lastModified,desc', pageRequest(query));
+}
+
+/** A page of series in the order `sort` asks for (by name when it names nothing known). */
+export function pageOfHeads(reader: KomgaReader, heads: readonly SeriesHead[], sortParam: unknown, request: PageRequest): JsonObject {
+  const { sort, desc } = seriesSortOf(sortParam);
+  let ordered = heads;
   if (sort !== 'name' || desc) {
     const dates = sort === 'created' || sort === 'modified' ? headDates(reader, heads) : undefined;
     const value = (h: SeriesHead): string | number => (sort === 'count' ? h.count : sort === 'name' ? '' : (dates?.get(h.key)?.[sort] ?? ''));
-    heads = [...heads].sort((a, b) => {
+    ordered = [...heads].sort((a, b) => {
       const x = value(a);
       const y = value(b);
       const byValue = x < y ? -1 : x > y ? 1 : 0;
@@ -142,8 +149,8 @@ export function seriesPage(reader: KomgaReader, query: Query, within?: Collectio
     });
   }
   const slice = sliceOf(request);
-  const shown = slice === 'all' ? heads : heads.slice(slice.offset, slice.offset + slice.limit);
-  return pageEnvelope(seriesDtos(reader, shown.map(refOf)), heads.length, request, query.sort !== undefined);
+  const shown = slice === 'all' ? ordered : ordered.slice(slice.offset, slice.offset + slice.limit);
+  return pageEnvelope(seriesDtos(reader, shown.map(refOf)), ordered.length, request, sortParam !== undefined);
 }
 
 /** `/api/v1/series/{id}/books`: the series' books in order, with the book filters Komga takes here. */
@@ -155,10 +162,10 @@ export function seriesBooksPage(reader: KomgaReader, ref: SeriesRef, query: Quer
 
 /** `/api/v1/collections`: every collection the reader may open, by name; `search` filters names, `library_id` the series. */
 export function collectionsPage(reader: KomgaReader, query: Query): JsonObject {
-  const search = textParam(query, 'search')?.toLowerCase();
+  const search = textParam(query, 'search');
   const libraries = libraryIds(query);
   const rows = visibleCollections(reader.store, reader.principal)
-    .filter((c) => search === undefined || c.name.toLowerCase().includes(search))
+    .filter((c) => search === undefined || textMatches(c.name, 'contains', search))
     .map((c) => collectionRow(reader.store, reader.principal, c, reader.groupUnknown))
     .filter((c) => libraries === undefined || c.seriesIds.some((id) => libraries.some((l) => id.startsWith(`${l}-`))));
   return pageOf(rows.map(collectionDto), pageRequest(query));
@@ -193,48 +200,4 @@ export function tachiyomiProgress(reader: KomgaReader, ref: SeriesRef): JsonObje
     lastReadContinuousNumberSort: lastContinuous,
     maxNumberSort: books.reduce((max, b) => Math.max(max, b.numberSort), 0),
   };
-}
-
-type NameKind = 'genres' | 'tags' | 'publishers';
-
-/**
- * Genres, tags or publishers of the books a reader can see (optionally in some libraries or one collection), by name,
- * as Mihon loads them for its filters. Remembered until the catalog changes.
- */
-export function namesOf(reader: KomgaReader, kind: NameKind, query: Query): string[] {
-  const { store, principal } = reader;
-  const libraries = libraryIds(query);
-  const collectionId = textParam(query, 'collection_id');
-  const collection = collectionId === undefined ? undefined : findCollection(store, principal, collectionId);
-  let books = listedBooks(store, principal);
-  if (libraries !== undefined) books = books.where(libraries.length === 0 ? NOTHING : sql<SqlBool>`+book.library_id IN (${sql.join(libraries)})`);
-  if (collectionId !== undefined) books = books.where((collection?.books as RawBuilder<SqlBool> | undefined) ?? NOTHING);
-  const compiled =
-    kind === 'publishers'
-      ? books.where(sql<SqlBool>`trim(coalesce(m.publisher, '')) <> ''`).select(sql<string>`m.publisher`.as('name')).distinct().compile()
-      : store.db
-          .selectFrom(sql.table(kind === 'genres' ? 'category' : 'tag').as('t'))
-          .select(sql<string>`t.name`.as('name'))
-          .where(
-            sql<SqlBool>`exists (SELECT 1 FROM ${sql.table(kind === 'genres' ? 'book_metadata_category_mapping' : 'book_metadata_tag_mapping')} x WHERE ${sql.ref(kind === 'genres' ? 'x.category_id' : 'x.tag_id')} = t.id AND x.book_id IN ${books.select('book.id')})`,
-          )
-          .compile();
-  return remembered(store, compiled, () => [...new Set(column<string>(store, compiled))].sort(compareNocase));
-}
-
-/** `/api/v1/authors` (Komga's older form): every author of a visible book, as writers, by name; `search` filters. */
-export function authorsOf(reader: KomgaReader, query: Query): JsonObject[] {
-  const { store, principal } = reader;
-  const search = textParam(query, 'search')?.toLowerCase();
-  const libraries = libraryIds(query);
-  let books = listedBooks(store, principal);
-  if (libraries !== undefined) books = books.where(libraries.length === 0 ? NOTHING : sql<SqlBool>`+book.library_id IN (${sql.join(libraries)})`);
-  const compiled = store.db
-    .selectFrom('author as a')
-    .select('a.name')
-    .where(sql<SqlBool>`exists (SELECT 1 FROM book_metadata_author_mapping x WHERE x.author_id = a.id AND x.book_id IN ${books.select('book.id')})`)
-    .orderBy(sql`a.name COLLATE NOCASE`)
-    .compile();
-  const names = remembered(store, compiled, () => column<string>(store, compiled));
-  return names.filter((n) => search === undefined || n.toLowerCase().includes(search)).map((name) => ({ name, role: 'writer' }));
 }

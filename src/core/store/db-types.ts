@@ -497,6 +497,24 @@ export interface KoboUserSettingsTable {
   created_at: Generated<string>;
 }
 
+export interface KomgaProgressionTable {
+  user_id: number;
+  book_id: number;
+  locator: string;
+  device_id: string;
+  device_name: string;
+  modified: string;
+  recorded_at: string;
+}
+
+export interface KomgaSessionTable {
+  token_hash: string | null;
+  opds_user_id: number;
+  password_fingerprint: string;
+  created_at: string;
+  expires_at: string;
+}
+
 export interface KoreaderDocumentProgressTable {
   id: Generated<number>;
   user_id: number;
@@ -939,6 +957,8 @@ export interface DB {
   kobo_reading_state: KoboReadingStateTable;
   kobo_removed_books_tracking: KoboRemovedBooksTrackingTable;
   kobo_user_settings: KoboUserSettingsTable;
+  komga_progression: KomgaProgressionTable;
+  komga_session: KomgaSessionTable;
   koreader_document_progress: KoreaderDocumentProgressTable;
   koreader_user: KoreaderUserTable;
   library: LibraryTable;

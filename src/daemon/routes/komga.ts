@@ -10,23 +10,31 @@ import type { Principal } from '../../core/auth/principal.ts';
 import { isAdmin } from '../../core/auth/principal.ts';
 import { bookFiles } from '../../core/books/file-locations.ts';
 import { listedBookRow, visibleLibraries, type KomgaBookRow } from '../../core/komga/catalog.ts';
-import { collectionRow, findCollection } from '../../core/komga/collections.ts';
-import { cleaned, collectionDto, humanSize, isCleanMode, libraryDto, pageOf, pageRequest, pagesCountOf, userDto, type Json } from '../../core/komga/dto.ts';
-import { comicPage, comicPages, pdfPage, pdfPages, type PageInfo } from '../../core/komga/pages.ts';
+import { collectionCoverBook, collectionRow, findCollection } from '../../core/komga/collections.ts';
+import { cleaned, collectionDto, instant, isCleanMode, libraryDto, pageDto, pageOf, pageRequest, pagesCountOf, userDto, type Json } from '../../core/komga/dto.ts';
+import { booksListPage, collectionsOfSeries, latestBooksPage, onDeckPage, seriesListPage, siblingBook } from '../../core/komga/lists.ts';
+import { comicPage, comicPages, pdfPage, pdfPages, type PageImage, type PageInfo } from '../../core/komga/pages.ts';
+import { parseProgression, ProgressionError, readProgression, writeProgression } from '../../core/komga/progression.ts';
+import { authorNamesOf, authorsOf, authorsPage, namesOf } from '../../core/komga/referentials.ts';
+import { SearchConditionError } from '../../core/komga/search-condition.ts';
+import { endSession, sessionAccount, startSession } from '../../core/komga/sessions.ts';
+import { epubManifest, epubPositions, POSITION_LIST_TYPE, PROGRESSION_TYPE, WEBPUB_TYPE } from '../../core/komga/webpub.ts';
+import { comicPageDimensions } from '../../core/readers/comic-reader.ts';
+import { epubBookInfo, epubEntry } from '../../core/readers/epub-reader.ts';
 import { markBookProgress, markRead, markUnread } from '../../core/komga/read-progress.ts';
 import { ReadingError } from '../../core/reading/reading-error.ts';
 import { findSeries, seriesBookIds, type SeriesRef } from '../../core/komga/series.ts';
 import {
-  authorsOf,
   bookDtos,
   booksPage,
   collectionsPage,
-  namesOf,
+  newSeriesPage,
   seriesBooks,
   seriesBooksPage,
   seriesDtos,
   seriesPage,
   tachiyomiProgress,
+  updatedSeriesPage,
   type KomgaReader,
 } from '../../core/komga/views.ts';
 import { decideRange } from '../../core/media/byte-range.ts';
@@ -39,7 +47,8 @@ import { zipStream } from '../../core/media/zip-stream.ts';
 import { readSetting } from '../../core/settings/app-settings.ts';
 import type { OpdsSession } from '../../core/opds/users.ts';
 import { filterRejection } from '../authenticate.ts';
-import { signInWithOpdsAccount } from '../basic-auth.ts';
+import { FULL_AUTHENTICATION, signInAs, signInWithOpdsAccount, type BasicSignIn } from '../basic-auth.ts';
+import { clearedCookies, sessionCookies, sessionToken } from '../komga-cookies.ts';
 import type { DaemonContext } from '../context.ts';
 import { ApiError } from '../http-errors.ts';
 import type { RouteRequest, RouteSpec } from '../route-spec.ts';
@@ -59,9 +68,25 @@ function challenge(reply: FastifyReply, reason: string): FastifyReply {
   return reply.status(401).header('WWW-Authenticate', `Basic realm="${REALM}"`).type('text/plain;charset=utf-8').send(`HTTP Status 401 - ${reason}`);
 }
 
-/** HTTP Basic against the OPDS accounts, after the switch (basic-auth.ts), then the owner. */
+const SWITCH = 'KOMGA_API_ENABLED';
+
+/** Where the Komga API lives, and the path its cookies are set for. */
+const apiRoot = (ctx: DaemonContext): string => `${ctx.config.basePath}/komga`;
+
+/** A request without credentials signs in with its session cookie, if it has a live one. */
+async function signInWithCookie(ctx: DaemonContext, token: string): Promise<BasicSignIn> {
+  const account = sessionAccount(ctx.store, token);
+  return account ? signInAs(ctx, account, SWITCH) : { kind: 'challenge', reason: FULL_AUTHENTICATION };
+}
+
+/**
+ * HTTP Basic against the OPDS accounts (or a session cookie from an earlier sign-in), then the switch (before
+ * any password work), then the owner. Signing in to `GET /v2/users/me` with credentials starts a session,
+ * as Komga's login does: Komelia sends its password there only, and the cookie afterwards.
+ */
 async function signIn(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext): Promise<Reader | undefined> {
-  const outcome = await signInWithOpdsAccount(request, ctx, 'KOMGA_API_ENABLED');
+  const token = request.headers.authorization ? undefined : sessionToken(request.headers.cookie);
+  const outcome = token !== undefined ? await signInWithCookie(ctx, token) : await signInWithOpdsAccount(request, ctx, SWITCH);
   if (outcome.kind === 'blocked') {
     reply.header('Retry-After', '900').header('WWW-Authenticate', `Basic realm="${REALM}"`);
     reply.status(429).type('text/plain;charset=utf-8').send('HTTP Status 429 - Too many failed sign-ins; try again later.');
@@ -76,26 +101,41 @@ async function signIn(request: RouteRequest, reply: FastifyReply, ctx: DaemonCon
     return undefined;
   }
   const query = (request.query ?? {}) as Record<string, unknown>;
+  if (token === undefined && request.method === 'GET' && request.url.split('?')[0] === `${apiRoot(ctx)}/api/v2/users/me`) {
+    const started = startSession(ctx.store, outcome.session.opdsUserId);
+    const remember = query['remember-me'] === 'true' || query['remember-me'] === '';
+    if (started) reply.header('Set-Cookie', sessionCookies(started, apiRoot(ctx), remember, request.protocol === 'https'));
+  }
   return {
     session: outcome.session,
     principal: outcome.principal,
     store: ctx.store,
     clean: isCleanMode(query),
     groupUnknown: (await readSetting(ctx.store.db, 'KOMGA_GROUP_UNKNOWN')) !== false,
-    links: { apiRoot: `${ctx.config.basePath}/komga` },
+    links: { apiRoot: apiRoot(ctx) },
     query,
   };
 }
 
-function sendJson(reply: FastifyReply, reader: Reader, body: Json): FastifyReply {
-  return reply.type('application/json').header('Cache-Control', 'no-cache, private').send(JSON.stringify(reader.clean ? cleaned(body) : body));
+function sendJson(reply: FastifyReply, reader: Reader, body: Json, type = 'application/json'): FastifyReply {
+  return reply.type(type).header('Cache-Control', 'no-cache, private').send(JSON.stringify(reader.clean ? cleaned(body) : body));
+}
+
+/** A search body Komga would refuse is a 400 with the reason. */
+function searchAnswer(build: () => Json): Json {
+  try {
+    return build();
+  } catch (error) {
+    if (error instanceof SearchConditionError) throw new ApiError(400, error.message);
+    throw error;
+  }
 }
 
 type Handler = (reader: Reader, request: RouteRequest, reply: FastifyReply, ctx: DaemonContext) => Promise<unknown> | unknown;
 
 /** Path parameters are taken as strings: a malformed id names nothing, so the handler answers 404 rather than 400. */
 function paramsSchema(url: string): RouteSpec['schema'] {
-  const names = [...url.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
+  const names = [...url.matchAll(/\{(\*?)(\w+)\}/g)].map((m) => (m[1] === '*' ? '*' : (m[2] as string)));
   return names.length === 0 ? {} : { params: Type.Object(Object.fromEntries(names.map((n) => [n, Type.String()]))) };
 }
 
@@ -169,6 +209,35 @@ async function pagesOf(ctx: DaemonContext, bookId: number): Promise<PageInfo[]> 
   }
 }
 
+/** Page `number` (1-based) of a comic or PDF, or undefined when there is no such page. */
+async function pageImage(ctx: DaemonContext, bookId: number, number: number, format: 'jpeg' | 'png'): Promise<PageImage | undefined> {
+  const file = await readableFile(ctx, bookId);
+  if (!file || number < 1) return undefined;
+  try {
+    return file.kind === 'comic' ? await comicPage(file.path, number) : await pdfPage(file.path, number, format);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The book's EPUB file (its primary file, else its first EPUB), or a 404. */
+async function epubFileOf(ctx: DaemonContext, bookId: number): Promise<{ id: number; path: string }> {
+  const files = await bookFiles(ctx.store.db, bookId);
+  const file = [files?.primary, ...(files?.files ?? [])].find((f) => f !== undefined && f.isBook && !f.folderBased && f.bookType === 'EPUB' && f.path !== undefined);
+  const info = file?.path === undefined ? undefined : await stat(file.path).catch(() => undefined);
+  if (!file?.path || !info?.isFile()) throw new ApiError(404, `Book ${bookId} has no EPUB file to read`);
+  return { id: file.id, path: file.path };
+}
+
+async function epubInfoOf(ctx: DaemonContext, bookId: number) {
+  const file = await epubFileOf(ctx, bookId);
+  try {
+    return { file, info: await epubBookInfo(file.path) };
+  } catch {
+    throw new ApiError(404, `The EPUB of book ${bookId} cannot be read`);
+  }
+}
+
 /** A JSON request body as an object; anything else is a 400. */
 function bodyObject(request: RouteRequest): Record<string, unknown> {
   const body = request.body;
@@ -196,9 +265,24 @@ async function markProgress(reader: Reader, ctx: DaemonContext, row: KomgaBookRo
   }
 }
 
+const pageNumberOf = (text: string): number => (/^\d{1,6}$/.test(text) ? Number(text) : 0);
+
 const seriesBookIdsOf = (reader: Reader, ref: SeriesRef): number[] => seriesBookIds(reader.store, reader.principal, ref, [], 'all').ids;
 
 export const komgaRoutes: RouteSpec[] = [
+  // Komga's sign-out (GET or POST): ends the session the cookie names.
+  ...(['GET', 'POST'] as const).map((method) =>
+    route(
+      '/logout',
+      (_reader, request, reply, ctx) => {
+        const token = sessionToken(request.headers.cookie);
+        if (token !== undefined) endSession(ctx.store, token);
+        return reply.header('Set-Cookie', clearedCookies(apiRoot(ctx), request.protocol === 'https')).status(204).send();
+      },
+      method,
+    ),
+  ),
+
   route('/v2/users/me', (reader, _request, reply) =>
     sendJson(reply, reader, userDto(reader.session.opdsUserId, reader.session.username, isAdmin(reader.principal) ? 'all' : reader.principal.libraryIds)),
   ),
@@ -284,25 +368,22 @@ export const komgaRoutes: RouteSpec[] = [
   route('/v1/books/{bookId}/pages', async (reader, request, reply, ctx) => {
     const row = visibleBook(reader, numericId(request, 'bookId'));
     const pages = await pagesOf(ctx, row.id);
+    const file = pages.length > 0 ? await readableFile(ctx, row.id) : undefined;
+    // Sizes in pixels come from each page's image header (read once per file version, then remembered), for zip
+    // comics only: a RAR or 7z page costs an extraction each, and Komga's sizes may be null.
+    const dimensions = file?.kind === 'comic' && /\.(cbz|zip)$/i.test(file.path) ? await comicPageDimensions(file.path).catch(() => []) : [];
     return sendJson(
       reply,
       reader,
-      pages.map((p) => ({ number: p.number, fileName: p.fileName, mediaType: p.mediaType, size: humanSize(p.sizeBytes ?? 0), ...(p.sizeBytes !== undefined ? { sizeBytes: p.sizeBytes } : {}) })),
+      pages.map((p) => pageDto(p, dimensions[p.number - 1])),
     );
   }),
 
   route('/v1/books/{bookId}/pages/{pageNumber}', async (reader, request, reply, ctx) => {
     const row = visibleBook(reader, numericId(request, 'bookId'));
     const numberText = paramOf(request, 'pageNumber');
-    const number = /^\d{1,6}$/.test(numberText) ? Number(numberText) : 0;
-    const file = await readableFile(ctx, row.id);
     const png = reader.query.convert === 'png';
-    let image;
-    try {
-      if (file && number >= 1) image = file.kind === 'comic' ? await comicPage(file.path, number) : await pdfPage(file.path, number, png ? 'png' : 'jpeg');
-    } catch {
-      image = undefined;
-    }
+    const image = await pageImage(ctx, row.id, pageNumberOf(numberText), png ? 'png' : 'jpeg');
     if (!image) throw new ApiError(404, `Page ${numberText} not found in book: ${row.id}`);
     let { data, mime } = image;
     if (png && mime !== 'image/png') {
@@ -347,6 +428,13 @@ export const komgaRoutes: RouteSpec[] = [
     return sendJson(reply, reader, collectionDto(collectionRow(reader.store, reader.principal, collection, reader.groupUnknown)));
   }),
 
+  route('/v1/collections/{collectionId}/thumbnail', (reader, request, reply, ctx) => {
+    const id = paramOf(request, 'collectionId');
+    const collection = findCollection(reader.store, reader.principal, id);
+    if (!collection) throw new ApiError(404, `Collection not found: ${id}`);
+    return sendCover(request, reply, ctx, collectionCoverBook(reader.store, reader.principal, collection));
+  }),
+
   route('/v1/collections/{collectionId}/series', (reader, request, reply) => {
     const id = paramOf(request, 'collectionId');
     const collection = findCollection(reader.store, reader.principal, id);
@@ -361,4 +449,104 @@ export const komgaRoutes: RouteSpec[] = [
   route('/v1/tags', (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'tags', reader.query))),
   route('/v1/publishers', (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'publishers', reader.query))),
   route('/v1/authors', (reader, _request, reply) => sendJson(reply, reader, authorsOf(reader, reader.query))),
+  route('/v2/authors', (reader, _request, reply) => sendJson(reply, reader, authorsPage(reader, reader.query))),
+  route('/v1/authors/names', (reader, _request, reply) => sendJson(reply, reader, authorNamesOf(reader, reader.query))),
+  route('/v1/authors/roles', (reader, _request, reply) => sendJson(reply, reader, ['writer'])),
+  route('/v1/languages', (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'languages', reader.query))),
+  route('/v1/age-ratings', (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'ageRatings', reader.query))),
+  route('/v1/series/release-dates', (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'releaseYears', reader.query))),
+  // Bindery's series carry no sharing labels.
+  route('/v1/sharing-labels', (reader, _request, reply) => sendJson(reply, reader, [])),
+  route('/v1/tags/book', (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'tags', reader.query))),
+  route('/v1/tags/series', (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'tags', reader.query))),
+
+  // Komelia's lists: search bodies, and the home screen's recent lists.
+  route('/v1/series/list', (reader, request, reply) => sendJson(reply, reader, searchAnswer(() => seriesListPage(reader, request.body, reader.query))), 'POST'),
+  route('/v1/books/list', (reader, request, reply) => sendJson(reply, reader, searchAnswer(() => booksListPage(reader, request.body, reader.query))), 'POST'),
+  route('/v1/books/latest', (reader, _request, reply) => sendJson(reply, reader, latestBooksPage(reader, reader.query))),
+  route('/v1/books/ondeck', (reader, _request, reply) => sendJson(reply, reader, onDeckPage(reader, reader.query))),
+  route('/v1/series/new', (reader, _request, reply) => sendJson(reply, reader, newSeriesPage(reader, reader.query))),
+  route('/v1/series/updated', (reader, _request, reply) => sendJson(reply, reader, updatedSeriesPage(reader, reader.query))),
+
+  route('/v1/series/{seriesId}/collections', (reader, request, reply) => sendJson(reply, reader, collectionsOfSeries(reader, seriesOf(reader, request).id))),
+  // Read lists: Bindery has none.
+  route('/v1/books/{bookId}/readlists', (reader, request, reply) => {
+    visibleBook(reader, numericId(request, 'bookId'));
+    return sendJson(reply, reader, []);
+  }),
+  ...(['previous', 'next'] as const).map((direction) =>
+    route(`/v1/books/{bookId}/${direction}`, (reader, request, reply) => {
+      const sibling = siblingBook(reader, visibleBook(reader, numericId(request, 'bookId')), direction);
+      if (!sibling) throw new ApiError(404, `No ${direction} book in the series`);
+      return sendJson(reply, reader, bookDtos(reader, [sibling])[0] as Json);
+    }),
+  ),
+
+  route('/v1/books/{bookId}/pages/{pageNumber}/thumbnail', async (reader, request, reply, ctx) => {
+    const row = visibleBook(reader, numericId(request, 'bookId'));
+    const numberText = paramOf(request, 'pageNumber');
+    const image = await pageImage(ctx, row.id, pageNumberOf(numberText), 'jpeg');
+    if (!image) throw new ApiError(404, `Page ${numberText} not found in book: ${row.id}`);
+    const sharp = await loadSharp();
+    const data = await sharp(image.data, { limitInputPixels: 268_402_689 }).rotate().resize(300, 300, { fit: 'inside', withoutEnlargement: true }).jpeg({ quality: 85 }).toBuffer();
+    return reply.type('image/jpeg').header('Cache-Control', 'private, max-age=86400').header('Content-Length', data.length).send(data);
+  }),
+
+  // The EPUB reader (Readium): manifest, positions, progression, and the resources the manifest points to.
+  // The manifest, and its EPUB-only spelling (only EPUBs have one here).
+  ...['/v1/books/{bookId}/manifest', '/v1/books/{bookId}/manifest/epub'].map((url) =>
+    route(url, async (reader, request, reply, ctx) => {
+      const row = visibleBook(reader, numericId(request, 'bookId'));
+      const { info } = await epubInfoOf(ctx, row.id);
+      const seriesTitle = (bookDtos(reader, [row])[0] as { seriesTitle: string }).seriesTitle;
+      // Absolute links, as Komga's: Komelia's reader loads only URLs that start with the server address it was given.
+      const links = { apiRoot: `${request.protocol}://${request.host}${apiRoot(ctx)}` };
+      return sendJson(reply, reader, epubManifest({ row, seriesTitle, modified: instant(row.addedOn) }, info, links), WEBPUB_TYPE);
+    }),
+  ),
+
+  route('/v1/books/{bookId}/positions', async (reader, request, reply, ctx) => {
+    const row = visibleBook(reader, numericId(request, 'bookId'));
+    const positions = epubPositions((await epubInfoOf(ctx, row.id)).info);
+    return sendJson(reply, reader, { total: positions.length, positions } as unknown as Json, POSITION_LIST_TYPE);
+  }),
+
+  route('/v1/books/{bookId}/progression', async (reader, request, reply, ctx) => {
+    const row = visibleBook(reader, numericId(request, 'bookId'));
+    const progression = readProgression(reader.store, reader.principal.userId, row.id, epubPositions((await epubInfoOf(ctx, row.id)).info));
+    if (!progression) return reply.status(204).send();
+    return sendJson(reply, reader, progression as unknown as Json, PROGRESSION_TYPE);
+  }),
+
+  route(
+    '/v1/books/{bookId}/progression',
+    async (reader, request, reply, ctx) => {
+      const row = visibleBook(reader, numericId(request, 'bookId'));
+      const { file, info } = await epubInfoOf(ctx, row.id);
+      try {
+        await writeProgression(reader.store, reader.principal.userId, { bookId: row.id, fileId: file.id, positions: epubPositions(info) }, parseProgression(request.body));
+      } catch (error) {
+        if (error instanceof ProgressionError) throw new ApiError(error.status, error.message);
+        throw error;
+      }
+      return reply.status(204).send();
+    },
+    'PUT',
+  ),
+
+  route('/v1/books/{bookId}/resource/{*resource}', async (reader, request, reply, ctx) => {
+    const row = visibleBook(reader, numericId(request, 'bookId'));
+    const { file } = await epubInfoOf(ctx, row.id);
+    const requested = paramOf(request, '*');
+    // Only the EPUB's own manifest items are served: a path climbing out of the archive names nothing.
+    const entry = await epubEntry(file.path, requested).catch(() => undefined);
+    if (!entry) throw new ApiError(404, `Resource not found in book ${row.id}: ${requested}`);
+    return reply
+      .type(entry.mediaType)
+      .header('Content-Security-Policy', "script-src 'none'; object-src 'none';")
+      .header('Content-Disposition', `inline; filename*=UTF-8''${encodeURIComponent(requested.split('/').pop() ?? 'resource')}`)
+      .header('Cache-Control', 'private, max-age=86400')
+      .header('Content-Length', entry.data.length)
+      .send(entry.data);
+  }),
 ];

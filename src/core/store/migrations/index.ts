@@ -20,6 +20,7 @@ import * as oidc from './021-oidc.ts';
 import * as auditLog from './024-audit-log.ts';
 import * as sessions from './025-sessions.ts';
 import * as bookdropImportTrace from './026-bookdrop-import-trace.ts';
+import * as komga from './028-komga.ts';
 const MIGRATIONS: Record<string, Migration> = {
   '001-initial': initial,
   '002-auth': auth,
@@ -40,6 +41,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '024-audit-log': auditLog,
   '025-sessions': sessions,
   '026-bookdrop-import-trace': bookdropImportTrace,
+  '028-komga': komga,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,63 @@
+// How the Komga API compares text a client typed with text in the catalog: the `title` / `titleSort` conditions of a
+// search, `fullTextSearch`, and the `search` query parameters. Every text comparison of src/core/komga goes through
+// this module, in SQL (`textCondition`, `searchTextCondition`) or over names already in memory (`textMatches`), so
+// the folding below is the one place to change how matching treats case, composed forms and accents.
+import type { RawBuilder, SqlBool } from 'kysely';
+import { sql } from 'kysely';
+import { nocase } from './sql.ts';
+
+export const TEXT_OPERATORS = ['is', 'isNot', 'contains', 'doesNotContain', 'beginsWith', 'doesNotBeginWith', 'endsWith', 'doesNotEndWith'] as const;
+export type TextOperator = (typeof TEXT_OPERATORS)[number];
+
+/** The folded form text is compared in: lower-cased. */
+export function foldText(text: string): string {
+  return text.toLowerCase();
+}
+
+/**
+ * The folding applied to a SQL text expression (NULL counts as empty). SQLite's lower() folds ASCII letters only, so
+ * in SQL the needle is folded the same way.
+ */
+function foldedSql(expression: RawBuilder<unknown>): RawBuilder<string> {
+  return sql<string>`lower(coalesce(${expression}, ''))`;
+}
+
+const NEGATED: Partial<Record<TextOperator, TextOperator>> = { isNot: 'is', doesNotContain: 'contains', doesNotBeginWith: 'beginsWith', doesNotEndWith: 'endsWith' };
+
+/** A Komga string operator over a SQL text expression. */
+export function textCondition(expression: RawBuilder<unknown>, operator: TextOperator, value: string): RawBuilder<SqlBool> {
+  const positive = NEGATED[operator];
+  if (positive) return sql<SqlBool>`NOT (${textCondition(expression, positive, value)})`;
+  const folded = foldedSql(expression);
+  const needle = nocase(value);
+  switch (operator) {
+    case 'is':
+      return sql<SqlBool>`(${folded} = ${needle})`;
+    case 'contains':
+      return sql<SqlBool>`(instr(${folded}, ${needle}) > 0)`;
+    case 'beginsWith':
+      return sql<SqlBool>`(substr(${folded}, 1, ${needle.length}) = ${needle})`;
+    default:
+      return needle === '' ? sql<SqlBool>`1 = 1` : sql<SqlBool>`(substr(${folded}, ${-needle.length}) = ${needle})`;
+  }
+}
+
+/** The same operator over text in memory (series names). */
+export function textMatches(text: string, operator: TextOperator, value: string): boolean {
+  const positive = NEGATED[operator];
+  if (positive) return !textMatches(text, positive, value);
+  const folded = foldText(text);
+  const needle = foldText(value);
+  if (operator === 'is') return folded === needle;
+  if (operator === 'contains') return folded.includes(needle);
+  if (operator === 'beginsWith') return folded.startsWith(needle);
+  return folded.endsWith(needle);
+}
+
+/**
+ * A free-text search over a book's title, authors and series (Bindery's `book_metadata.search_text`, stored
+ * lower-cased by the metadata writer).
+ */
+export function searchTextCondition(query: string): RawBuilder<SqlBool> {
+  return sql<SqlBool>`instr(m.search_text, ${query.toLowerCase()}) > 0`;
+}
