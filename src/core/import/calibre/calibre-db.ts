@@ -26,7 +26,7 @@ export interface CalibreDetails {
   series: string | null;
   publisher: string | null;
   languages: string[];
-  /** calibre's 0–10 (two per star). */
+  /** calibre's 0–10 (two per star; `calibredb set_metadata` takes stars). */
   rating: number | null;
   identifiers: Record<string, string>;
   comments: string | null;

@@ -280,13 +280,19 @@ export async function importCalibre(options: CalibreImportOptions): Promise<Cali
     let batch: PreparedBook[] = [];
     const flush = async (): Promise<void> => {
       const written: [PreparedBook, number][] = [];
-      sqlite.transaction(() => {
+      sqlite.exec('begin immediate');
+      try {
         for (const p of batch) {
           const bookId = writeBook(exec, ids, library, p, options.userId, result);
           if (bookId !== undefined) written.push([p, bookId]);
         }
-        refreshSearchText(exec, written.map(([, id]) => id));
-      })();
+        await refreshSearchText(exec, written.map(([, id]) => id));
+        sqlite.exec('commit');
+      } catch (error) {
+        sqlite.exec('rollback');
+        ids.reset();
+        throw error;
+      }
       for (const [p, bookId] of written) {
         if (!p.cover) continue;
         await saveCoverImages(options.coversRoot, bookId, 'book', p.cover);

@@ -1,7 +1,8 @@
 // Reading a Grimmory database from a mysqldump file. One pass indexes the file: each table's columns (from CREATE
 // TABLE) and the byte ranges of its INSERT lines (mysqldump writes one statement per line and escapes newlines inside
 // strings). Reading a table then streams only its ranges through the INSERT parser: memory stays bounded whatever the
-// dump's size, and each stage reads just the tables it needs.
+// dump's size, and each stage reads just the tables it needs. A statement may span lines (mariadb-dump puts each
+// row on its own line); a line ending in `;` ends it.
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
@@ -28,21 +29,32 @@ export async function indexDump(path: string): Promise<DumpIndex> {
   let prefix = '';
   let prefixDone = false;
   let creating: Map<string, string> | undefined;
+  /** The table whose INSERT statement continues on the next line (mariadb-dump writes one row per line). */
+  let inserting: string | undefined;
+  let lastByte = 0;
+
+  const addRange = (table: string, lineEnd: number): void => {
+    let list = ranges.get(table);
+    if (!list) ranges.set(table, (list = []));
+    const last = list.at(-1);
+    if (last && last[1] + 1 === lineStart) last[1] = lineEnd;
+    else list.push([lineStart, lineEnd]);
+  };
 
   const endLine = (lineEnd: number): void => {
-    if (creating) {
+    const endsStatement = lastByte === 0x3b;
+    if (inserting) {
+      addRange(inserting, lineEnd);
+      if (endsStatement) inserting = undefined;
+    } else if (creating) {
       const column = COLUMN_LINE.exec(prefix);
       if (column) creating.set(column[1] as string, (column[2] as string).toLowerCase());
       else if (/^\)/.test(prefix)) creating = undefined;
     } else {
       const insert = INSERT_PREFIX.exec(prefix);
       if (insert) {
-        const table = insert[1] as string;
-        let list = ranges.get(table);
-        if (!list) ranges.set(table, (list = []));
-        const last = list.at(-1);
-        if (last && last[1] + 1 === lineStart) last[1] = lineEnd;
-        else list.push([lineStart, lineEnd]);
+        addRange(insert[1] as string, lineEnd);
+        if (!endsStatement) inserting = insert[1] as string;
       } else {
         const create = CREATE_PREFIX.exec(prefix);
         if (create) {
@@ -66,8 +78,10 @@ export async function indexDump(path: string): Promise<DumpIndex> {
           prefix += chunk.subarray(from, Math.min(to, from + PREFIX_BYTES)).toString('utf8');
           if (prefix.length >= PREFIX_BYTES) prefixDone = true;
         }
+        if (to > from) lastByte = chunk[to - 1] as number;
         if (newline === -1) break;
         endLine(offset + newline);
+        lastByte = 0;
         lineStart = offset + newline + 1;
         from = newline + 1;
       }

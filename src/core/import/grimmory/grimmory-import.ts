@@ -59,6 +59,8 @@ interface DiskFacts {
   files: Map<string, FileFacts>;
   /** Source book ids with at least one file on disk. */
   booksOnDisk: Set<string>;
+  /** Source book id → the first of its files that is not on disk, for the report. */
+  missing: Map<string, string>;
 }
 
 async function exists(path: string): Promise<FileFacts | undefined> {
@@ -77,7 +79,7 @@ function filePath(root: string | undefined, row: Row): string | undefined {
 }
 
 async function surveyDisk(source: GrimmorySource, pathMap: readonly PathMapping[], warnings: string[]): Promise<DiskFacts> {
-  const facts: DiskFacts = { roots: new Map(), bookRoot: new Map(), files: new Map(), booksOnDisk: new Set() };
+  const facts: DiskFacts = { roots: new Map(), bookRoot: new Map(), files: new Map(), booksOnDisk: new Set(), missing: new Map() };
   for await (const row of source.rows('library_path')) {
     if (row.path === null) continue;
     const here = remapPath(String(row.path), pathMap);
@@ -89,7 +91,10 @@ async function surveyDisk(source: GrimmorySource, pathMap: readonly PathMapping[
     const book = String(row.book_id);
     const path = filePath(facts.roots.get(facts.bookRoot.get(book) ?? ''), row);
     const found = path ? await exists(path) : undefined;
-    if (!found) continue;
+    if (!found) {
+      if (!facts.missing.has(book)) facts.missing.set(book, path ?? `book file #${row.id} (its library folder is unknown)`);
+      continue;
+    }
     facts.files.set(String(row.id), found);
     facts.booksOnDisk.add(book);
   }
@@ -114,7 +119,8 @@ function withHooks(spec: CopySpec, ids: IdMap, disk: DiskFacts, pending: Pending
     case 'book':
       return {
         ...spec,
-        prepare: (row, source) => (Number(source.is_physical) === 1 || disk.booksOnDisk.has(String(source.id)) ? row : new Skip('no file of the book is on disk')),
+        prepare: (row, source) =>
+          Number(source.is_physical) === 1 || disk.booksOnDisk.has(String(source.id)) ? row : new Skip('no file of the book is on disk', disk.missing.get(String(source.id)) ?? `#${source.id} (no file listed)`),
         imported: (source, id) => {
           pending.bookImages.push([String(source.id), Number(id)]);
           pending.newBooks.push(Number(id));
@@ -201,7 +207,7 @@ export async function importGrimmory(options: GrimmoryImportOptions): Promise<Gr
           report.tables.push(copier.report);
           if (copier.dropped.length) droppedFields.push({ table: spec.table, fields: copier.dropped, reason: spec.droppedReason ?? 'Bindery has no such field' });
         }
-        if (stage.name === 'catalog') refreshSearchText(sqliteExec(sqlite), pending.newBooks);
+        if (stage.name === 'catalog') await refreshSearchText(sqliteExec(sqlite), pending.newBooks);
         stages.push(report);
         if (!dryRun) sqlite.exec('commit');
       } catch (error) {
