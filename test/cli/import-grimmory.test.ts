@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyPassword } from '../../src/core/users/users.ts';
 import { runCli } from '../helpers/cli.ts';
+import { startTestDaemon } from '../helpers/daemon.ts';
+import { koboDevice } from '../helpers/kobo-device.ts';
 import { createGrimmorySchema, GRIMMORY_PASSWORD, KOBO_TOKEN, seedGrimmory, type SeededFiles } from '../helpers/grimmory-seed.ts';
 import { mariadbAvailable, startMariaDb, type MariaDb } from '../helpers/mariadb.ts';
 import { makeTempDir, type TempDir } from '../helpers/temp-dir.ts';
@@ -90,8 +92,13 @@ describe.skipIf(!available)('bindery import grimmory', () => {
     expect(admin?.id).toBe(1);
     expect(await verifyPassword(GRIMMORY_PASSWORD, admin?.password_hash as string)).toBe(true);
     expect(admin?.created_at).toBe('2024-01-02T03:04:05.000Z');
+    expect(query(catalog, 'select id, username, locale, is_default_password from users order by id')).toEqual([
+      { id: 1, username: 'admin', locale: 'en', is_default_password: 0 },
+      { id: 2, username: 'reader', locale: 'de', is_default_password: 1 },
+    ]);
     expect(query(catalog, 'select permission_admin, permission_sync_kobo from user_permissions where user_id = 1')).toEqual([{ permission_admin: 1, permission_sync_kobo: 1 }]);
-    expect(query(catalog, 'select restriction_type, mode, value from user_content_restriction')).toEqual([{ restriction_type: 'CATEGORY', mode: 'EXCLUDE', value: 'Horror' }]);
+    expect(query(catalog, 'select user_id, restriction_type, mode, value from user_content_restriction')).toEqual([{ user_id: 2, restriction_type: 'CATEGORY', mode: 'EXCLUDE', value: 'Horror' }]);
+    expect(query(catalog, 'select user_id, library_id from user_library_mapping order by user_id')).toEqual([{ user_id: 1, library_id: 1 }, { user_id: 2, library_id: 1 }]);
     // Devices keep syncing: the Kobo token, KOReader account, OPDS account.
     expect(query(catalog, 'select token, two_way_progress_sync, progress_mark_as_finished_threshold from kobo_user_settings')).toEqual([{ token: KOBO_TOKEN, two_way_progress_sync: 1, progress_mark_as_finished_threshold: 98 }]);
     expect(query(catalog, 'select username, password, booklore_user_id, sync_with_booklore_reader from koreader_user')).toEqual([{ username: 'kosync', password: 'kopass', booklore_user_id: 1, sync_with_booklore_reader: 1 }]);
@@ -148,6 +155,27 @@ describe.skipIf(!available)('bindery import grimmory', () => {
         Object.entries(s).map(([t, rows]) => [t, rows.map((r) => Object.fromEntries(Object.entries(r as object).filter(([k, v]) => !(typeof v === 'string' && v.startsWith(today)) && k !== 'mtime_ms')))]),
       );
     expect(stable(dumped)).toEqual(stable(live));
+  });
+
+  it('the imported catalog signs users in with their Grimmory passwords and keeps the Kobo syncing with its old token', async () => {
+    const daemon = await startTestDaemon({ dataDir: tmp.file('live') });
+    try {
+      const login = (username: string, password: string) => daemon.inject({ method: 'POST', url: '/api/v1/auth/login', payload: { username, password } });
+      expect((await login('admin', GRIMMORY_PASSWORD)).statusCode).toBe(200);
+      const reader = await login('reader', 'reader-pass-2');
+      expect(reader.statusCode, reader.body).toBe(200);
+      expect((await login('admin', 'not-the-password')).statusCode).toBe(400);
+      await daemon.app.listen({ port: 0, host: '127.0.0.1' });
+      const address = daemon.app.server.address();
+      const device = koboDevice(`http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`, KOBO_TOKEN);
+      const sync = await device.call('GET', '/v1/library/sync');
+      expect(sync.status).toBe(200);
+      const state = await device.call('GET', '/v1/library/10/state');
+      expect(state.status).toBe(200);
+      expect(state.json()).toEqual([expect.objectContaining({ EntitlementId: '10', StatusInfo: { Status: 'Reading' }, Statistics: { SpentReadingMinutes: 60 } })]);
+    } finally {
+      await daemon.close();
+    }
   });
 
   it('refuses a schema it does not know, naming its version', async () => {

@@ -184,8 +184,10 @@ export class TableCopier {
   /** The catalog row this one would collide with on a unique index, if any. */
   private existing(row: Row): TargetId | undefined {
     for (const columns of this.target.uniques) {
-      if (!columns.every((c) => c in row)) continue;
-      const found = this.statement(`select id from ${this.target.name} where ${columns.map((c) => `${c} is ?`).join(' and ')}`).get(...columns.map((c) => row[c] ?? null)) as { id: TargetId } | undefined;
+      // As in SQL, a null never collides: a row without an e-mail meets no other row without one.
+      if (!columns.every((c) => row[c] !== undefined && row[c] !== null)) continue;
+      const found = this.statement(`select id from ${this.target.name} where ${columns.map((c) => `${c} = ?`).join(' and ')}`)
+        .get(...columns.map((c) => row[c])) as { id: TargetId } | undefined;
       if (found) return found.id;
     }
     return undefined;
