@@ -15,13 +15,17 @@ export interface MariaDb {
   stop(): Promise<void>;
 }
 
-export function mariadbAvailable(): boolean {
+/** The server binary: on PATH, or where Debian puts it (/usr/sbin, not on every user's PATH). */
+function serverBinary(): string | undefined {
   try {
-    execFileSync('sh', ['-c', 'command -v mariadbd || command -v mysqld || test -x /usr/sbin/mariadbd'], { stdio: 'ignore' });
-    return true;
+    return execFileSync('sh', ['-c', 'command -v mariadbd || command -v mysqld || ls /usr/sbin/mariadbd /usr/sbin/mysqld 2>/dev/null'], { encoding: 'utf8' }).split('\n')[0]?.trim() || undefined;
   } catch {
-    return false;
+    return undefined;
   }
+}
+
+export function mariadbAvailable(): boolean {
+  return serverBinary() !== undefined;
 }
 
 async function freePort(): Promise<number> {
@@ -43,7 +47,7 @@ export async function startMariaDb(): Promise<MariaDb> {
   const port = await freePort();
   const socket = dir.file('sock');
   const server: ChildProcess = spawn(
-    '/usr/sbin/mariadbd',
+    serverBinary() ?? 'mariadbd',
     [`--datadir=${data}`, `--socket=${socket}`, '--skip-networking=0', '--bind-address=127.0.0.1', `--port=${port}`, '--user=root', `--pid-file=${dir.file('pid')}`, '--skip-log-bin', '--innodb-buffer-pool-size=32M'],
     { stdio: 'ignore' },
   );
