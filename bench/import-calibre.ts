@@ -64,10 +64,9 @@ ${metadata}
   ]);
 }
 const env = { ...process.env, CALIBRE_CONFIG_DIRECTORY: join(base, 'calibre-config') };
-let t = performance.now();
+const adding = performance.now();
 execFileSync('calibredb', ['--library-path', library, 'add', '--recurse', incoming], { env, stdio: 'ignore' });
-process.stderr.write(`calibredb add: ${((performance.now() - t) / 1000).toFixed(1)} s\n`);
-t = performance.now();
+process.stderr.write(`calibredb add: ${((performance.now() - adding) / 1000).toFixed(1)} s\n`);
 const listed = JSON.parse(execFileSync('calibredb', ['--library-path', library, 'list', '--for-machine', '--fields', 'all'], { env, maxBuffer: 1 << 28 }).toString()) as Record<string, unknown>[];
 
 console.log(`calibre import, ${listed.length} books made by calibredb; load before ${load()}`);

@@ -156,6 +156,13 @@ function convertTime(value: Value, type: string): Value {
   return TIME_TYPES.has(type) ? instantFromSql(value, type) : value;
 }
 
+/** The kinds other rows point at (and magic shelf rules name): held in memory during the import. */
+function referencedKinds(): Set<string> {
+  const kinds = new Set(['library', 'shelf', 'book', 'library_path']);
+  for (const stage of STAGE_TABLES) for (const t of stage.tables) for (const kind of [...Object.values(t.refs ?? {}), ...Object.values(t.optionalRefs ?? {})]) kinds.add(kind);
+  return kinds;
+}
+
 /** Tables the importer reads that the source lacks: a schema it does not know after all. */
 function missingTables(schema: SourceSchema): string[] {
   return STAGE_TABLES.flatMap((s) => s.tables.map((t) => t.table)).filter((t) => !schema.has(t));
@@ -183,7 +190,7 @@ export async function importGrimmory(options: GrimmoryImportOptions): Promise<Gr
   if (missing.length) throw new ImportError('UNSUPPORTED_SCHEMA', `${source.label} says schema version ${schemaVersion} but lacks the tables ${missing.join(', ')}; nothing was imported`);
 
   const sqlite = store.sqlite;
-  const ids = new IdMap(sqlite, ID_SOURCE);
+  const ids = new IdMap(sqlite, ID_SOURCE, referencedKinds());
   const warnings: string[] = [];
   const disk = await surveyDisk(source, options.pathMap, warnings);
   const pending: Pending = { bookImages: [], authorImages: [], newBooks: [] };
