@@ -89,8 +89,6 @@ async function runGrimmory(ctx: CommandContext, flags: GrimmoryFlags): Promise<n
       for (const w of result.warnings) ctx.print(`warning: ${w}`);
     }
     return skipped > 0 ? EXIT.PARTIAL : EXIT.OK;
-  } catch (error) {
-    throw importCliError(error);
   } finally {
     progress.stop();
     await source.close();
@@ -107,5 +105,13 @@ export function registerImportGrimmory(parent: Command, run: RunCommand): void {
     .option('--grimmory-data <dir>', "Grimmory's data folder (/app/data in its container): covers and author photos")
     .option('--map <old=new>', 'a folder as Grimmory saw it and where it is here (repeatable)', (v: string, prev: string[]) => [...prev, v], [])
     .option('--dry-run', 'show what would be imported and what could not, write nothing')
-    .action((flags: GrimmoryFlags) => run(async (ctx) => runGrimmory(ctx, flags)));
+    .action((flags: GrimmoryFlags) =>
+      run(async (ctx) => {
+        try {
+          return await runGrimmory(ctx, flags);
+        } catch (error) {
+          throw importCliError(error);
+        }
+      }),
+    );
 }

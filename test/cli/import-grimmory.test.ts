@@ -178,6 +178,18 @@ describe.skipIf(!available)('bindery import grimmory', () => {
     }
   });
 
+  it('names a dump file that is not there and a server that does not answer', async () => {
+    const dataDir = tmp.file('errors');
+    const missing = await runCli(['--data-dir', dataDir, '--json', 'import', 'grimmory', '--from-dump', tmp.file('nope.sql')]);
+    expect(missing.code).toBe(3);
+    expect(JSON.parse(missing.stdout).error.code).toBe('PATH_NOT_FOUND');
+    const closed = await runCli(['--data-dir', dataDir, '--json', 'import', 'grimmory', '--from', 'mysql://root@127.0.0.1:1/grimmory']);
+    expect(closed.code).toBe(1);
+    expect(JSON.parse(closed.stdout).error).toMatchObject({ code: 'SOURCE_UNREACHABLE', message: expect.stringContaining('cannot connect to mysql://root@127.0.0.1:1/grimmory') });
+    const both = await runCli(['--data-dir', dataDir, '--json', 'import', 'grimmory']);
+    expect(both.code).toBe(2);
+  });
+
   it('refuses a schema it does not know, naming its version', async () => {
     const c = await server.connect('grimmory');
     await c.query("insert into flyway_schema_history (installed_rank, version, description, type, script, installed_by, execution_time, success) values (4, '145', 'Add author sort name', 'SQL', 'V145.sql', 'grimmory', 1, 1)");
