@@ -86,10 +86,11 @@ const authorsOf = names('book_metadata_author_mapping', 'author', 'author_id', '
 const tagsOf = names('book_metadata_tag_mapping', 'tag', 'tag_id', 'n.name');
 const filesOf = db.prepare('select count(*) as n from book_file where book_id = ?');
 const coverOf = db.prepare('select book_cover_hash from book where id = ?');
-const tally = new Map<string, [number, number]>();
-const check = (field: string, ok: boolean): void => {
-  const [hit, all] = tally.get(field) ?? [0, 0];
-  tally.set(field, [hit + (ok ? 1 : 0), all + 1]);
+/** field → [matching, compared, calibre has a value]: a match of two empty values is a match, but shown apart. */
+const tally = new Map<string, [number, number, number]>();
+const check = (field: string, ok: boolean, has = true): void => {
+  const [hit, all, valued] = tally.get(field) ?? [0, 0, 0];
+  tally.set(field, [hit + (ok ? 1 : 0), all + 1, valued + (has ? 1 : 0)]);
 };
 for (const c of listed) {
   const id = bookOf.get(c.id as number);
@@ -100,19 +101,19 @@ for (const c of listed) {
   check('title', m?.title === c.title);
   check('authors', authors.join(' & ') === c.authors);
   check('tags', JSON.stringify(tags) === JSON.stringify([...((c.tags as string[]) ?? [])].sort()));
-  check('series', (m?.series_name ?? null) === (c.series ?? null));
-  check('series_index', !c.series || m?.series_number === c.series_index);
-  check('publisher', (m?.publisher ?? null) === (c.publisher ?? null));
+  check('series', (m?.series_name ?? null) === (c.series ?? null), Boolean(c.series));
+  check('series_index', !c.series || m?.series_number === c.series_index, Boolean(c.series));
+  check('publisher', (m?.publisher ?? null) === (c.publisher ?? null), Boolean(c.publisher));
   check('languages', (m?.language ?? null) === (((c.languages as string[]) ?? [])[0] ? languageCode((c.languages as string[])[0] as string) : null));
-  check('rating', (m?.rating ?? null) === (c.rating ? (c.rating as number) / 2 : null));
-  check('isbn', (m?.isbn_13 ?? m?.isbn_10 ?? null) === (ids.isbn ?? null));
-  check('amazon', (m?.asin ?? null) === (ids.amazon ?? null));
-  check('goodreads', (m?.goodreads_id ?? null) === (ids.goodreads ?? null));
-  check('google', (m?.google_id ?? null) === (ids.google ?? null));
-  check('comments', (m?.description ?? null) === (c.comments ?? null));
+  check('rating', (m?.rating ?? null) === (c.rating ? (c.rating as number) / 2 : null), Boolean(c.rating));
+  check('isbn', (m?.isbn_13 ?? m?.isbn_10 ?? null) === (ids.isbn ?? null), Boolean(ids.isbn));
+  check('amazon', (m?.asin ?? null) === (ids.amazon ?? null), Boolean(ids.amazon));
+  check('goodreads', (m?.goodreads_id ?? null) === (ids.goodreads ?? null), Boolean(ids.goodreads));
+  check('google', (m?.google_id ?? null) === (ids.google ?? null), Boolean(ids.google));
+  check('comments', (m?.description ?? null) === (c.comments ?? null), Boolean(c.comments));
   check('pubdate', (m?.published_date ?? null) === (typeof c.pubdate === 'string' && !c.pubdate.startsWith('0101') ? c.pubdate.slice(0, 10) : null));
   check('formats', id !== undefined && (filesOf.get(id) as { n: number }).n === ((c.formats as string[]) ?? []).length);
-  check('cover', id !== undefined && Boolean((coverOf.get(id) as { book_cover_hash: string | null }).book_cover_hash) === Boolean(c.cover));
+  check('cover', id !== undefined && Boolean((coverOf.get(id) as { book_cover_hash: string | null }).book_cover_hash) === Boolean(c.cover), Boolean(c.cover));
   // Sorting keys have no place of their own in Bindery's catalog (it sorts by the title and the author names).
   check('title_sort (no place)', false);
   check('author_sort (no place)', false);
@@ -122,14 +123,14 @@ let hits = 0;
 let all = 0;
 let placedHits = 0;
 let placedAll = 0;
-for (const [field, [hit, n]] of tally) {
+for (const [field, [hit, n, valued]] of tally) {
   hits += hit;
   all += n;
   if (!field.includes('no place')) {
     placedHits += hit;
     placedAll += n;
   }
-  console.log(`  ${field.padEnd(24)} ${((hit / n) * 100).toFixed(1).padStart(5)} %  (${hit}/${n})`);
+  console.log(`  ${field.padEnd(24)} ${((hit / n) * 100).toFixed(1).padStart(5)} %  (${hit}/${n}; calibre has a value in ${valued})`);
 }
 console.log(`fields matching calibre: ${((placedHits / placedAll) * 100).toFixed(1)} % of those Bindery has a place for, ${((hits / all) * 100).toFixed(1)} % of all compared`);
 if (!values.keep) rmSync(base, { recursive: true, force: true });
