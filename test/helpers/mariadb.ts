@@ -1,9 +1,9 @@
 // A throwaway MariaDB server for one test file: a fresh data directory, loopback only on a free port, run as the
 // current user, stopped and removed at the end. Needs Debian's mariadb-server (.ci/run installs it).
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { mkdirSync } from 'node:fs';
 import mysql from 'mysql2/promise';
+import { freePort } from './free-port.ts';
 import { makeTempDir, type TempDir } from './temp-dir.ts';
 
 export interface MariaDb {
@@ -26,17 +26,6 @@ function serverBinary(): string | undefined {
 
 export function mariadbAvailable(): boolean {
   return serverBinary() !== undefined;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 export async function startMariaDb(): Promise<MariaDb> {
