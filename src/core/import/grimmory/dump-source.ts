@@ -102,7 +102,7 @@ export async function openDumpSource(path: string): Promise<GrimmorySource> {
   }
   let index: Promise<DumpIndex> | undefined;
   const indexed = (): Promise<DumpIndex> => (index ??= indexDump(path));
-  return {
+  const source: GrimmorySource = {
     label: basename(path),
     schema: async () => {
       const { schema } = await indexed();
@@ -124,6 +124,12 @@ export async function openDumpSource(path: string): Promise<GrimmorySource> {
         }
       }
     },
+    async count(table: string): Promise<number> {
+      let rows = 0;
+      for await (const _row of source.rows(table)) rows++;
+      return rows;
+    },
     close: async () => undefined,
   };
+  return source;
 }

@@ -251,8 +251,7 @@ async function leftBehind(source: GrimmorySource, schema: SourceSchema): Promise
   const out: NotImported[] = [];
   for (const [table, reason] of Object.entries(NOT_IMPORTED)) {
     if (!schema.has(table) || table === 'flyway_schema_history') continue;
-    let rows = 0;
-    for await (const _row of source.rows(table)) rows++;
+    const rows = await source.count(table);
     if (rows) out.push({ table, rows, reason });
   }
   return out;

@@ -78,6 +78,12 @@ export async function openMysqlSource(target: MysqlTarget): Promise<GrimmorySour
       const stream = connection.query(`select * from \`${table.replace(/`/g, '``')}\``).stream({ highWaterMark: 256 });
       for await (const row of stream) yield row as SourceRow;
     },
+    count: (table) =>
+      new Promise((resolve, reject) =>
+        connection.query(`select count(*) as n from \`${table.replace(/`/g, '``')}\``, (error, result) =>
+          error ? reject(new ImportError('SOURCE_UNREACHABLE', `${label}: ${error.message}`)) : resolve(Number((result as { n: number }[])[0]?.n ?? 0)),
+        ),
+      ),
     close: () => new Promise<void>((resolve) => connection.end(() => resolve())),
   };
 }

@@ -13,6 +13,8 @@ export interface GrimmorySource {
   readonly label: string;
   schema(): Promise<SourceSchema>;
   rows(table: string): AsyncIterable<SourceRow>;
+  /** How many rows a table holds. */
+  count(table: string): Promise<number>;
   close(): Promise<void>;
 }
 
