@@ -49,6 +49,16 @@ describe.skipIf(!available)('bindery import grimmory', () => {
     expect(book.imported).toBe(4);
     expect(book.skipped).toEqual([{ reason: 'no file of the book is on disk', count: 1, examples: [join(files.booksDir, 'lost', 'gone.epub')] }]);
     expect(report.notImported.map((n: { table: string }) => n.table).sort()).toEqual(['book_award', 'jwt_secret']);
+    expect(report.droppedFields.map((d: { table: string; fields: string[] }) => `${d.table}: ${d.fields.join(', ')}`)).toEqual([
+      'email_provider_v2: is_default',
+      'book: read_status, metadata_for_write_updated_at',
+      'book_file: alt_format_current_hash',
+      'book_metadata: embedding_vector, embedding_updated_at',
+      'book_marks: version',
+      'annotations: version',
+      'book_notes_v2: version',
+      'pdf_annotations: version',
+    ]);
     expect(readRows(join(dataDir, 'bindery.sqlite'), 'select count(*) as n from book')).toEqual([{ n: 0 }]);
     expect(readRows(join(dataDir, 'bindery.sqlite'), 'select count(*) as n from import_id_map')).toEqual([{ n: 0 }]);
   });

@@ -1,7 +1,7 @@
 // `bindery import grimmory`: everything a Grimmory server holds that has a place in Bindery, stage by stage, each
 // stage one transaction (a dry run is one transaction rolled back at the end). Rows already brought over by an earlier
 // run are left alone, so running it again changes nothing and a later run adds only what is new.
-import { copyFile, mkdir, stat } from 'node:fs/promises';
+import { copyFile, mkdir, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { authorImagesRoot } from '../../authors/author-photos.ts';
 import { sqliteExec } from '../../books/sql-exec.ts';
@@ -102,9 +102,10 @@ async function surveyDisk(source: GrimmorySource, pathMap: readonly PathMapping[
 }
 
 interface Pending {
-  bookImages: [string, number][];
-  authorImages: [string, number][];
+  /** Catalog ids of the books this run added. */
   newBooks: number[];
+  /** Whether this run added authors (without Grimmory's data folder their photos stay behind). */
+  newAuthors: boolean;
 }
 
 /** The per-table hooks that need the import's own state. */
@@ -115,16 +116,13 @@ function withHooks(spec: CopySpec, ids: IdMap, disk: DiskFacts, pending: Pending
     case 'library_path':
       return { ...spec, prepare: (row) => ({ ...row, path: row.path === null ? null : remapPath(String(row.path), pathMap) }) };
     case 'author':
-      return { ...spec, imported: (source, id) => pending.authorImages.push([String(source.id), Number(id)]) };
+      return { ...spec, imported: () => (pending.newAuthors = true) };
     case 'book':
       return {
         ...spec,
         prepare: (row, source) =>
           Number(source.is_physical) === 1 || disk.booksOnDisk.has(String(source.id)) ? row : new Skip('no file of the book is on disk', disk.missing.get(String(source.id)) ?? `#${source.id} (no file listed)`),
-        imported: (source, id) => {
-          pending.bookImages.push([String(source.id), Number(id)]);
-          pending.newBooks.push(Number(id));
-        },
+        imported: (_source, id) => pending.newBooks.push(Number(id)),
       };
     case 'book_file':
       return {
@@ -168,18 +166,33 @@ function missingTables(schema: SourceSchema): string[] {
   return STAGE_TABLES.flatMap((s) => s.tables.map((t) => t.table)).filter((t) => !schema.has(t));
 }
 
-async function copyImages(fromRoot: string, toRoot: string, names: readonly string[], pairs: readonly [string, number][]): Promise<number> {
-  let copied = 0;
-  for (const [sourceId, targetId] of pairs) {
+/**
+ * Copies Grimmory's images of every imported book (or author) that does not have them yet, so an import stopped
+ * half-way fills in the rest on the next run, and a run after a complete one copies nothing.
+ */
+async function copyImages(store: Store, kind: string, fromRoot: string, toRoot: string, names: readonly string[], report: TableReport): Promise<void> {
+  const imported = store.sqlite.prepare('select source_id, target_id from import_id_map where source = ? and kind = ?').iterate(ID_SOURCE, kind) as Iterable<{ source_id: string; target_id: string }>;
+  for (const { source_id: sourceId, target_id: targetId } of imported) {
     for (const name of names) {
       const from = join(fromRoot, sourceId, name);
-      if (!(await exists(from))) continue;
-      await mkdir(join(toRoot, String(targetId)), { recursive: true });
-      await copyFile(from, join(toRoot, String(targetId), name));
-      copied++;
+      const to = join(toRoot, targetId, name);
+      if ((await exists(to)) || !(await exists(from))) continue;
+      await mkdir(join(toRoot, targetId), { recursive: true });
+      await copyFile(from, `${to}.${process.pid}.tmp`);
+      await rename(`${to}.${process.pid}.tmp`, to);
+      report.imported++;
     }
   }
-  return copied;
+}
+
+/** Covers and author photos: from Grimmory's data folder when given, otherwise each new book's cover from its file. */
+async function placeImages(options: GrimmoryImportOptions, pending: Pending): Promise<TableReport[]> {
+  if (!options.grimmoryData) return pending.newBooks.length ? [await coversFromFiles(options.store, options.coversRoot, pending.newBooks)] : [];
+  const covers = emptyTableReport('cover files');
+  const photos = emptyTableReport('author photo files');
+  await copyImages(options.store, 'book', join(options.grimmoryData, 'images'), options.coversRoot, BOOK_IMAGES, covers);
+  await copyImages(options.store, 'author', join(options.grimmoryData, 'author-images'), authorImagesRoot(options.dataDir), AUTHOR_IMAGES, photos);
+  return [covers, photos];
 }
 
 export async function importGrimmory(options: GrimmoryImportOptions): Promise<GrimmoryImportResult> {
@@ -193,7 +206,7 @@ export async function importGrimmory(options: GrimmoryImportOptions): Promise<Gr
   const ids = new IdMap(sqlite, ID_SOURCE, referencedKinds());
   const warnings: string[] = [];
   const disk = await surveyDisk(source, options.pathMap, warnings);
-  const pending: Pending = { bookImages: [], authorImages: [], newBooks: [] };
+  const pending: Pending = { newBooks: [], newAuthors: false };
   const stages: StageReport[] = [];
   const droppedFields: DroppedFields[] = [];
 
@@ -217,6 +230,7 @@ export async function importGrimmory(options: GrimmoryImportOptions): Promise<Gr
         if (stage.name === 'catalog') await refreshSearchText(sqliteExec(sqlite), pending.newBooks);
         stages.push(report);
         if (!dryRun) sqlite.exec('commit');
+        if (!dryRun && stage.name === 'catalog') stages.push({ stage: 'images', tables: await placeImages(options, pending) });
       } catch (error) {
         if (!dryRun) {
           sqlite.exec('rollback');
@@ -232,14 +246,7 @@ export async function importGrimmory(options: GrimmoryImportOptions): Promise<Gr
     }
   }
 
-  if (!dryRun && options.grimmoryData) {
-    const covers = await copyImages(join(options.grimmoryData, 'images'), options.coversRoot, BOOK_IMAGES, pending.bookImages);
-    const photos = await copyImages(join(options.grimmoryData, 'author-images'), authorImagesRoot(options.dataDir), AUTHOR_IMAGES, pending.authorImages);
-    stages.push({ stage: 'images', tables: [{ ...emptyTableReport('cover files'), imported: covers }, { ...emptyTableReport('author photo files'), imported: photos }] });
-  } else if (!dryRun && pending.newBooks.length) {
-    stages.push({ stage: 'images', tables: [await coversFromFiles(store, options.coversRoot, pending.newBooks)] });
-  }
-  if (!options.grimmoryData && (pending.newBooks.length || pending.authorImages.length)) {
+  if (!options.grimmoryData && (pending.newBooks.length || pending.newAuthors)) {
     warnings.push('without --grimmory-data DIR (Grimmory’s data folder, /app/data in its container) covers are taken from the book files and author photos are not copied');
   }
   const notImported = await leftBehind(source, schema);

@@ -37,7 +37,7 @@ export const STAGE_TABLES: readonly StageDef[] = [
   {
     name: 'catalog',
     tables: [
-      { table: 'author', droppedReason: 'not stored by Bindery' },
+      { table: 'author' },
       { table: 'category' },
       { table: 'tag' },
       { table: 'mood' },
@@ -45,7 +45,7 @@ export const STAGE_TABLES: readonly StageDef[] = [
       { table: 'comic_creator' },
       { table: 'comic_location' },
       { table: 'comic_team' },
-      { table: 'book', refs: { library_id: 'library' }, optionalRefs: { library_path_id: 'library_path' }, droppedReason: 'Bindery keeps read status per user (user_book_progress) and computes recommendations itself' },
+      { table: 'book', refs: { library_id: 'library' }, optionalRefs: { library_path_id: 'library_path' }, droppedReason: 'read status is kept per user (user_book_progress, imported); Bindery tracks metadata writes itself' },
       { table: 'book_file', refs: { book_id: 'book' }, droppedReason: 'a generated column; Bindery derives it' },
       { table: 'book_metadata', refs: { book_id: 'book' }, exclude: ['search_text'], droppedReason: 'Bindery computes search embeddings itself' },
       { table: 'book_metadata_author_mapping', refs: { book_id: 'book', author_id: 'author' } },
@@ -67,7 +67,7 @@ export const STAGE_TABLES: readonly StageDef[] = [
   {
     name: 'reading',
     tables: [
-      { table: 'user_book_progress', refs: userBook, droppedReason: 'Bindery locates EPUB progress by CFI alone' },
+      { table: 'user_book_progress', refs: userBook },
       { table: 'user_book_file_progress', refs: { user_id: 'users', book_file_id: 'book_file' } },
       { table: 'book_marks', refs: userBook, droppedReason: 'an optimistic-lock counter; Bindery keeps its own' },
       { table: 'annotations', refs: userBook, droppedReason: 'an optimistic-lock counter; Bindery keeps its own' },
