@@ -57,6 +57,12 @@ describe('bindery import calibre', () => {
       { column: '#readdate', name: 'Read on', datatype: 'datetime', multiple: false, books: 1, suggested: ['dateFinished'] },
       { column: '#shelf', name: 'Shelf', datatype: 'text', multiple: true, books: 2, suggested: ['shelf', 'tags', 'categories', 'moods', 'readStatus'] },
     ]);
+    const notCalibre = await bindery('--json', 'import', 'calibre', tmp.dir);
+    expect(notCalibre.code).toBe(3);
+    expect(JSON.parse(notCalibre.stdout).error).toMatchObject({ code: 'PATH_NOT_FOUND', message: expect.stringContaining('has no metadata.db') });
+    const noUser = await bindery('--json', 'import', 'calibre', root, '--map-column', '#read=readStatus');
+    expect(noUser.code).toBe(2);
+    expect(JSON.parse(noUser.stdout).error.message).toContain('--user NAME');
     const refused = await bindery('--json', 'import', 'calibre', root, '--map-column', '#readdate=shelf', '--user', 'admin');
     expect(refused.code).toBe(2);
     expect(JSON.parse(refused.stdout).error.message).toContain('#readdate holds datetime values');
