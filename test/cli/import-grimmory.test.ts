@@ -3,6 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyPassword } from '../../src/core/users/users.ts';
 import { catalogSnapshot, readRows } from '../helpers/catalog-read.ts';
@@ -173,6 +174,11 @@ describe.skipIf(!available)('bindery import grimmory', () => {
     const missing = await runCli(['--data-dir', dataDir, '--json', 'import', 'grimmory', '--from-dump', tmp.file('nope.sql')]);
     expect(missing.code).toBe(3);
     expect(JSON.parse(missing.stdout).error.code).toBe('PATH_NOT_FOUND');
+    const gzipped = tmp.file('grimmory.sql.gz');
+    writeFileSync(gzipped, gzipSync('CREATE TABLE `x` (`id` int);\n'));
+    const compressed = await runCli(['--data-dir', dataDir, '--json', 'import', 'grimmory', '--from-dump', gzipped]);
+    expect(compressed.code).toBe(1);
+    expect(JSON.parse(compressed.stdout).error).toMatchObject({ code: 'SOURCE_INVALID', message: expect.stringContaining('gzip-compressed') });
     const closed = await runCli(['--data-dir', dataDir, '--json', 'import', 'grimmory', '--from', 'mysql://root@127.0.0.1:1/grimmory']);
     expect(closed.code).toBe(1);
     expect(JSON.parse(closed.stdout).error).toMatchObject({ code: 'SOURCE_UNREACHABLE', message: expect.stringContaining('cannot connect to mysql://root@127.0.0.1:1/grimmory') });

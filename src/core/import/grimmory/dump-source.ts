@@ -4,7 +4,7 @@
 // dump's size, and each stage reads just the tables it needs. A statement may span lines (mariadb-dump puts each
 // row on its own line); a line ending in `;` ends it.
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { InsertParser } from './insert-parser.ts';
 import { ImportError, type GrimmorySource, type SourceRow, type SourceSchema } from './source.ts';
@@ -100,6 +100,11 @@ export async function openDumpSource(path: string): Promise<GrimmorySource> {
   } catch {
     throw new ImportError('PATH_NOT_FOUND', `no dump file at ${path}`);
   }
+  // Reading a table seeks to its part of the file, which a compressed stream cannot do.
+  const head = Buffer.alloc(2);
+  const handle = await open(path, 'r');
+  await handle.read(head, 0, 2, 0).finally(() => handle.close());
+  if (head[0] === 0x1f && head[1] === 0x8b) throw new ImportError('SOURCE_INVALID', `${path} is gzip-compressed: decompress it first (gunzip -k ${basename(path)})`);
   let index: Promise<DumpIndex> | undefined;
   const indexed = (): Promise<DumpIndex> => (index ??= indexDump(path));
   const source: GrimmorySource = {
