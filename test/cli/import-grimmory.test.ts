@@ -113,10 +113,10 @@ describe.skipIf(!available)('bindery import grimmory', () => {
       { read_status: 'READING', epub_progress: 'epubcfi(/6/4!/4/2/1:0)', koreader_progress_percent: 0.455, kobo_progress_percent: 44, personal_rating: 8 },
     ]);
     expect(readRows(catalog, 'select date_finished from user_book_progress where book_id = 11')).toEqual([{ date_finished: '2024-01-02T03:04:05.000Z' }]);
-    for (const table of ['user_book_file_progress', 'book_marks', 'annotations', 'book_notes', 'book_notes_v2', 'pdf_annotations', 'reading_sessions', 'ebook_viewer_preference', 'epub_viewer_preference', 'pdf_viewer_preference', 'new_pdf_viewer_preference', 'cbx_viewer_preference', 'shelf', 'magic_shelf', 'email_provider_v2', 'email_recipient_v2', 'user_email_provider_preference', 'audit_log']) {
+    for (const table of ['user_book_file_progress', 'book_marks', 'annotations', 'book_notes', 'book_notes_v2', 'pdf_annotations', 'reading_sessions', 'ebook_viewer_preference', 'epub_viewer_preference', 'pdf_viewer_preference', 'new_pdf_viewer_preference', 'cbx_viewer_preference', 'magic_shelf', 'email_provider_v2', 'email_recipient_v2', 'user_email_provider_preference', 'audit_log']) {
       expect(readRows<{ n: number }>(catalog, `select count(*) as n from ${table}`)[0]?.n, table).toBe(1);
     }
-    expect(readRows(catalog, 'select book_id from book_shelf_mapping')).toEqual([{ book_id: 10 }]);
+    expect(readRows(catalog, 'select book_id, shelf_id from book_shelf_mapping order by shelf_id')).toEqual([{ book_id: 10, shelf_id: 1 }, { book_id: 10, shelf_id: 2 }]);
     expect(JSON.parse((readRows<{ filter_json: string }>(catalog, 'select filter_json from magic_shelf')[0] as { filter_json: string }).filter_json).rules[0].value).toBe(1);
     expect(readRows(catalog, "select val from app_settings where name = 'komga_api_enabled'")).toEqual([{ val: 'true' }]);
     // Covers and author photos from Grimmory's data folder.
@@ -159,8 +159,13 @@ describe.skipIf(!available)('bindery import grimmory', () => {
       await daemon.app.listen({ port: 0, host: '127.0.0.1' });
       const address = daemon.app.server.address();
       const device = koboDevice(`http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`, KOBO_TOKEN);
-      const sync = await device.call('GET', '/v1/library/sync');
-      expect(sync.status).toBe(200);
+      const grimmoryToken = `BOOKLORE.${Buffer.from(JSON.stringify({ lastSuccessfulSyncPointId: '3f1c9a8e-0d1b-4c6e-9a57-5b1f1e2d3c4b' })).toString('base64').replace(/=+$/, '')}`;
+      // The device's last token from Grimmory names the imported snapshot: the book it holds is not new to it, and keeps its cover id.
+      const resumed = await device.call('GET', '/v1/library/sync', { syncToken: grimmoryToken });
+      expect(resumed.status).toBe(200);
+      const items = resumed.json() as Record<string, { BookMetadata?: { EntitlementId: string; CoverImageId: string } }>[];
+      expect(items.filter((item) => 'NewEntitlement' in item)).toEqual([]);
+      expect(items.find((item) => 'ChangedProductMetadata' in item)?.ChangedProductMetadata?.BookMetadata).toMatchObject({ EntitlementId: '10', CoverImageId: 'BL-ABCDEFGHIJKLM' });
       const state = await device.call('GET', '/v1/library/10/state');
       expect(state.status).toBe(200);
       expect(state.json()).toEqual([expect.objectContaining({ EntitlementId: '10', StatusInfo: { Status: 'Reading' }, Statistics: { SpentReadingMinutes: 60 } })]);

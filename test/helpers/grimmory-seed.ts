@@ -117,8 +117,8 @@ export async function seedGrimmory(c: mysql.Connection, root: string): Promise<S
   await insert(c, 'comic_metadata_location_mapping', [{ book_id: 13, location_id: 1 }]);
   await insert(c, 'book_award', [{ book_id: 10, name: 'Hugo Award', awarded_at: '1970-06-01 00:00:00', category: 'Novel', designation: 'WINNER' }]);
 
-  await insert(c, 'shelf', [{ id: 1, user_id: 1, name: 'Favourites', icon: 'heart', icon_type: 'LUCIDE', is_public: 1 }]);
-  await insert(c, 'book_shelf_mapping', [{ book_id: 10, shelf_id: 1 }, { book_id: 12, shelf_id: 1 }]);
+  await insert(c, 'shelf', [{ id: 1, user_id: 1, name: 'Favourites', icon: 'heart', icon_type: 'LUCIDE', is_public: 1 }, { id: 2, user_id: 1, name: 'Kobo', icon: 'tablet', icon_type: 'LUCIDE', is_public: 0 }]);
+  await insert(c, 'book_shelf_mapping', [{ book_id: 10, shelf_id: 1 }, { book_id: 12, shelf_id: 1 }, { book_id: 10, shelf_id: 2 }]);
   await insert(c, 'magic_shelf', [
     { user_id: 1, name: 'In Books', icon: 'sparkles', icon_type: 'LUCIDE', is_public: 0, filter_json: JSON.stringify({ type: 'group', join: 'and', rules: [{ field: 'library', operator: 'equals', value: 1 }, { field: 'shelf', operator: 'includes_any', value: ['1'] }] }) },
   ]);
