@@ -1,5 +1,4 @@
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/core/config.ts';
@@ -7,6 +6,7 @@ import { openStore } from '../../src/core/store/store.ts';
 import { buildApp } from '../../src/daemon/app.ts';
 import { spawn } from 'node:child_process';
 import { BIN, runCli, type CliOptions, type CliResult } from '../helpers/cli.ts';
+import { freePort } from '../helpers/free-port.ts';
 import { makeTempLibrary, type TempLibrary } from '../helpers/library-fixtures.ts';
 
 
@@ -117,17 +117,6 @@ describe('bindery users', () => {
     expect((await bindery(['users', 'grant', 'root', '--revoke', '--permission', 'admin'])).code).toBe(4);
   });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
 
 describe('bindery serve with BINDERY_ADMIN_*', () => {
   it('creates the administrator from the environment before listening', async () => {

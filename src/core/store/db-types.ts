@@ -440,6 +440,14 @@ export interface EpubViewerPreferenceTable {
   spread: Generated<string | null>;
 }
 
+export interface ImportIdMapTable {
+  source: string;
+  kind: string;
+  source_id: string;
+  target_id: string;
+  source_version: string | null;
+}
+
 export interface JwtSecretTable {
   id: Generated<number>;
   secret: string;
@@ -951,6 +959,7 @@ export interface DB {
   email_provider_v2: EmailProviderV2Table;
   email_recipient_v2: EmailRecipientV2Table;
   epub_viewer_preference: EpubViewerPreferenceTable;
+  import_id_map: ImportIdMapTable;
   jwt_secret: JwtSecretTable;
   kobo_library_snapshot: KoboLibrarySnapshotTable;
   kobo_library_snapshot_book: KoboLibrarySnapshotBookTable;

@@ -21,6 +21,7 @@ import * as auditLog from './024-audit-log.ts';
 import * as sessions from './025-sessions.ts';
 import * as bookdropImportTrace from './026-bookdrop-import-trace.ts';
 import * as komga from './028-komga.ts';
+import * as importIdMap from './031-import-id-map.ts';
 const MIGRATIONS: Record<string, Migration> = {
   '001-initial': initial,
   '002-auth': auth,
@@ -42,6 +43,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '025-sessions': sessions,
   '026-bookdrop-import-trace': bookdropImportTrace,
   '028-komga': komga,
+  '031-import-id-map': importIdMap,
 };
 
 export const migrationProvider: MigrationProvider = {
