@@ -111,6 +111,10 @@ export function registerServe(program: Command, run: RunCommand): void {
         const built = await buildApp({ config: ctx.config, store, logger: loggerOptions(ctx) });
         const { app } = built;
         if (seeded) app.log.info({ username: seeded.username }, 'created the first administrator from BINDERY_ADMIN_* environment variables');
+        // The data directory is marked as in use (restore refuses to run beside a daemon) until the app has closed.
+        const { markDaemonPresence } = await import('../core/daemon-presence.ts');
+        const unmarkPresence = markDaemonPresence(ctx.config.dataDir, ctx.config.port);
+        app.addHook('onClose', async () => unmarkPresence());
         // A file move cut short by a crash is finished or rolled back before anything else touches the catalog.
         const { recoverMoves } = await import('../core/moves/recover.ts');
         await recoverMoves(store, { log: (message) => app.log.warn(message) });

@@ -1,0 +1,207 @@
+// `bindery backup`: one archive with a consistent copy of the catalog and the data directory's folders, written
+// under a hidden temporary name beside its target, synced, then renamed: an archive with the final name is complete.
+import { createHash } from 'node:crypto';
+import { createReadStream, createWriteStream, existsSync, statSync } from 'node:fs';
+import { mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { createGzip } from 'node:zlib';
+import { syncDirectory } from '../file-writes.ts';
+import { ownerAlive, currentOwner } from '../process-owner.ts';
+import { VERSION } from '../../version.ts';
+import {
+  BACKUP_FORMAT, BACKUP_FORMAT_VERSION, BackupError, backupFileName, CATALOG_MEMBER, CONFIG_MEMBER, DATA_SECTIONS, MANIFEST_MEMBER, MEMBERS_LIST,
+  memberLine, type BackupManifest, type DataSection,
+} from './backup-format.ts';
+import { catalogFacts, snapshotCatalog } from './catalog-snapshot.ts';
+import { filesBelow, openMember } from './data-files.ts';
+import { TarWriter } from './tar.ts';
+
+export interface BackupProgress {
+  phase: 'catalog' | 'files' | 'finishing';
+  /** catalog: pages copied of total; files: members written so far. */
+  done: number;
+  total: number | null;
+  bytes: number;
+}
+
+export interface CreateBackupInput {
+  dataDir: string;
+  catalogPath: string;
+  /** A folder (the archive gets a dated name in it) or a file name. */
+  target: string;
+  /** The config file in use, carried as settings/config.json. */
+  configFile?: string | undefined;
+  onProgress?: (progress: BackupProgress) => void;
+  /** Checked between members; a cancelled backup leaves nothing behind. */
+  isCancelled?: () => boolean;
+  now?: Date;
+}
+
+export interface BackupResult {
+  path: string;
+  bytes: number;
+  createdAt: string;
+  members: number;
+  tables: Record<string, number>;
+  sections: Record<DataSection, { files: number; bytes: number }>;
+  durationMs: number;
+}
+
+/** The archive's final path: a folder (existing, or named with a trailing slash) gets a dated file name. */
+export function backupTargetPath(target: string, now: Date): string {
+  const absolute = resolve(target);
+  const isDir = target.endsWith('/') || (existsSync(absolute) && statSync(absolute).isDirectory());
+  return isDir ? join(absolute, backupFileName(now)) : absolute;
+}
+
+const PARTIAL = /^\.(.+)\.(\d+)\.partial$/;
+
+function partialName(finalPath: string): string {
+  return join(dirname(finalPath), `.${basename(finalPath)}.${process.pid}.partial`);
+}
+
+/** Partial archives (and catalog copies) of backups whose process died (kill -9, power loss). */
+async function removeAbandoned(dir: string): Promise<void> {
+  const me = currentOwner();
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    const m = PARTIAL.exec(name);
+    if (m && !ownerAlive({ ...me, pid: Number(m[2]) })) await rm(join(dir, name), { force: true });
+  }
+}
+
+/** members.jsonl, appended in batches to a work file while its digest is taken. */
+class MemberList {
+  private readonly path: string;
+  private readonly hash = createHash('sha256');
+  private handle: Promise<FileHandle>;
+  private pending: string[] = [];
+  private size = 0;
+
+  constructor(path: string) {
+    this.path = path;
+    this.handle = open(path, 'w');
+  }
+
+  async add(line: string): Promise<void> {
+    this.hash.update(line);
+    this.size += Buffer.byteLength(line);
+    this.pending.push(line);
+    if (this.pending.length >= 512) await this.flush();
+  }
+
+  private async flush(): Promise<void> {
+    const text = this.pending.join('');
+    this.pending = [];
+    await (await this.handle).write(text);
+  }
+
+  async close(): Promise<{ size: number; sha256: string }> {
+    await this.flush();
+    await (await this.handle).close();
+    return { size: this.size, sha256: this.hash.digest('hex') };
+  }
+}
+
+export async function createBackup(input: CreateBackupInput): Promise<BackupResult> {
+  const started = performance.now();
+  const now = input.now ?? new Date();
+  const finalPath = backupTargetPath(input.target, now);
+  const targetDir = dirname(finalPath);
+  await mkdir(targetDir, { recursive: true }).catch((error: unknown) => {
+    throw new BackupError('INVALID_TARGET', `cannot create the backup folder ${targetDir}: ${(error as Error).message}`);
+  });
+  if (!existsSync(input.catalogPath)) throw new BackupError('NOT_FOUND', `there is no catalog at ${input.catalogPath}`);
+  const workDir = join(input.dataDir, 'tmp');
+  await mkdir(workDir, { recursive: true });
+  await Promise.all([removeAbandoned(targetDir), removeAbandoned(workDir)]);
+
+  const partial = partialName(finalPath);
+  const catalogCopy = join(workDir, `.catalog-backup.${process.pid}.partial`);
+  const listFile = join(workDir, `.members-backup.${process.pid}.partial`);
+  let bytesWritten = 0;
+  const report = (phase: BackupProgress['phase'], done: number, total: number | null): void => input.onProgress?.({ phase, done, total, bytes: bytesWritten });
+  const cancelled = (): void => {
+    if (input.isCancelled?.()) throw new BackupError('CANCELLED', 'the backup was cancelled');
+  };
+
+  try {
+    await snapshotCatalog(input.catalogPath, catalogCopy, (p) => report('catalog', p.copiedPages, p.totalPages));
+    const facts = catalogFacts(catalogCopy);
+    const configFile = input.configFile && existsSync(input.configFile) ? resolve(input.configFile) : null;
+    const manifest: BackupManifest = {
+      format: BACKUP_FORMAT,
+      formatVersion: BACKUP_FORMAT_VERSION,
+      createdAt: now.toISOString(),
+      binderyVersion: VERSION,
+      catalog: { schema: facts.schema, tables: facts.tables },
+      sections: [...DATA_SECTIONS],
+      configFile,
+    };
+
+    const gzip = createGzip({ level: 3 });
+    const out = createWriteStream(partial, { flags: 'wx', flush: true });
+    const written = pipeline(gzip, out);
+    // Keeps an early failure of the file (disk full) from going unhandled while members are still being added.
+    written.catch(() => undefined);
+    const tar = new TarWriter(gzip);
+    // members.jsonl grows with the archive: its lines wait in a file until the last member.
+    const list = new MemberList(listFile);
+    let members = 0;
+    const record = async (path: string, size: number, sha256: string): Promise<void> => {
+      await list.add(memberLine({ path, size, sha256 }));
+      members++;
+      bytesWritten += size;
+    };
+    const addMember = async (path: string, absolute: string): Promise<number | undefined> => {
+      const opened = await openMember(absolute);
+      if (!opened) return undefined;
+      try {
+        await tar.add({ path, size: opened.size, sha256: opened.sha256, mtimeMs: opened.mtimeMs }, opened.body);
+      } finally {
+        await opened.close();
+      }
+      await record(path, opened.size, opened.sha256);
+      return opened.size;
+    };
+
+    const manifestBytes = Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`);
+    const manifestSha = createHash('sha256').update(manifestBytes).digest('hex');
+    await tar.add({ path: MANIFEST_MEMBER, size: manifestBytes.length, sha256: manifestSha }, manifestBytes);
+    await record(MANIFEST_MEMBER, manifestBytes.length, manifestSha);
+    if ((await addMember(CATALOG_MEMBER, catalogCopy)) === undefined) throw new BackupError('CATALOG_INVALID', 'the catalog copy vanished while it was archived');
+    await rm(catalogCopy, { force: true });
+    if (configFile) await addMember(CONFIG_MEMBER, configFile);
+
+    const sections = Object.fromEntries(DATA_SECTIONS.map((s) => [s, { files: 0, bytes: 0 }])) as BackupResult['sections'];
+    let lastReport = 0;
+    for (const section of DATA_SECTIONS) {
+      for await (const file of filesBelow(join(input.dataDir, section), section)) {
+        const size = await addMember(file.path, file.absolute);
+        if (size === undefined) continue;
+        sections[section].files++;
+        sections[section].bytes += size;
+        if (members - lastReport >= 200) {
+          lastReport = members;
+          cancelled();
+          report('files', members, null);
+        }
+      }
+    }
+
+    report('finishing', members, members);
+    const listed = await list.close();
+    await tar.add({ path: MEMBERS_LIST, size: listed.size, sha256: listed.sha256 }, createReadStream(listFile) as AsyncIterable<Buffer>);
+    await rm(listFile, { force: true });
+    await tar.finish();
+    gzip.end();
+    await written;
+    const bytes = (await stat(partial)).size;
+    await rename(partial, finalPath);
+    await syncDirectory(targetDir);
+    return { path: finalPath, bytes, createdAt: manifest.createdAt, members: members + 1, tables: facts.tables, sections, durationMs: Math.round(performance.now() - started) };
+  } catch (error) {
+    await Promise.all([rm(partial, { force: true }), rm(catalogCopy, { force: true }), rm(listFile, { force: true })]);
+    throw error;
+  }
+}
