@@ -69,15 +69,18 @@ export function checkManifest(raw: unknown): BackupManifest {
   return m as BackupManifest;
 }
 
-/** `bindery-backup-20261127-031500.tar.gz`, in UTC so names sort by time wherever they are read. */
-export function backupFileName(at: Date): string {
+/**
+ * `bindery-backup-20261127-031500.tar.gz` (`bindery-backup-auto-…` for scheduled ones, the only ones retention
+ * deletes), in UTC so names sort by time wherever they are read.
+ */
+export function backupFileName(at: Date, scheduled = false): string {
   const stamp = at.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-  return `bindery-backup-${stamp}.tar.gz`;
+  return `bindery-backup-${scheduled ? 'auto-' : ''}${stamp}.tar.gz`;
 }
 
-/** The time a backup file name holds, or undefined for other files. */
-export function backupFileTime(name: string): Date | undefined {
-  const m = /^bindery-backup-(\d{4})(\d{2})(\d{2})-(\d{2})(\d{2})(\d{2})\.tar\.gz$/.exec(name);
+/** The time a scheduled backup's file name holds, or undefined for other files. */
+export function scheduledBackupTime(name: string): Date | undefined {
+  const m = /^bindery-backup-auto-(\d{4})(\d{2})(\d{2})-(\d{2})(\d{2})(\d{2})\.tar\.gz$/.exec(name);
   if (!m) return undefined;
   const [, y, mo, d, h, mi, s] = m;
   return new Date(`${y}-${mo}-${d}T${h}:${mi}:${s}Z`);

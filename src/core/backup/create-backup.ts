@@ -36,6 +36,8 @@ export interface CreateBackupInput {
   /** Checked between members; a cancelled backup leaves nothing behind. */
   isCancelled?: () => boolean;
   now?: Date;
+  /** Names the archive as a scheduled one (which retention may delete later). */
+  scheduled?: boolean;
 }
 
 export interface BackupResult {
@@ -49,10 +51,10 @@ export interface BackupResult {
 }
 
 /** The archive's final path: a folder (existing, or named with a trailing slash) gets a dated file name. */
-export function backupTargetPath(target: string, now: Date): string {
+export function backupTargetPath(target: string, now: Date, scheduled = false): string {
   const absolute = resolve(target);
   const isDir = target.endsWith('/') || (existsSync(absolute) && statSync(absolute).isDirectory());
-  return isDir ? join(absolute, backupFileName(now)) : absolute;
+  return isDir ? join(absolute, backupFileName(now, scheduled)) : absolute;
 }
 
 const PARTIAL = /^\.(.+)\.(\d+)\.partial$/;
@@ -106,7 +108,7 @@ class MemberList {
 export async function createBackup(input: CreateBackupInput): Promise<BackupResult> {
   const started = performance.now();
   const now = input.now ?? new Date();
-  const finalPath = backupTargetPath(input.target, now);
+  const finalPath = backupTargetPath(input.target, now, input.scheduled);
   const targetDir = dirname(finalPath);
   await mkdir(targetDir, { recursive: true }).catch((error: unknown) => {
     throw new BackupError('INVALID_TARGET', `cannot create the backup folder ${targetDir}: ${(error as Error).message}`);
