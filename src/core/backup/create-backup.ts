@@ -1,21 +1,18 @@
 // `bindery backup`: one archive with a consistent copy of the catalog and the data directory's folders, written
 // under a hidden temporary name beside its target, synced, then renamed: an archive with the final name is complete.
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream, existsSync, statSync } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
-import { pipeline } from 'node:stream/promises';
-import { createGzip } from 'node:zlib';
-import { syncDirectory } from '../file-writes.ts';
-import { ownerAlive, currentOwner } from '../process-owner.ts';
+import { existsSync, statSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import { VERSION } from '../../version.ts';
+import { addBuffer, partialPath, removeAbandoned, Spool, writeArchive } from './archive-file.ts';
 import {
   BACKUP_FORMAT, BACKUP_FORMAT_VERSION, BackupError, backupFileName, CATALOG_MEMBER, CONFIG_MEMBER, DATA_SECTIONS, MANIFEST_MEMBER, MEMBERS_LIST,
   memberLine, type BackupManifest, type DataSection,
 } from './backup-format.ts';
 import { catalogFacts, snapshotCatalog } from './catalog-snapshot.ts';
 import { filesBelow, openMember } from './data-files.ts';
-import { TarWriter } from './tar.ts';
+import type { TarWriter } from './tar.ts';
 
 export interface BackupProgress {
   phase: 'catalog' | 'files' | 'finishing';
@@ -57,54 +54,6 @@ export function backupTargetPath(target: string, now: Date, scheduled = false): 
   return isDir ? join(absolute, backupFileName(now, scheduled)) : absolute;
 }
 
-const PARTIAL = /^\.(.+)\.(\d+)\.partial$/;
-
-function partialName(finalPath: string): string {
-  return join(dirname(finalPath), `.${basename(finalPath)}.${process.pid}.partial`);
-}
-
-/** Partial archives (and catalog copies) of backups whose process died (kill -9, power loss). */
-async function removeAbandoned(dir: string): Promise<void> {
-  const me = currentOwner();
-  for (const name of await readdir(dir).catch(() => [] as string[])) {
-    const m = PARTIAL.exec(name);
-    if (m && !ownerAlive({ ...me, pid: Number(m[2]) })) await rm(join(dir, name), { force: true });
-  }
-}
-
-/** members.jsonl, appended in batches to a work file while its digest is taken. */
-class MemberList {
-  private readonly path: string;
-  private readonly hash = createHash('sha256');
-  private handle: Promise<FileHandle>;
-  private pending: string[] = [];
-  private size = 0;
-
-  constructor(path: string) {
-    this.path = path;
-    this.handle = open(path, 'w');
-  }
-
-  async add(line: string): Promise<void> {
-    this.hash.update(line);
-    this.size += Buffer.byteLength(line);
-    this.pending.push(line);
-    if (this.pending.length >= 512) await this.flush();
-  }
-
-  private async flush(): Promise<void> {
-    const text = this.pending.join('');
-    this.pending = [];
-    await (await this.handle).write(text);
-  }
-
-  async close(): Promise<{ size: number; sha256: string }> {
-    await this.flush();
-    await (await this.handle).close();
-    return { size: this.size, sha256: this.hash.digest('hex') };
-  }
-}
-
 export async function createBackup(input: CreateBackupInput): Promise<BackupResult> {
   const started = performance.now();
   const now = input.now ?? new Date();
@@ -116,11 +65,9 @@ export async function createBackup(input: CreateBackupInput): Promise<BackupResu
   if (!existsSync(input.catalogPath)) throw new BackupError('NOT_FOUND', `there is no catalog at ${input.catalogPath}`);
   const workDir = join(input.dataDir, 'tmp');
   await mkdir(workDir, { recursive: true });
-  await Promise.all([removeAbandoned(targetDir), removeAbandoned(workDir)]);
-
-  const partial = partialName(finalPath);
-  const catalogCopy = join(workDir, `.catalog-backup.${process.pid}.partial`);
-  const listFile = join(workDir, `.members-backup.${process.pid}.partial`);
+  await removeAbandoned(workDir);
+  const catalogCopy = partialPath(workDir, 'catalog-backup');
+  const listFile = partialPath(workDir, 'members-backup');
   let bytesWritten = 0;
   const report = (phase: BackupProgress['phase'], done: number, total: number | null): void => input.onProgress?.({ phase, done, total, bytes: bytesWritten });
   const cancelled = (): void => {
@@ -141,21 +88,15 @@ export async function createBackup(input: CreateBackupInput): Promise<BackupResu
       configFile,
     };
 
-    const gzip = createGzip({ level: 3 });
-    const out = createWriteStream(partial, { flags: 'wx', flush: true });
-    const written = pipeline(gzip, out);
-    // Keeps an early failure of the file (disk full) from going unhandled while members are still being added.
-    written.catch(() => undefined);
-    const tar = new TarWriter(gzip);
     // members.jsonl grows with the archive: its lines wait in a file until the last member.
-    const list = new MemberList(listFile);
+    const list = new Spool(listFile);
     let members = 0;
     const record = async (path: string, size: number, sha256: string): Promise<void> => {
       await list.add(memberLine({ path, size, sha256 }));
       members++;
       bytesWritten += size;
     };
-    const addMember = async (path: string, absolute: string): Promise<number | undefined> => {
+    const addMember = async (tar: TarWriter, path: string, absolute: string): Promise<number | undefined> => {
       const opened = await openMember(absolute);
       if (!opened) return undefined;
       try {
@@ -167,43 +108,36 @@ export async function createBackup(input: CreateBackupInput): Promise<BackupResu
       return opened.size;
     };
 
-    const manifestBytes = Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`);
-    const manifestSha = createHash('sha256').update(manifestBytes).digest('hex');
-    await tar.add({ path: MANIFEST_MEMBER, size: manifestBytes.length, sha256: manifestSha }, manifestBytes);
-    await record(MANIFEST_MEMBER, manifestBytes.length, manifestSha);
-    if ((await addMember(CATALOG_MEMBER, catalogCopy)) === undefined) throw new BackupError('CATALOG_INVALID', 'the catalog copy vanished while it was archived');
-    await rm(catalogCopy, { force: true });
-    if (configFile) await addMember(CONFIG_MEMBER, configFile);
+    const written = await writeArchive(finalPath, async (tar) => {
+      const manifestBytes = Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`);
+      await addBuffer(tar, MANIFEST_MEMBER, manifestBytes);
+      await record(MANIFEST_MEMBER, manifestBytes.length, createHash('sha256').update(manifestBytes).digest('hex'));
+      if ((await addMember(tar, CATALOG_MEMBER, catalogCopy)) === undefined) throw new BackupError('CATALOG_INVALID', 'the catalog copy vanished while it was archived');
+      await rm(catalogCopy, { force: true });
+      if (configFile) await addMember(tar, CONFIG_MEMBER, configFile);
 
-    const sections = Object.fromEntries(DATA_SECTIONS.map((s) => [s, { files: 0, bytes: 0 }])) as BackupResult['sections'];
-    let lastReport = 0;
-    for (const section of DATA_SECTIONS) {
-      for await (const file of filesBelow(join(input.dataDir, section), section)) {
-        const size = await addMember(file.path, file.absolute);
-        if (size === undefined) continue;
-        sections[section].files++;
-        sections[section].bytes += size;
-        if (members - lastReport >= 200) {
-          lastReport = members;
-          cancelled();
-          report('files', members, null);
+      const sections = Object.fromEntries(DATA_SECTIONS.map((s) => [s, { files: 0, bytes: 0 }])) as BackupResult['sections'];
+      let lastReport = 0;
+      for (const section of DATA_SECTIONS) {
+        for await (const file of filesBelow(join(input.dataDir, section), section)) {
+          const size = await addMember(tar, file.path, file.absolute);
+          if (size === undefined) continue;
+          sections[section].files++;
+          sections[section].bytes += size;
+          if (members - lastReport >= 200) {
+            lastReport = members;
+            cancelled();
+            report('files', members, null);
+          }
         }
       }
-    }
 
-    report('finishing', members, members);
-    const listed = await list.close();
-    await tar.add({ path: MEMBERS_LIST, size: listed.size, sha256: listed.sha256 }, createReadStream(listFile) as AsyncIterable<Buffer>);
-    await rm(listFile, { force: true });
-    await tar.finish();
-    gzip.end();
-    await written;
-    const bytes = (await stat(partial)).size;
-    await rename(partial, finalPath);
-    await syncDirectory(targetDir);
-    return { path: finalPath, bytes, createdAt: manifest.createdAt, members: members + 1, tables: facts.tables, sections, durationMs: Math.round(performance.now() - started) };
-  } catch (error) {
-    await Promise.all([rm(partial, { force: true }), rm(catalogCopy, { force: true }), rm(listFile, { force: true })]);
-    throw error;
+      report('finishing', members, members);
+      await list.addTo(tar, MEMBERS_LIST);
+      return sections;
+    }).finally(() => list.close().catch(() => undefined));
+    return { path: finalPath, bytes: written.bytes, createdAt: manifest.createdAt, members: members + 1, tables: facts.tables, sections: written.value, durationMs: Math.round(performance.now() - started) };
+  } finally {
+    await Promise.all([rm(catalogCopy, { force: true }), rm(listFile, { force: true })]);
   }
 }

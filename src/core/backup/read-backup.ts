@@ -7,7 +7,7 @@ import { createGunzip } from 'node:zlib';
 import {
   BackupError, CATALOG_MEMBER, checkManifest, CONFIG_MEMBER, isDataMember, MANIFEST_MEMBER, MEMBERS_LIST, memberLine, type BackupManifest,
 } from './backup-format.ts';
-import { readTar, TarFormatError } from './tar.ts';
+import { readTar, readVerified, TarFormatError, verifiedBody } from './tar.ts';
 
 export interface VerifiedBackup {
   manifest: BackupManifest;
@@ -30,22 +30,6 @@ function damaged(error: unknown): BackupError {
     return new BackupError('DAMAGED', `the archive is damaged or cut short (${(error as Error).message})`);
   }
   throw error;
-}
-
-async function* checked(body: AsyncIterable<Buffer>, path: string, size: number, expected: string, keep?: Buffer[]): AsyncGenerator<Buffer> {
-  const hash = createHash('sha256');
-  let seen = 0;
-  for await (const chunk of body) {
-    hash.update(chunk);
-    seen += chunk.length;
-    if (keep) {
-      if (seen > MANIFEST_LIMIT) throw new BackupError('DAMAGED', `${path} is implausibly large`);
-      keep.push(chunk);
-    }
-    yield chunk;
-  }
-  if (seen !== size) throw new BackupError('DAMAGED', `the archive is cut short inside ${path}`);
-  if (hash.digest('hex') !== expected) throw new BackupError('DAMAGED', `${path} does not match its checksum: the archive was altered or damaged`);
 }
 
 async function drain(body: AsyncIterable<Buffer>): Promise<void> {
@@ -73,24 +57,23 @@ export async function readBackup(archive: string, visit?: MemberVisitor): Promis
       if (!/^[0-9a-f]{64}$/.test(entry.sha256)) throw new BackupError('DAMAGED', `${entry.path} carries no checksum: not a Bindery backup, or a damaged one`);
       if (!manifest) {
         if (entry.path !== MANIFEST_MEMBER) throw new BackupError('UNSUPPORTED', `not a Bindery backup: the first member is ${entry.path}, not ${MANIFEST_MEMBER}`);
-        const kept: Buffer[] = [];
-        await drain(checked(entry.body, entry.path, entry.size, entry.sha256, kept));
+        const bytes = await readVerified(entry, MANIFEST_LIMIT);
         let parsed: unknown;
         try {
-          parsed = JSON.parse(Buffer.concat(kept).toString('utf8'));
+          parsed = JSON.parse(bytes.toString('utf8'));
         } catch {
           throw new BackupError('DAMAGED', `${MANIFEST_MEMBER} is not valid JSON`);
         }
         manifest = checkManifest(parsed);
       } else if (entry.path === MEMBERS_LIST) {
-        await drain(checked(entry.body, entry.path, entry.size, entry.sha256));
+        await drain(verifiedBody(entry));
         if (entry.sha256 !== listed.digest('hex')) throw new BackupError('DAMAGED', `${MEMBERS_LIST} does not list the members the archive holds: the archive was altered`);
         complete = true;
         continue;
       } else {
         if (entry.path !== CATALOG_MEMBER && entry.path !== CONFIG_MEMBER && !isDataMember(entry.path)) throw new BackupError('DAMAGED', `unexpected member ${entry.path}`);
         if (members === 1 && entry.path !== CATALOG_MEMBER) throw new BackupError('DAMAGED', `the catalog is missing (found ${entry.path} where ${CATALOG_MEMBER} belongs)`);
-        const body = checked(entry.body, entry.path, entry.size, entry.sha256);
+        const body = verifiedBody(entry);
         if (visit) await visit({ path: entry.path, size: entry.size }, body, manifest);
         await drain(body);
       }

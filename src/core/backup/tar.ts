@@ -1,6 +1,7 @@
 // A minimal POSIX tar (pax) writer and reader for Bindery's archives: regular files only, every member preceded by a
 // pax header carrying its path, size and SHA-256, so a reader checks each member as it streams past and long paths
 // or files over 8 GiB need no special case. Standard tools read the archives (GNU tar notes the vendor keyword).
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 
@@ -200,4 +201,28 @@ export async function* readTar(source: AsyncIterable<Buffer>): AsyncGenerator<Ta
     const pad = padded - size;
     if (pad > 0 && (await reader.take(pad)).length < pad) throw new TarFormatError('the archive is cut short');
   }
+}
+
+/**
+ * An entry's bytes, checked against the SHA-256 its header carries once the last byte has passed (TarFormatError on a
+ * mismatch). With `limit`, an entry larger than that is refused as it streams.
+ */
+export async function* verifiedBody(entry: TarEntry, limit = Infinity): AsyncGenerator<Buffer> {
+  const hash = createHash('sha256');
+  let seen = 0;
+  for await (const chunk of entry.body) {
+    hash.update(chunk);
+    seen += chunk.length;
+    if (seen > limit) throw new TarFormatError(`${entry.path} is implausibly large`);
+    yield chunk;
+  }
+  if (seen !== entry.size) throw new TarFormatError(`the archive is cut short inside ${entry.path}`);
+  if (hash.digest('hex') !== entry.sha256) throw new TarFormatError(`${entry.path} does not match its checksum: the archive was altered or damaged`);
+}
+
+/** A small entry's bytes, checked. */
+export async function readVerified(entry: TarEntry, limit: number): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const chunk of verifiedBody(entry, limit)) parts.push(chunk);
+  return Buffer.concat(parts);
 }
