@@ -39,6 +39,8 @@ const registrations = await Promise.all([
   import('./commands/metadata.ts').then((m) => m.registerMetadata),
   import('./commands/backup.ts').then((m) => m.registerBackup),
   import('./commands/restore.ts').then((m) => m.registerRestore),
+  import('./commands/export.ts').then((m) => m.registerExport),
+  import('./commands/import.ts').then((m) => m.registerImport),
 ]);
 for (const register of registrations) register(program, run);
 
