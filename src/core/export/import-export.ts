@@ -72,16 +72,16 @@ async function verifyExport(archive: string): Promise<ExportManifest> {
   await stat(archive).catch(() => {
     throw new ExportError('NOT_FOUND', `no such archive: ${archive}`);
   });
+  return checkEveryMember(archive).catch(damaged);
+}
+
+async function checkEveryMember(archive: string): Promise<ExportManifest> {
   let manifest: ExportManifest | undefined;
   const seen = new Set<string>();
   for await (const entry of entriesOf(archive)) {
     if (!manifest) {
       if (entry.path !== 'manifest.json') throw new ExportError('UNSUPPORTED', `not a Bindery export: the first member is ${entry.path}`);
-      try {
-        manifest = checkExportManifest(JSON.parse((await readVerified(entry, 4 * 1024 * 1024).catch(damaged)).toString('utf8')));
-      } catch (error) {
-        damaged(error);
-      }
+      manifest = checkExportManifest(JSON.parse((await readVerified(entry, 4 * 1024 * 1024)).toString('utf8')));
       continue;
     }
     for await (const _chunk of verifiedBody(entry)) {
@@ -167,7 +167,7 @@ function matchBook(w: CatalogWriter, book: BookLine): number | string {
   const unique = (ids: number[]): number | undefined => (new Set(ids).size === 1 ? ids[0] : undefined);
   const live = 'AND b.deleted = 0';
   const hashes = book.files.flatMap((f) => [f.currentHash, f.initialHash]).filter((h): h is string => typeof h === 'string' && h !== '');
-  const byHash = hashes.flatMap((h) => w.stmt(`SELECT bf.book_id FROM book_file bf JOIN book b ON b.id = bf.book_id WHERE (bf.current_hash = ?1 OR bf.initial_hash = ?1) ${live}`).pluck().all(h) as number[]);
+  const byHash = hashes.flatMap((h) => w.stmt(`SELECT bf.book_id FROM book_file bf JOIN book b ON b.id = bf.book_id WHERE (bf.current_hash = @h OR bf.initial_hash = @h) ${live}`).pluck().all({ h }) as number[]);
   const hashMatch = unique(byHash);
   if (hashMatch !== undefined) return hashMatch;
   for (const file of book.files) {
@@ -231,9 +231,13 @@ export async function importExport(input: ImportExportInput): Promise<ImportExpo
         }
         return;
       }
-      case 'ratings':
-        counts[w.upsert('user_book_progress', own, { personal_rating: line.rating })]++;
+      case 'ratings': {
+        const before = w.find('user_book_progress', own);
+        const outcome = w.upsert('user_book_progress', own, { personal_rating: line.rating });
+        // A rating given to a book with progress but no rating yet is a rating added.
+        counts[outcome === 'updated' && before?.personal_rating === null ? 'added' : outcome]++;
         return;
+      }
       case 'shelves': {
         const table = line.kind === 'magic' ? 'magic_shelf' : 'shelf';
         const existing = w.find(table, { user_id: userId, name: line.name });

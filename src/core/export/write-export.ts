@@ -181,11 +181,11 @@ async function writeBooks(db: Database.Database, spool: Spool, everything: boole
 function* bookPages(db: Database.Database, userId: number): Generator<{ name: string; text: string }> {
   const bookIds = db
     .prepare(
-      `SELECT book_id FROM annotations WHERE user_id = ?1 UNION SELECT book_id FROM book_notes WHERE user_id = ?1
-       UNION SELECT book_id FROM book_notes_v2 WHERE user_id = ?1 UNION SELECT book_id FROM book_marks WHERE user_id = ?1 ORDER BY 1`,
+      `SELECT book_id FROM annotations WHERE user_id = @user UNION SELECT book_id FROM book_notes WHERE user_id = @user
+       UNION SELECT book_id FROM book_notes_v2 WHERE user_id = @user UNION SELECT book_id FROM book_marks WHERE user_id = @user ORDER BY 1`,
     )
     .pluck()
-    .all(userId) as number[];
+    .all({ user: userId }) as number[];
   const meta = db.prepare('SELECT title, series_name, series_number FROM book_metadata WHERE book_id = ?');
   const authors = db.prepare('SELECT a.name FROM book_metadata_author_mapping m JOIN author a ON a.id = m.author_id WHERE m.book_id = ? ORDER BY m.sort_order').pluck();
   const annotations = db.prepare('SELECT text, note, chapter_title, color, created_at FROM annotations WHERE user_id = ? AND book_id = ? ORDER BY created_at, id');
