@@ -2,7 +2,8 @@
 import type { Command } from 'commander';
 import { configFilePath } from '../core/config.ts';
 import type { BackupError } from '../core/backup/backup-format.ts';
-import { CliError, EXIT } from './exit-codes.ts';
+import { withCliErrors } from './coded-cli-error.ts';
+import { EXIT } from './exit-codes.ts';
 import type { RunCommand } from './run.ts';
 import { megabytes, statusLine } from './status-line.ts';
 
@@ -19,12 +20,7 @@ const EXIT_BY_CODE: Record<BackupError['code'], number> = {
 /** Runs backup work, turning its refusals into the CLI's errors (code `BACKUP_<CODE>`) with their exit codes. */
 export async function backupCli<T>(work: () => Promise<T>): Promise<T> {
   const { BackupError } = await import('../core/backup/backup-format.ts');
-  try {
-    return await work();
-  } catch (error) {
-    if (error instanceof BackupError) throw new CliError(`BACKUP_${error.code}`, error.message, EXIT_BY_CODE[error.code]);
-    throw error;
-  }
+  return withCliErrors(BackupError, 'BACKUP_', EXIT_BY_CODE, work);
 }
 
 /** The config file this command reads, if any (carried in a backup, put back by a restore). */

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ExportError } from '../core/export/export-format.ts';
+import { withCliErrors } from './coded-cli-error.ts';
 import { CliError, EXIT } from './exit-codes.ts';
 import type { RunCommand } from './run.ts';
 import { megabytes, statusLine } from './status-line.ts';
@@ -18,12 +19,7 @@ const EXIT_BY_CODE: Record<ExportError['code'], number> = {
 /** Runs export work, turning its refusals into the CLI's errors (code `EXPORT_<CODE>`) with their exit codes. */
 export async function exportCli<T>(work: () => Promise<T>): Promise<T> {
   const { ExportError } = await import('../core/export/export-format.ts');
-  try {
-    return await work();
-  } catch (error) {
-    if (error instanceof ExportError) throw new CliError(`EXPORT_${error.code}`, error.message, EXIT_BY_CODE[error.code]);
-    throw error;
-  }
+  return withCliErrors(ExportError, 'EXPORT_', EXIT_BY_CODE, work);
 }
 
 /** `bindery-export-<who>-20261127-101500.tar.gz` in a folder; a file name is taken as given. */

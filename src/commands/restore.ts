@@ -13,9 +13,9 @@ export function registerRestore(program: Command, run: RunCommand): void {
     .option('--yes', 'do not ask for confirmation', false)
     .action((archive: string, flags: { yes: boolean }) =>
       run(async (ctx) => {
-        const [{ restoreBackup }, { runningDaemon }] = await Promise.all([import('../core/backup/restore-backup.ts'), import('../core/daemon-presence.ts')]);
-        const daemon = runningDaemon(ctx.config.dataDir);
-        if (daemon) throw new CliError('BACKUP_DAEMON_RUNNING', `bindery serve (pid ${daemon.pid}) is using ${ctx.config.dataDir}; stop it before restoring`, EXIT.CONFLICT);
+        const { restoreBackup, refuseWhileDaemonRuns } = await import('../core/backup/restore-backup.ts');
+        // Before asking: a restore that cannot run should not ask for confirmation first.
+        await backupCli(async () => refuseWhileDaemonRuns(ctx.config.dataDir));
         if (!flags.yes) {
           if (!ctx.interactive) throw new CliError('CONFIRMATION_REQUIRED', 'restore replaces the catalog, covers, icons and fonts of this data directory; add --yes to confirm', EXIT.USAGE);
           const { confirm } = await import('./confirm.ts');

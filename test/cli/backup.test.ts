@@ -260,7 +260,7 @@ describe('restore beside a running daemon', () => {
       const archive = readdirSync(tmp.file('backups'))[0] as string;
       const res = await bindery(target, '--json', 'restore', '--yes', join(tmp.file('backups'), archive));
       expect(res.code).toBe(4);
-      expect(JSON.parse(res.stdout).error).toMatchObject({ code: 'BACKUP_DAEMON_RUNNING', message: expect.stringMatching(/bindery serve \(pid \d+\) is using/) });
+      expect(JSON.parse(res.stdout).error).toMatchObject({ code: 'BACKUP_DAEMON_RUNNING', message: expect.stringMatching(/bindery serve \(pid \d+, started [^)]+\) is using .*; stop it first/) });
       expect(readdirSync(target).filter((n) => n.startsWith('.restore-'))).toEqual([]);
     } finally {
       const exited = new Promise((r) => child.once('exit', r));

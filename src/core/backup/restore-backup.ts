@@ -34,7 +34,8 @@ export interface RestoreResult {
   config: { restoredTo: string } | { keptAt: string; current: string } | null;
 }
 
-function refuseWhileDaemonRuns(dataDir: string): void {
+/** Throws DAEMON_RUNNING while `bindery serve` uses the data directory. */
+export function refuseWhileDaemonRuns(dataDir: string): void {
   const daemon = runningDaemon(dataDir);
   if (daemon) {
     throw new BackupError('DAEMON_RUNNING', `bindery serve (pid ${daemon.pid}, started ${daemon.startedAt}) is using ${dataDir}; stop it first (for example: systemctl stop bindery)`);
