@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, relative } from 'node:path';
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expiredBackups } from '../../src/core/backup/retention.ts';
 import { openStore } from '../../src/core/store/store.ts';
@@ -105,7 +105,7 @@ describe('bindery backup while another process writes, then restore', () => {
       expect(res.code, res.stdout + res.stderr).toBe(0);
       const result = JSON.parse(res.stdout) as { path: string; tables: Record<string, number>; sections: Record<string, { files: number }> };
       archive = result.path;
-      expect(archive).toMatch(/backups\/bindery-backup-\d{8}-\d{6}\.tar\.gz$/);
+      expect(archive).toMatch(/backups\/bindery-backup-\d{8}-\d{6}\.tar$/);
       expect(result.tables.book).toBe(40);
       expect(result.sections.covers?.files).toBe(80);
       expect(result.sections.icons?.files).toBe(1);
@@ -180,33 +180,43 @@ describe('bindery backup while another process writes, then restore', () => {
 
     it('cut short', async () => {
       const bytes = readFileSync(archive);
-      const cut = tmp.file('cut.tar.gz');
+      const cut = tmp.file('cut.tar');
       writeFileSync(cut, bytes.subarray(0, Math.floor(bytes.length * 0.6)));
       await refusedWithoutChange(cut, /cut short/);
-      const tail = tmp.file('tail.tar.gz');
+      const tail = tmp.file('tail.tar');
       writeFileSync(tail, bytes.subarray(0, bytes.length - 4));
-      await refusedWithoutChange(tail, /damaged or cut short/);
+      await refusedWithoutChange(tail, /cut short/);
+      // Compressed after the fact and then cut: refused as well.
+      const gz = gzipSync(bytes);
+      const gzCut = tmp.file('cut-after.tar.gz');
+      writeFileSync(gzCut, gz.subarray(0, gz.length - 4));
+      await refusedWithoutChange(gzCut, /damaged or cut short/);
     });
 
     it('a member altered inside', async () => {
-      const tar = gunzipSync(readFileSync(archive));
-      const at = tar.indexOf(Buffer.from('a highlight'));
+      const tar = readFileSync(archive);
+      const at = tar.indexOf(Buffer.from('<svg xmlns'));
       expect(at).toBeGreaterThan(0);
-      tar.write('A', at);
-      const tampered = tmp.file('tampered.tar.gz');
-      writeFileSync(tampered, gzipSync(tar));
-      await refusedWithoutChange(tampered, /catalog\/bindery\.sqlite does not match its checksum/);
+      tar.write('<SVG', at);
+      const tampered = tmp.file('tampered.tar');
+      writeFileSync(tampered, tar);
+      await refusedWithoutChange(tampered, /icons\/svg\/star\.svg does not match its checksum/);
+      const catalog = readFileSync(archive);
+      const inCatalog = catalog.indexOf(Buffer.from('catalog/bindery.sqlite.gz\0')) + 512 + 700;
+      catalog[inCatalog] = (catalog[inCatalog] as number) ^ 0xff;
+      writeFileSync(tampered, catalog);
+      await refusedWithoutChange(tampered, /catalog\/bindery\.sqlite\.gz does not match its checksum/);
     });
 
     it('a member removed', async () => {
       // Drop the icon member (its pax header, header and one data block) and keep everything else.
-      const tar = gunzipSync(readFileSync(archive));
+      const tar = readFileSync(archive);
       const name = tar.indexOf(Buffer.from('icons/svg/star.svg\0'));
       const header = name - (name % 512);
       const paxHeader = header - 1024;
       const spliced = Buffer.concat([tar.subarray(0, paxHeader), tar.subarray(header + 1024)]);
-      const removed = tmp.file('removed.tar.gz');
-      writeFileSync(removed, gzipSync(spliced));
+      const removed = tmp.file('removed.tar');
+      writeFileSync(removed, spliced);
       await refusedWithoutChange(removed, /members\.jsonl does not list the members/);
     });
 
@@ -229,7 +239,7 @@ describe('a backup killed half-way', () => {
       writeFileSync(join(big, 'covers', String(i), 'cover.jpg'), createHash('sha512').update(String(i)).digest().toString('hex').repeat(3000));
     }
     const out = tmp.file('killed');
-    const finalPath = join(out, 'final.tar.gz');
+    const finalPath = join(out, 'final.tar');
     const child = spawn(BIN, ['--data-dir', big, 'backup', '--to', finalPath], { env: { ...process.env, BINDERY_CONFIG: '' }, stdio: 'ignore' });
     const partials = (): string[] => (existsSync(out) ? readdirSync(out).filter((n) => n.endsWith('.partial')) : []);
     for (let i = 0; i < 400 && !partials().some((n) => statSync(join(out, n)).size > 0); i++) await new Promise((r) => setTimeout(r, 10));
@@ -241,7 +251,7 @@ describe('a backup killed half-way', () => {
 
     const again = await bindery(big, 'backup', '--to', finalPath);
     expect(again.code, again.stderr).toBe(0);
-    expect(readdirSync(out)).toEqual(['final.tar.gz']);
+    expect(readdirSync(out)).toEqual(['final.tar']);
   });
 });
 
@@ -253,15 +263,19 @@ describe('restore beside a running daemon', () => {
         server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
       });
     });
-    const target = tmp.file('restored');
+    const target = tmp.file('served');
+    await (await openStore(catalogOf(target))).close();
+    const made = await bindery(target, '--json', 'backup', '--to', tmp.file('served-backups/'));
+    const archive = (JSON.parse(made.stdout) as { path: string }).path;
+    const before = treeDigest(target);
     const child = spawn(BIN, ['--data-dir', target, 'serve', '--port', String(port), '--host', '127.0.0.1'], { env: { ...process.env, BINDERY_CONFIG: '', BINDERY_LOG_LEVEL: 'silent' }, stdio: 'ignore' });
     try {
       for (let i = 0; i < 200 && !existsSync(join(target, 'bindery-serve.pid')); i++) await new Promise((r) => setTimeout(r, 50));
-      const archive = readdirSync(tmp.file('backups'))[0] as string;
-      const res = await bindery(target, '--json', 'restore', '--yes', join(tmp.file('backups'), archive));
+      const res = await bindery(target, '--json', 'restore', '--yes', archive);
       expect(res.code).toBe(4);
       expect(JSON.parse(res.stdout).error).toMatchObject({ code: 'BACKUP_DAEMON_RUNNING', message: expect.stringMatching(/bindery serve \(pid \d+, started [^)]+\) is using .*; stop it first/) });
-      expect(readdirSync(target).filter((n) => n.startsWith('.restore-'))).toEqual([]);
+      expect(readdirSync(target).filter((n) => n.startsWith('.restore-') || n.startsWith('pre-restore-'))).toEqual([]);
+      expect(treeDigest(target)['bindery.sqlite']).toBe(before['bindery.sqlite']);
     } finally {
       const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGTERM');
@@ -275,22 +289,22 @@ describe('restore beside a running daemon', () => {
 describe('retention of scheduled backups', () => {
   it('keeps the newest of each recent day and week, never a backup made by hand', () => {
     const names = [
-      'bindery-backup-auto-20261127-030000.tar.gz',
-      'bindery-backup-auto-20261126-030000.tar.gz',
-      'bindery-backup-auto-20261126-150000.tar.gz',
-      'bindery-backup-auto-20261125-030000.tar.gz',
-      'bindery-backup-auto-20261118-030000.tar.gz',
-      'bindery-backup-auto-20261110-030000.tar.gz',
-      'bindery-backup-auto-20261001-030000.tar.gz',
-      'bindery-backup-20261001-030000.tar.gz',
+      'bindery-backup-auto-20261127-030000.tar',
+      'bindery-backup-auto-20261126-030000.tar',
+      'bindery-backup-auto-20261126-150000.tar',
+      'bindery-backup-auto-20261125-030000.tar',
+      'bindery-backup-auto-20261118-030000.tar',
+      'bindery-backup-auto-20261110-030000.tar',
+      'bindery-backup-auto-20261001-030000.tar',
+      'bindery-backup-20261001-030000.tar',
       'notes.txt',
     ];
     expect(expiredBackups(names, { keepDaily: 2, keepWeekly: 2 }).sort()).toEqual([
-      'bindery-backup-auto-20261001-030000.tar.gz',
-      'bindery-backup-auto-20261110-030000.tar.gz',
-      'bindery-backup-auto-20261125-030000.tar.gz',
-      'bindery-backup-auto-20261126-030000.tar.gz',
+      'bindery-backup-auto-20261001-030000.tar',
+      'bindery-backup-auto-20261110-030000.tar',
+      'bindery-backup-auto-20261125-030000.tar',
+      'bindery-backup-auto-20261126-030000.tar',
     ]);
-    expect(expiredBackups(names, { keepDaily: 0, keepWeekly: 0 })).not.toContain('bindery-backup-auto-20261127-030000.tar.gz');
+    expect(expiredBackups(names, { keepDaily: 0, keepWeekly: 0 })).not.toContain('bindery-backup-auto-20261127-030000.tar');
   });
 });

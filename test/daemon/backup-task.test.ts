@@ -33,7 +33,7 @@ describe('the BACKUP task', () => {
   it('writes a scheduled archive to the backup folder and shows the run', async () => {
     expect((await start()).statusCode).toBe(202);
     const run = await lastBackupRun();
-    expect(run).toMatchObject({ status: 'COMPLETED', message: expect.stringMatching(/^Backup written to .*bindery-backup-auto-\d{8}-\d{6}\.tar\.gz/) });
+    expect(run).toMatchObject({ status: 'COMPLETED', message: expect.stringMatching(/^Backup written to .*bindery-backup-auto-\d{8}-\d{6}\.tar/) });
     const [archive] = readdirSync(d.config.backupDir);
     expect((await readBackup(join(d.config.backupDir, archive as string))).manifest.catalog.tables.users).toBe(1);
   });

@@ -1,4 +1,4 @@
-// Writing a gzip-compressed tar archive atomically: under a hidden temporary name beside the target (`.<name>.<pid>
+// Writing a tar archive (gzip-compressed or not) atomically: under a hidden temporary name beside the target (`.<name>.<pid>
 // .partial`), synced, then renamed, so a file with the final name is always complete; remains of a writer that died
 // (kill -9, power loss) are removed by the next one writing to that folder.
 import { createHash } from 'node:crypto';
@@ -33,21 +33,27 @@ export async function addBuffer(tar: TarWriter, path: string, data: Buffer | str
   await tar.add({ path, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') }, bytes);
 }
 
-/** Writes the archive `build` fills; returns what it returned and the archive's size. Nothing stays behind on failure. */
-export async function writeArchive<T>(finalPath: string, build: (tar: TarWriter) => Promise<T>): Promise<{ value: T; bytes: number }> {
+/**
+ * Writes the archive `build` fills; returns what it returned and the archive's size. Nothing stays behind on failure.
+ * `gzip`: the whole archive compressed (for text); without it, members that are worth compressing are compressed on
+ * their own by the caller (covers are JPEGs already: compressing them costs CPU for a few per cent).
+ */
+export async function writeArchive<T>(finalPath: string, options: { gzip: boolean }, build: (tar: TarWriter) => Promise<T>): Promise<{ value: T; bytes: number }> {
   const dir = dirname(finalPath);
   await mkdir(dir, { recursive: true });
   await removeAbandoned(dir);
   const partial = partialPath(dir, basename(finalPath));
   try {
-    const gzip = createGzip({ level: 3 });
-    const written = pipeline(gzip, createWriteStream(partial, { flags: 'wx', flush: true }));
+    const file = createWriteStream(partial, { flags: 'wx', flush: true });
+    const gzip = options.gzip ? createGzip({ level: 3 }) : undefined;
+    const head = gzip ?? file;
+    const written = gzip ? pipeline(gzip, file) : new Promise<void>((resolve, reject) => file.once('finish', resolve).once('error', reject));
     // An early failure of the file (disk full) must not go unhandled while members are still being added.
     written.catch(() => undefined);
-    const tar = new TarWriter(gzip);
+    const tar = new TarWriter(head);
     const value = await build(tar);
     await tar.finish();
-    gzip.end();
+    head.end();
     await written;
     const bytes = (await stat(partial)).size;
     await rename(partial, finalPath);

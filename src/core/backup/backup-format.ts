@@ -1,6 +1,7 @@
-// The backup archive, format version 1: a gzip-compressed POSIX tar whose members are, in order,
+// The backup archive, format version 1: a POSIX tar (not compressed as a whole: covers are JPEGs already) whose
+// members are, in order,
 //   manifest.json            what the archive holds (below)
-//   catalog/bindery.sqlite   a consistent copy of the catalog (one file, rollback journal mode)
+//   catalog/bindery.sqlite.gz  a consistent copy of the catalog (one file, rollback journal mode), gzip-compressed
 //   settings/config.json     the config file in use when the backup was made, when there was one
 //   covers/…, icons/…, custom-fonts/…, author-images/…   those folders of the data directory
 //   members.jsonl            one line per member above: {"path","size","sha256"}
@@ -11,7 +12,9 @@ import { CodedError } from '../coded-error.ts';
 export const BACKUP_FORMAT = 'bindery-backup';
 export const BACKUP_FORMAT_VERSION = 1;
 export const MANIFEST_MEMBER = 'manifest.json';
-export const CATALOG_MEMBER = 'catalog/bindery.sqlite';
+export const CATALOG_MEMBER = 'catalog/bindery.sqlite.gz';
+/** Where restore puts the decompressed catalog in its staging folder. */
+export const CATALOG_FILE = 'catalog/bindery.sqlite';
 export const CONFIG_MEMBER = 'settings/config.json';
 export const MEMBERS_LIST = 'members.jsonl';
 
@@ -70,17 +73,17 @@ export function checkManifest(raw: unknown): BackupManifest {
 }
 
 /**
- * `bindery-backup-20261127-031500.tar.gz` (`bindery-backup-auto-…` for scheduled ones, the only ones retention
+ * `bindery-backup-20261127-031500.tar` (`bindery-backup-auto-…` for scheduled ones, the only ones retention
  * deletes), in UTC so names sort by time wherever they are read.
  */
 export function backupFileName(at: Date, scheduled = false): string {
   const stamp = at.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-  return `bindery-backup-${scheduled ? 'auto-' : ''}${stamp}.tar.gz`;
+  return `bindery-backup-${scheduled ? 'auto-' : ''}${stamp}.tar`;
 }
 
 /** The time a scheduled backup's file name holds, or undefined for other files. */
 export function scheduledBackupTime(name: string): Date | undefined {
-  const m = /^bindery-backup-auto-(\d{4})(\d{2})(\d{2})-(\d{2})(\d{2})(\d{2})\.tar\.gz$/.exec(name);
+  const m = /^bindery-backup-auto-(\d{4})(\d{2})(\d{2})-(\d{2})(\d{2})(\d{2})\.tar$/.exec(name);
   if (!m) return undefined;
   const [, y, mo, d, h, mi, s] = m;
   return new Date(`${y}-${mo}-${d}T${h}:${mi}:${s}Z`);

@@ -1,9 +1,11 @@
 // `bindery backup`: one archive with a consistent copy of the catalog and the data directory's folders, written
 // under a hidden temporary name beside its target, synced, then renamed: an archive with the final name is complete.
 import { createHash } from 'node:crypto';
-import { existsSync, statSync } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync, statSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { createGzip } from 'node:zlib';
 import { VERSION } from '../../version.ts';
 import { addBuffer, partialPath, removeAbandoned, Spool, writeArchive } from './archive-file.ts';
 import {
@@ -67,6 +69,7 @@ export async function createBackup(input: CreateBackupInput): Promise<BackupResu
   await mkdir(workDir, { recursive: true });
   await removeAbandoned(workDir);
   const catalogCopy = partialPath(workDir, 'catalog-backup');
+  const catalogGzip = partialPath(workDir, 'catalog-backup-gz');
   const listFile = partialPath(workDir, 'members-backup');
   let bytesWritten = 0;
   const report = (phase: BackupProgress['phase'], done: number, total: number | null): void => input.onProgress?.({ phase, done, total, bytes: bytesWritten });
@@ -108,12 +111,16 @@ export async function createBackup(input: CreateBackupInput): Promise<BackupResu
       return opened.size;
     };
 
-    const written = await writeArchive(finalPath, async (tar) => {
+    // The catalog compresses well (a third of its size or less): it alone is compressed, before archiving.
+    await pipeline(createReadStream(catalogCopy), createGzip({ level: 6 }), createWriteStream(catalogGzip, { flags: 'w' }));
+    await rm(catalogCopy, { force: true });
+
+    const written = await writeArchive(finalPath, { gzip: false }, async (tar) => {
       const manifestBytes = Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`);
       await addBuffer(tar, MANIFEST_MEMBER, manifestBytes);
       await record(MANIFEST_MEMBER, manifestBytes.length, createHash('sha256').update(manifestBytes).digest('hex'));
-      if ((await addMember(tar, CATALOG_MEMBER, catalogCopy)) === undefined) throw new BackupError('CATALOG_INVALID', 'the catalog copy vanished while it was archived');
-      await rm(catalogCopy, { force: true });
+      if ((await addMember(tar, CATALOG_MEMBER, catalogGzip)) === undefined) throw new BackupError('CATALOG_INVALID', 'the catalog copy vanished while it was archived');
+      await rm(catalogGzip, { force: true });
       if (configFile) await addMember(tar, CONFIG_MEMBER, configFile);
 
       const sections = Object.fromEntries(DATA_SECTIONS.map((s) => [s, { files: 0, bytes: 0 }])) as BackupResult['sections'];
@@ -138,6 +145,6 @@ export async function createBackup(input: CreateBackupInput): Promise<BackupResu
     }).finally(() => list.close().catch(() => undefined));
     return { path: finalPath, bytes: written.bytes, createdAt: manifest.createdAt, members: members + 1, tables: facts.tables, sections: written.value, durationMs: Math.round(performance.now() - started) };
   } finally {
-    await Promise.all([rm(catalogCopy, { force: true }), rm(listFile, { force: true })]);
+    await Promise.all([rm(catalogCopy, { force: true }), rm(catalogGzip, { force: true }), rm(listFile, { force: true })]);
   }
 }

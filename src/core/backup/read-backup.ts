@@ -2,7 +2,7 @@
 // version; `bindery backup verify` and `bindery restore` (which extracts while it checks) both go through here.
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { createGunzip } from 'node:zlib';
 import {
   BackupError, CATALOG_MEMBER, checkManifest, CONFIG_MEMBER, isDataMember, MANIFEST_MEMBER, MEMBERS_LIST, memberLine, type BackupManifest,
@@ -38,6 +38,17 @@ async function drain(body: AsyncIterable<Buffer>): Promise<void> {
   }
 }
 
+async function startsWithGzipMagic(path: string): Promise<boolean> {
+  const handle = await open(path, 'r');
+  try {
+    const head = Buffer.alloc(2);
+    await handle.read(head, 0, 2, 0);
+    return head[0] === 0x1f && head[1] === 0x8b;
+  } finally {
+    await handle.close();
+  }
+}
+
 export async function readBackup(archive: string, visit?: MemberVisitor): Promise<VerifiedBackup> {
   const archiveBytes = await stat(archive).then(
     (s) => s.size,
@@ -45,7 +56,9 @@ export async function readBackup(archive: string, visit?: MemberVisitor): Promis
       throw new BackupError('NOT_FOUND', `no such archive: ${archive}`);
     },
   );
-  const source = createReadStream(archive).pipe(createGunzip());
+  // A backup is a plain tar; one compressed afterwards (gzip backup.tar) is read as well.
+  const file = createReadStream(archive);
+  const source = (await startsWithGzipMagic(archive)) ? file.pipe(createGunzip()) : file;
   let manifest: BackupManifest | undefined;
   const listed = createHash('sha256');
   let members = 0;
@@ -83,6 +96,7 @@ export async function readBackup(archive: string, visit?: MemberVisitor): Promis
     }
   } catch (error) {
     source.destroy();
+    file.destroy();
     throw damaged(error);
   }
   if (!manifest) throw new BackupError('DAMAGED', 'the archive is empty');

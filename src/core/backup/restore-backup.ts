@@ -2,15 +2,16 @@
 // when every checksum matched and the restored catalog opened and passed `PRAGMA integrity_check` are the current
 // catalog and folders moved aside (into `pre-restore-<time>/`) and the restored ones moved in. Book files live in the
 // libraries' folders and are never touched.
-import { createWriteStream, existsSync } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { copyFile, mkdir, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { createGunzip } from 'node:zlib';
 import { runningDaemon } from '../daemon-presence.ts';
 import { syncDirectory } from '../file-writes.ts';
 import { LATEST_MIGRATION } from '../store/migrations/index.ts';
 import { openStore } from '../store/store.ts';
-import { BackupError, CATALOG_MEMBER, CONFIG_MEMBER, DATA_SECTIONS, type BackupManifest, type DataSection } from './backup-format.ts';
+import { BackupError, CATALOG_FILE, CATALOG_MEMBER, CONFIG_MEMBER, DATA_SECTIONS, type BackupManifest, type DataSection } from './backup-format.ts';
 import { catalogFacts, integrityCheck } from './catalog-snapshot.ts';
 import { readBackup } from './read-backup.ts';
 
@@ -86,7 +87,11 @@ export async function restoreBackup(input: RestoreInput): Promise<RestoreResult>
       input.onProgress?.(count, bytes);
     });
     const { manifest } = verified;
-    const stagedCatalog = join(staging, CATALOG_MEMBER);
+    // Decompressed once every checksum matched, so a damaged archive is reported as such, not as a bad gzip stream.
+    const stagedCatalog = join(staging, CATALOG_FILE);
+    await pipeline(createReadStream(join(staging, CATALOG_MEMBER)), createGunzip(), createWriteStream(stagedCatalog, { flags: 'wx' })).catch((error: unknown) => {
+      throw new BackupError('CATALOG_INVALID', `the catalog in the archive cannot be decompressed: ${(error as Error).message}`);
+    });
     await checkStagedCatalog(stagedCatalog, manifest);
 
     // Everything checked: the swap. A daemon that started meanwhile would lose its catalog under it.

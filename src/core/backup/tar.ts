@@ -128,7 +128,7 @@ class ByteReader {
   async *stream(n: number, what: string): AsyncGenerator<Buffer> {
     let left = n;
     while (left > 0) {
-      if (this.pending.length === 0 && !(await this.fill())) throw new TarFormatError(`the archive ends inside ${what}`);
+      if (this.pending.length === 0 && !(await this.fill())) throw new TarFormatError(`the archive is cut short inside ${what}`);
       const part = this.pending.subarray(0, Math.min(left, this.pending.length));
       this.pending = this.pending.subarray(part.length);
       this.consumed += part.length;
@@ -174,6 +174,7 @@ export async function* readTar(source: AsyncIterable<Buffer>): AsyncGenerator<Ta
     const block = await reader.take(BLOCK);
     if (block.length < BLOCK) throw new TarFormatError('the archive is cut short (no end-of-archive marker)');
     if (block.every((b) => b === 0)) {
+      if ((await reader.take(BLOCK)).length < BLOCK) throw new TarFormatError('the archive is cut short (inside its end-of-archive marker)');
       await reader.drain();
       return;
     }

@@ -117,7 +117,7 @@ export async function createExport(input: ExportInput): Promise<ExportResult> {
       users: userRows.map((u) => u.username),
       counts,
     };
-    const { bytes, value: markdownFiles } = await writeArchive(input.target, async (tar) => {
+    const { bytes, value: markdownFiles } = await writeArchive(input.target, { gzip: true }, async (tar) => {
       await addBuffer(tar, 'manifest.json', `${JSON.stringify(manifest, null, 2)}\n`);
       for (const kind of EXPORT_KINDS) await spools[kind].addTo(tar, kindMember(kind));
       let pages = 0;
