@@ -3,12 +3,13 @@
 // catalog and folders moved aside (into `pre-restore-<time>/`) and the restored ones moved in. Book files live in the
 // libraries' folders and are never touched.
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
-import { copyFile, mkdir, readFile, rename, rm } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { runningDaemon } from '../daemon-presence.ts';
 import { syncDirectory } from '../file-writes.ts';
+import { currentOwner, ownerAlive } from '../process-owner.ts';
 import { LATEST_MIGRATION } from '../store/migrations/index.ts';
 import { openStore } from '../store/store.ts';
 import { BackupError, CATALOG_FILE, CATALOG_MEMBER, CONFIG_MEMBER, DATA_SECTIONS, type BackupManifest, type DataSection } from './backup-format.ts';
@@ -67,8 +68,18 @@ async function checkStagedCatalog(path: string, manifest: BackupManifest): Promi
 
 const CATALOG_FILES = ['', '-wal', '-shm'];
 
+/** Staging folders of restores whose process died (kill -9, power loss) before they finished or cleaned up. */
+async function removeAbandonedStaging(dataDir: string): Promise<void> {
+  const me = currentOwner();
+  for (const name of await readdir(dataDir).catch(() => [] as string[])) {
+    const m = /^\.restore-\d{8}-\d{6}-(\d+)$/.exec(name);
+    if (m && !ownerAlive({ ...me, pid: Number(m[1]) })) await rm(join(dataDir, name), { recursive: true, force: true });
+  }
+}
+
 export async function restoreBackup(input: RestoreInput): Promise<RestoreResult> {
   refuseWhileDaemonRuns(input.dataDir);
+  await removeAbandonedStaging(input.dataDir);
   const at = new Date();
   const staging = join(input.dataDir, `.restore-${stamp(at)}-${process.pid}`);
   await mkdir(staging, { recursive: true });
