@@ -27,10 +27,12 @@ export async function removeAbandoned(dir: string): Promise<void> {
   }
 }
 
-/** Adds a member held in memory (a manifest, a JSON Lines file). */
-export async function addBuffer(tar: TarWriter, path: string, data: Buffer | string): Promise<void> {
+/** Adds a member held in memory (a manifest, a Markdown page); returns its size and digest. */
+export async function addBuffer(tar: TarWriter, path: string, data: Buffer | string): Promise<{ size: number; sha256: string }> {
   const bytes = Buffer.isBuffer(data) ? data : Buffer.from(data);
-  await tar.add({ path, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') }, bytes);
+  const member = { size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
+  await tar.add({ path, ...member }, bytes);
+  return member;
 }
 
 /**

@@ -1,6 +1,5 @@
 // `bindery backup`: one archive with a consistent copy of the catalog and the data directory's folders, written
 // under a hidden temporary name beside its target, synced, then renamed: an archive with the final name is complete.
-import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync, statSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
@@ -111,14 +110,13 @@ export async function createBackup(input: CreateBackupInput): Promise<BackupResu
       return opened.size;
     };
 
-    // The catalog compresses well (a third of its size or less): it alone is compressed, before archiving.
+    // The catalog compresses well, covers do not: the catalog alone is compressed, before archiving.
     await pipeline(createReadStream(catalogCopy), createGzip({ level: 6 }), createWriteStream(catalogGzip, { flags: 'w' }));
     await rm(catalogCopy, { force: true });
 
     const written = await writeArchive(finalPath, { gzip: false }, async (tar) => {
-      const manifestBytes = Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`);
-      await addBuffer(tar, MANIFEST_MEMBER, manifestBytes);
-      await record(MANIFEST_MEMBER, manifestBytes.length, createHash('sha256').update(manifestBytes).digest('hex'));
+      const manifestMember = await addBuffer(tar, MANIFEST_MEMBER, `${JSON.stringify(manifest, null, 2)}\n`);
+      await record(MANIFEST_MEMBER, manifestMember.size, manifestMember.sha256);
       if ((await addMember(tar, CATALOG_MEMBER, catalogGzip)) === undefined) throw new BackupError('CATALOG_INVALID', 'the catalog copy vanished while it was archived');
       await rm(catalogGzip, { force: true });
       if (configFile) await addMember(tar, CONFIG_MEMBER, configFile);
