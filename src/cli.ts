@@ -37,6 +37,9 @@ const registrations = await Promise.all([
   import('./commands/move.ts').then((m) => m.registerMove),
   import('./commands/bookdrop.ts').then((m) => m.registerBookdrop),
   import('./commands/metadata.ts').then((m) => m.registerMetadata),
+  import('./commands/backup.ts').then((m) => m.registerBackup),
+  import('./commands/restore.ts').then((m) => m.registerRestore),
+  import('./commands/export.ts').then((m) => m.registerExport),
   import('./commands/import.ts').then((m) => m.registerImport),
 ]);
 for (const register of registrations) register(program, run);

@@ -7,6 +7,7 @@ export const EXIT = {
   CONFLICT: 4,
   PARTIAL: 5,
   STORE: 6,
+  DAMAGED: 7,
 } as const;
 
 export class CliError extends Error {

@@ -114,6 +114,10 @@ export function registerServe(program: Command, run: RunCommand): void {
         // A file move cut short by a crash was finished or rolled back when the catalog opened (ctx.store()).
         const recovered = await ctx.recoveredMoves();
         if (recovered) app.log.warn({ ...recovered }, 'recovered interrupted file moves');
+        // The data directory is marked as in use (restore refuses to run beside a daemon) until the app has closed.
+        const { markDaemonPresence } = await import('../core/daemon-presence.ts');
+        const unmarkPresence = markDaemonPresence(ctx.config.dataDir, ctx.config.port);
+        app.addHook('onClose', async () => unmarkPresence());
         // The bookdrop watcher starts once the server answers and stops before the catalog closes.
         let bookdrop: Promise<{ close(): Promise<void> } | undefined> = Promise.resolve(undefined);
         app.addHook('onClose', async () => {

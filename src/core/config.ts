@@ -20,6 +20,9 @@ export const ConfigSchema = Type.Object(
     metadataProviderBaseUrls: Type.String({ description: 'JSON object: metadata provider id → base URL replacing its public one (a mirror; tests)' }),
     koboStoreUrl: Type.String({ pattern: '^https?://', description: 'Kobo store API that unknown Kobo requests are forwarded to' }),
     auditLogRetentionDays: Type.Integer({ minimum: 0, maximum: 36500, description: 'Days of audit log kept (older entries are deleted); 0 keeps everything' }),
+    backupDir: Type.String({ minLength: 1, description: 'Folder of `bindery backup` archives and of the scheduled backups' }),
+    backupKeepDaily: Type.Integer({ minimum: 0, maximum: 3650, description: 'Scheduled backups kept: the newest of each of this many recent days' }),
+    backupKeepWeekly: Type.Integer({ minimum: 0, maximum: 520, description: 'Scheduled backups kept: the newest of each of this many recent weeks' }),
     logLevel: Type.Union([Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent')]),
   },
   { additionalProperties: false },
@@ -47,6 +50,9 @@ const SOURCES: Record<ConfigKey, SettingSource> = {
   metadataProviderBaseUrls: { env: 'BINDERY_METADATA_PROVIDER_BASE_URLS', kind: 'string' },
   koboStoreUrl: { env: 'BINDERY_KOBO_STORE_URL', kind: 'string' },
   auditLogRetentionDays: { env: 'BINDERY_AUDIT_LOG_RETENTION_DAYS', kind: 'integer' },
+  backupDir: { env: 'BINDERY_BACKUP_DIR', kind: 'path' },
+  backupKeepDaily: { env: 'BINDERY_BACKUP_KEEP_DAILY', kind: 'integer' },
+  backupKeepWeekly: { env: 'BINDERY_BACKUP_KEEP_WEEKLY', kind: 'integer' },
   logLevel: { env: 'BINDERY_LOG_LEVEL', kind: 'string' },
 };
 
@@ -144,6 +150,9 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     metadataProviderBaseUrls: '',
     koboStoreUrl: 'https://storeapi.kobo.com',
     auditLogRetentionDays: 90,
+    backupDir: join(dataDir, 'backups'),
+    backupKeepDaily: 7,
+    backupKeepWeekly: 4,
     logLevel: 'info',
     ...merged,
   };

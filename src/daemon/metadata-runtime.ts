@@ -97,6 +97,12 @@ export function taskRunnerFor(ctx: DaemonContext): TaskRunner {
           return `Bookdrop: ${summary.added.length} new, ${summary.removed} gone, ${summary.unsettled.length} still being written`;
         },
       },
+      BACKUP: {
+        run: async (task) => {
+          const { runScheduledBackup } = await import('../core/backup/scheduled-backup.ts');
+          return runScheduledBackup({ config: ctx.config, catalogPath: ctx.paths.catalog, isCancelled: task.isCancelled, progress: (percentage, message) => void task.progress(percentage, message) });
+        },
+      },
       CLEANUP_TEMP_METADATA: {
         run: async () => {
           const { forgetFinishedFetchJobs } = await import('../core/metadata/fetch-task-cleanup.ts');

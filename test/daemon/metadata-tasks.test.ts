@@ -182,7 +182,7 @@ describe('a refresh without review', () => {
 describe('the task manager', () => {
   it('lists the task types with their cron settings', async () => {
     const tasks = (await call('GET', '/api/v1/tasks')).json() as Json[];
-    expect(tasks.map((t) => t.taskType)).toEqual(['REFRESH_LIBRARY_METADATA', 'UPDATE_BOOK_RECOMMENDATIONS', 'CLEANUP_DELETED_BOOKS', 'SYNC_LIBRARY_FILES', 'BOOKDROP_PERIODIC_SCANNING', 'CLEANUP_TEMP_METADATA']);
+    expect(tasks.map((t) => t.taskType)).toEqual(['REFRESH_LIBRARY_METADATA', 'UPDATE_BOOK_RECOMMENDATIONS', 'CLEANUP_DELETED_BOOKS', 'SYNC_LIBRARY_FILES', 'BOOKDROP_PERIODIC_SCANNING', 'CLEANUP_TEMP_METADATA', 'BACKUP']);
     expect(tasks[0]).toEqual({ taskType: 'REFRESH_LIBRARY_METADATA', name: 'Refresh Metadata', description: expect.any(String), parallel: false, async: true, cronSupported: false });
     expect(tasks.find((t) => t.taskType === 'CLEANUP_DELETED_BOOKS')?.cronConfig).toMatchObject({ taskType: 'CLEANUP_DELETED_BOOKS', cronExpression: '0 40 0 * * 1', enabled: true, createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT[\d:.]+$/) });
     expect(tasks.find((t) => t.taskType === 'BOOKDROP_PERIODIC_SCANNING')?.cronConfig).toMatchObject({ enabled: false });

@@ -1,7 +1,6 @@
 // The move journal in the catalog: who runs a batch, and where each of its files stands.
 import type { Selectable } from 'kysely';
-import { readFileSync } from 'node:fs';
-import { hostname, uptime } from 'node:os';
+import { ownerAlive, type Owner } from '../process-owner.ts';
 import type { MoveJournalTable } from '../store/db-types.ts';
 import type { Db } from '../store/store.ts';
 import { nowIso } from '../time.ts';
@@ -18,30 +17,7 @@ export type JournalRow = Selectable<MoveJournalTable>;
 export type JournalState = 'planned' | 'copied' | 'committed' | 'done' | 'rolling_back' | 'rolled_back';
 export type EntryKind = 'file' | 'folder' | 'sidecar';
 
-export interface Owner {
-  host: string;
-  boot: string;
-  pid: number;
-}
-
-let bootId: string | undefined;
-
-/** Identifies this boot of this machine, so a pid recorded before a reboot is never mistaken for a live process. */
-function currentBoot(): string {
-  if (bootId === undefined) {
-    try {
-      bootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
-    } catch {
-      // Boot time to the minute: stable for the life of the machine's uptime on platforms without a boot id.
-      bootId = `t${Math.round((Date.now() / 1000 - uptime()) / 60)}`;
-    }
-  }
-  return bootId;
-}
-
-export function currentOwner(): Owner {
-  return { host: hostname(), boot: currentBoot(), pid: process.pid };
-}
+export { currentOwner, type Owner } from '../process-owner.ts';
 
 /** Batches this process is running right now; recovery never touches them. */
 export const activeBatches = new Set<string>();
@@ -55,18 +31,9 @@ export function ownerStatus(ownerJson: string, batchId: string): OwnerStatus {
   } catch {
     return 'dead';
   }
-  const me = currentOwner();
-  // A catalog is only ever used from one machine (SQLite's WAL needs shared memory), so a batch recorded under another
-  // host name comes from an earlier incarnation of this one (a re-created container): its process is gone.
-  if (owner.host !== me.host || owner.boot !== me.boot) return 'dead';
-  if (owner.pid === me.pid) return activeBatches.has(batchId) ? 'running' : 'dead';
-  if (typeof owner.pid !== 'number') return 'dead';
-  try {
-    process.kill(owner.pid, 0);
-    return 'running';
-  } catch (error) {
-    return (error as { code?: string }).code === 'EPERM' ? 'running' : 'dead';
-  }
+  if (!ownerAlive(owner)) return 'dead';
+  if (owner.pid === process.pid) return activeBatches.has(batchId) ? 'running' : 'dead';
+  return 'running';
 }
 
 export async function setState(db: Db, ids: number[], state: JournalState, extra: Partial<Pick<JournalRow, 'method' | 'temp_dev' | 'temp_ino' | 'error' | 'closed_at'>> = {}): Promise<void> {

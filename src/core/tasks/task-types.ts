@@ -2,6 +2,8 @@
 export const TASK_TYPES = [
   'REFRESH_LIBRARY_METADATA', 'UPDATE_BOOK_RECOMMENDATIONS', 'CLEANUP_DELETED_BOOKS', 'SYNC_LIBRARY_FILES',
   'BOOKDROP_PERIODIC_SCANNING', 'CLEANUP_TEMP_METADATA', 'REFRESH_METADATA_MANUAL',
+  // Bindery's own (not in Grimmory's enum): the web UI lists it from GET /api/v1/tasks with its name and description.
+  'BACKUP',
 ] as const;
 export type TaskType = (typeof TASK_TYPES)[number];
 
@@ -22,6 +24,7 @@ export const TASK_TYPE_INFO: Record<TaskType, TaskTypeInfo> = {
   BOOKDROP_PERIODIC_SCANNING: { parallel: false, async: false, cronSupported: true, hiddenFromUI: false, name: 'Bookdrop Periodic Scanning', description: 'Looks for new files in the bookdrop folder.' },
   CLEANUP_TEMP_METADATA: { parallel: false, async: false, cronSupported: true, hiddenFromUI: false, name: 'Cleanup Temporary Metadata', description: 'Removes metadata fetched for bookdrop files and reviews that are no longer needed.' },
   REFRESH_METADATA_MANUAL: { parallel: false, async: true, cronSupported: false, hiddenFromUI: true, name: 'Refresh Metadata', description: 'Fetches metadata from the providers for the chosen books.' },
+  BACKUP: { parallel: false, async: true, cronSupported: true, hiddenFromUI: false, name: 'Backup', description: 'Writes a backup archive (catalog, covers, icons, fonts, settings) and deletes scheduled backups past their retention.' },
 };
 
 export function isTaskType(value: unknown): value is TaskType {

@@ -52,6 +52,7 @@ export const ROUTE_GROUPS = {
   'additional-files': async (): Promise<RouteSpec[]> => (await import('./additional-files.ts')).additionalFileRoutes,
   'book-content': async (): Promise<RouteSpec[]> => (await import('./book-content.ts')).bookContentRoutes,
   'audit-logs': async (): Promise<RouteSpec[]> => (await import('./audit-logs.ts')).auditLogRoutes,
+  'data-export': async (): Promise<RouteSpec[]> => (await import('./data-export.ts')).dataExportRoutes,
   'hardcover-sync-settings': async (): Promise<RouteSpec[]> => (await import('./hardcover-sync-settings.ts')).hardcoverSyncSettingsRoutes,
 } as const satisfies Record<string, () => Promise<RouteSpec[]>>;
 

@@ -409,6 +409,7 @@ export const ROUTE_MANIFEST: readonly RouteHead[] = [
   {"group":"book-content","method":"GET","url":"/api/v1/books/{id}/recommendations","auth":"jwt","parts":["params","querystring"]},
   {"group":"audit-logs","method":"GET","url":"/api/v1/audit-logs","auth":"jwt","rule":{"anyOf":["admin"]},"parts":["querystring"]},
   {"group":"audit-logs","method":"GET","url":"/api/v1/audit-logs/usernames","auth":"jwt","rule":{"anyOf":["admin"]}},
+  {"group":"data-export","method":"GET","url":"/api/v1/bindery/export","auth":"jwt-or-query","rule":"any"},
   {"group":"hardcover-sync-settings","method":"GET","url":"/api/v1/hardcover-sync-settings","auth":"jwt","rule":{"anyOf":["admin","canSyncKoReader","canSyncKobo"]}},
   {"group":"hardcover-sync-settings","method":"PUT","url":"/api/v1/hardcover-sync-settings","auth":"jwt","rule":{"anyOf":["admin","canSyncKoReader","canSyncKobo"]},"parts":["body"]},
 ];

@@ -22,6 +22,7 @@ import * as sessions from './025-sessions.ts';
 import * as bookdropImportTrace from './026-bookdrop-import-trace.ts';
 import * as komga from './028-komga.ts';
 import * as importIdMap from './031-import-id-map.ts';
+import * as backupSchedule from './030-backup-schedule.ts';
 const MIGRATIONS: Record<string, Migration> = {
   '001-initial': initial,
   '002-auth': auth,
@@ -44,6 +45,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '026-bookdrop-import-trace': bookdropImportTrace,
   '028-komga': komga,
   '031-import-id-map': importIdMap,
+  '030-backup-schedule': backupSchedule,
 };
 
 export const migrationProvider: MigrationProvider = {
