@@ -16,7 +16,8 @@ import { makeTempDir, type TempDir } from '../helpers/temp-dir.ts';
 
 const available = mariadbAvailable();
 
-describe.skipIf(!available)('bindery import grimmory', () => {
+// CI installs MariaDB (scripts/test-deps): there a missing server fails the file instead of skipping it.
+describe.skipIf(!available && !process.env.CI)('bindery import grimmory', () => {
   let server: MariaDb;
   let tmp: TempDir;
   let files: SeededFiles;
