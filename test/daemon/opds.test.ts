@@ -546,8 +546,9 @@ describe('acquisition feeds', () => {
     expect(group('Sort').find((f) => f['@opds:activeFacet'] === 'true')?.['@title']).toBe('Recently added');
     expect(group('Sort')[1]?.['@href']).toBe(`/api/v1/opds/catalog?libraryId=${mainLibrary}&sort=TITLE_ASC&page=1&size=2`);
     expect(group('Sort')[1]?.['@type']).toBe('application/atom+xml;profile=opds-catalog;kind=acquisition');
-    expect(group('Format').map((f) => f['@title'])).toEqual(['All formats', 'Comics', 'EPUB', 'PDF']);
+    expect(group('Format').map((f) => [f['@title'], f['@thr:count']])).toEqual([['All formats', '5'], ['Comics', '1'], ['EPUB', '3'], ['PDF', '1']]);
     expect(group('Format')[0]?.['@opds:activeFacet']).toBe('true');
+    expect(group('Sort').every((f) => f['@thr:count'] === '5')).toBe(true);
 
     const byTitle = await atomFeed(`/api/v1/opds/catalog?libraryId=${mainLibrary}&sort=TITLE_ASC`);
     expect(titles(byTitle)).toEqual(['Annual Report', 'Comic', 'Dune', 'Dune Messiah', 'Neuromancer']);
@@ -561,9 +562,36 @@ describe('acquisition feeds', () => {
     const series = await atomFeed('/api/v1/opds/catalog?series=Dune');
     expect(series.link.filter((l) => l['@rel'] === 'http://opds-spec.org/facet' && l['@opds:facetGroup'] === 'Sort')).toEqual([]);
 
-    const json = (await jsonFeed('/api/v2/opds/catalog?format=EPUB')) as { facets: { metadata: { title: string }; links: { href: string; rel?: string; title: string }[] }[] };
+    const json = (await jsonFeed('/api/v2/opds/catalog?format=EPUB')) as { facets: { metadata: { title: string }; links: { href: string; rel?: string; title: string; properties?: { numberOfItems?: number } }[] }[] };
     expect(json.facets.map((f) => f.metadata.title)).toEqual(['Sort', 'Format']);
-    expect(json.facets[1]?.links.find((l) => l.rel === 'self')).toMatchObject({ title: 'EPUB', href: '/api/v2/opds/catalog?format=EPUB&page=1&size=50' });
+    expect(json.facets[1]?.links.find((l) => l.rel === 'self')).toMatchObject({ title: 'EPUB', href: '/api/v2/opds/catalog?format=EPUB&page=1&size=50', properties: { numberOfItems: 4 } });
+    expect(json.facets[1]?.links[0]).toMatchObject({ title: 'All formats', properties: { numberOfItems: 6 } });
+    expect(json.facets[0]?.links.every((l) => l.properties?.numberOfItems === 4)).toBe(true);
+  });
+
+  it('offers on each author, series, shelf and search feed only the formats its books have, with their counts, and every facet leads to books', async () => {
+    // Frank Herbert and the Dune series are EPUB only: no format group at all.
+    for (const url of ['/api/v1/opds/catalog?author=Frank%20Herbert', '/api/v1/opds/catalog?series=Dune']) {
+      const feed = await atomFeed(url);
+      expect(feed.link.filter((l) => l['@opds:facetGroup'] === 'Format'), url).toEqual([]);
+    }
+    const shelf = ids.shelfOwn as number;
+    const shelved = await atomFeed(`/api/v1/opds/catalog?shelfId=${shelf}`);
+    const shelfFormats = shelved.link.filter((l) => l['@opds:facetGroup'] === 'Format').map((l) => [l['@title'], l['@thr:count']]);
+    expect(shelfFormats).toEqual([['All formats', '2'], ['Comics', '1'], ['EPUB', '1']]);
+    const search = await atomFeed('/api/v1/opds/catalog?q=dune');
+    expect(search.link.filter((l) => l['@opds:facetGroup'] === 'Format')).toEqual([]);
+    // A crawler following every facet of every feed never lands on an empty feed.
+    for (const start of ['/api/v1/opds/catalog', `/api/v1/opds/catalog?shelfId=${shelf}`, `/api/v1/opds/catalog?libraryId=${mainLibrary}`]) {
+      const feed = await atomFeed(start);
+      for (const facet of feed.link.filter((l) => l['@rel'] === 'http://opds-spec.org/facet')) {
+        const target = await atomFeed(facet['@href']);
+        expect(target['opensearch:totalResults'], facet['@href']).toBe(Number(facet['@thr:count']));
+        expect(target.entry?.length ?? 0, facet['@href']).toBeGreaterThan(0);
+      }
+    }
+    const json = (await jsonFeed(`/api/v2/opds/catalog?shelfId=${shelf}`)) as { facets: { metadata: { title: string }; links: { title: string; properties: { numberOfItems: number } }[] }[] };
+    expect(json.facets.find((f) => f.metadata.title === 'Format')?.links.map((l) => [l.title, l.properties.numberOfItems])).toEqual([['All formats', 2], ['Comics', 1], ['EPUB', 1]]);
   });
 
   it('surprise: up to 25 random visible books, no paging links', async () => {

@@ -158,9 +158,14 @@ function countMatching(store: Store, compiled: { sql: string; parameters: readon
   return remember(store, compiled, () => Number(run<number>(store, compiled, true)[0] ?? 0));
 }
 
+/** How many visible books match (remembered until the catalog changes). */
+export function countBooks(store: Store, principal: Principal, filter: BookFilter): number {
+  return countMatching(store, filteredBooks(store, principal, filter).select(sql<number>`count(*)`.as('n')).compile());
+}
+
 /** One page (1-based) of the matching visible books in the given order, and how many match in all. */
 export function pageOfBooks(store: Store, principal: Principal, filter: BookFilter, order: BookOrder, page: number, size: number): PageOfIds {
-  const total = countMatching(store, filteredBooks(store, principal, filter).select(sql<number>`count(*)`.as('n')).compile());
+  const total = countBooks(store, principal, filter);
   // Newest first is read straight off its index, which also holds every column the visibility and library filters
   // test: a few milliseconds even deep into a large catalog, where sorting a large library costs tens. (A search is a
   // set built once before the walk.) Filters on the metadata (series, magic shelves) are left to the planner: they
@@ -211,21 +216,24 @@ export function randomBooks(store: Store, principal: Principal, count: number): 
   return ids;
 }
 
-const formatLists = new WeakMap<Store['sqlite'], { formats: string[]; expires: number }>();
-const FORMATS_MS = 10 * 60_000;
-
 /**
- * The types of the catalog's book files, for the format facets. Reading them means reading every file row, so the list
- * is kept for ten minutes whatever changes (a new format shows up among the facets within that time), rather than
- * counted again on every change as totals are.
+ * How many of the matching visible books have a book file of each type (`EPUB` → 12, …), for the format facets of
+ * that feed: only types present in it are offered. Remembered with the totals (until the catalog changes).
  */
-export function availableFormats(store: Store): string[] {
-  const now = Date.now();
-  const kept = formatLists.get(store.sqlite);
-  if (kept && kept.expires > now) return kept.formats;
-  const formats = store.sqlite.prepare('SELECT DISTINCT book_type FROM book_file WHERE is_book = 1 AND book_type IS NOT NULL ORDER BY book_type').pluck().all() as string[];
-  formatLists.set(store.sqlite, { formats, expires: now + FORMATS_MS });
-  return formats;
+export function formatCounts(store: Store, principal: Principal, filter: BookFilter): Map<string, number> {
+  const { format: _format, ...unformatted } = filter;
+  const books = filteredBooks(store, principal, unformatted).select('book.id');
+  const compiled = store.db
+    .selectFrom('book_file as f')
+    .select(['f.book_type as type', sql<number>`count(distinct f.book_id)`.as('n')])
+    .where('f.is_book', '=', 1)
+    .where('f.book_type', 'is not', null)
+    .where('f.book_id', 'in', books)
+    .groupBy('f.book_type')
+    .orderBy('f.book_type')
+    .compile();
+  const rows = remember(store, compiled, () => run<{ type: string; n: number }>(store, compiled, false));
+  return new Map(rows.map((r) => [r.type, r.n]));
 }
 
 export interface Named {
