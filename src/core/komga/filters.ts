@@ -5,6 +5,7 @@ import type { RawBuilder, SqlBool } from 'kysely';
 import { sql } from 'kysely';
 import { NOTHING } from './sql.ts';
 import { READ_STATES, readStateText, type KomgaReadState } from './read-progress.ts';
+import { searchKey } from '../text/search-key.ts';
 
 export type Query = Record<string, unknown>;
 type Cond = RawBuilder<SqlBool>;
@@ -94,11 +95,12 @@ export function inReadStates(userId: number, states: readonly KomgaReadState[]):
 }
 
 /**
- * A search in the title, authors and series (Bindery's search text, kept lower-cased), tested on each book's metadata
- * row as the page is walked: a first page of common words is found without reading every book.
+ * A search in the title, authors and series (Bindery's search text, stored as a search key: no case, no accents),
+ * tested on each book's metadata row as the page is walked: a first page of common words is found without reading
+ * every book.
  */
 export function matchesSearch(text: string): Cond {
-  return metadataCondition(sql<SqlBool>`instr(m.search_text, ${text.toLowerCase()}) > 0`);
+  return metadataCondition(sql<SqlBool>`instr(m.search_text, ${searchKey(text)}) > 0`);
 }
 
 /** Release year of the book (`yyyy…` dates). */

@@ -12,6 +12,7 @@ import { boolParam, bookConditions, libraryIds, listParam, readStatuses, seriesB
 import { bookProgress, type KomgaReadState } from './read-progress.ts';
 import { libraryDates, refOf, seriesBookIds, seriesIndex, seriesKeysWhere, seriesOfBooks, seriesReadCounts, summarizeMany, type SeriesHead, type SeriesRef } from './series.ts';
 import { column, compareNocase, listedBooks, NOTHING, remembered } from './sql.ts';
+import { searchKey, searchKeyOf } from '../text/search-key.ts';
 
 type JsonObject = { [key: string]: Json };
 
@@ -107,8 +108,8 @@ export function seriesPage(reader: KomgaReader, query: Query, within?: Collectio
   let heads = seriesIndex(store, principal, groupUnknown).heads;
   const libraries = libraryIds(query);
   if (libraries !== undefined) heads = heads.filter((h) => libraries.includes(h.libraryId));
-  const search = textParam(query, 'search')?.toLowerCase();
-  if (search !== undefined) heads = heads.filter((h) => h.name.toLowerCase().includes(search));
+  const search = searchKeyOf(textParam(query, 'search'));
+  if (search !== null) heads = heads.filter((h) => searchKey(h.name).includes(search));
   const oneshot = boolParam(query, 'oneshot');
   if (oneshot !== undefined) heads = heads.filter((h) => (h.count === 1) === oneshot);
   for (const condition of seriesBookConditions(query)) {
@@ -155,10 +156,10 @@ export function seriesBooksPage(reader: KomgaReader, ref: SeriesRef, query: Quer
 
 /** `/api/v1/collections`: every collection the reader may open, by name; `search` filters names, `library_id` the series. */
 export function collectionsPage(reader: KomgaReader, query: Query): JsonObject {
-  const search = textParam(query, 'search')?.toLowerCase();
+  const search = searchKeyOf(textParam(query, 'search'));
   const libraries = libraryIds(query);
   const rows = visibleCollections(reader.store, reader.principal)
-    .filter((c) => search === undefined || c.name.toLowerCase().includes(search))
+    .filter((c) => search === null || searchKey(c.name).includes(search))
     .map((c) => collectionRow(reader.store, reader.principal, c, reader.groupUnknown))
     .filter((c) => libraries === undefined || c.seriesIds.some((id) => libraries.some((l) => id.startsWith(`${l}-`))));
   return pageOf(rows.map(collectionDto), pageRequest(query));
@@ -225,7 +226,7 @@ export function namesOf(reader: KomgaReader, kind: NameKind, query: Query): stri
 /** `/api/v1/authors` (Komga's older form): every author of a visible book, as writers, by name; `search` filters. */
 export function authorsOf(reader: KomgaReader, query: Query): JsonObject[] {
   const { store, principal } = reader;
-  const search = textParam(query, 'search')?.toLowerCase();
+  const search = searchKeyOf(textParam(query, 'search'));
   const libraries = libraryIds(query);
   let books = listedBooks(store, principal);
   if (libraries !== undefined) books = books.where(libraries.length === 0 ? NOTHING : sql<SqlBool>`+book.library_id IN (${sql.join(libraries)})`);
@@ -236,5 +237,5 @@ export function authorsOf(reader: KomgaReader, query: Query): JsonObject[] {
     .orderBy(sql`a.name COLLATE NOCASE`)
     .compile();
   const names = remembered(store, compiled, () => column<string>(store, compiled));
-  return names.filter((n) => search === undefined || n.toLowerCase().includes(search)).map((name) => ({ name, role: 'writer' }));
+  return names.filter((n) => search === null || searchKey(n).includes(search)).map((name) => ({ name, role: 'writer' }));
 }

@@ -6,6 +6,7 @@ import { sql } from 'kysely';
 import { isAdmin, type Principal } from '../auth/principal.ts';
 import { visibleBookFilter } from '../auth/visibility.ts';
 import type { Store } from '../store/store.ts';
+import { searchKey } from '../text/search-key.ts';
 
 export const OPDS_SORT_ORDERS = ['RECENT', 'TITLE_ASC', 'TITLE_DESC', 'AUTHOR_ASC', 'AUTHOR_DESC', 'SERIES_ASC', 'SERIES_DESC', 'RATING_ASC', 'RATING_DESC'] as const;
 export type OpdsSortOrder = (typeof OPDS_SORT_ORDERS)[number];
@@ -92,8 +93,9 @@ function filteredBooks(store: Store, principal: Principal, filter: BookFilter, o
   }
   if (filter.series !== undefined) query = query.where(sql<SqlBool>`m.series_name = ${filter.series} collate nocase`);
   if (filter.q !== undefined && filter.q.trim() !== '') {
-    // search_text is stored lower-cased: a plain substring test, over the metadata table read in one pass.
-    query = query.where(sql<SqlBool>`book.id in (select s.book_id from book_metadata s where instr(s.search_text, ${filter.q.trim().toLowerCase()}) > 0)`);
+    // search_text is stored as a search key: a plain substring test of the query's key, over the metadata table read
+    // in one pass.
+    query = query.where(sql<SqlBool>`book.id in (select s.book_id from book_metadata s where instr(s.search_text, ${searchKey(filter.q)}) > 0)`);
   }
   if (filter.format !== undefined) {
     // Per book through the file index: a page walks its order and stops when full (no index leads from a type).
