@@ -27,6 +27,7 @@ import { RouteTable } from './route-table.ts';
 import { ROUTE_GROUPS } from './routes/index.ts';
 import { ROUTE_MANIFEST } from './routes/manifest.ts';
 import { ISOLATION_HEADERS, registerWebRoot } from './web-root.ts';
+import { registerCompression } from './compression.ts';
 
 export interface BuildAppOptions {
   config: Config;
@@ -262,6 +263,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
     reply.headers(ISOLATION_HEADERS);
     done();
   });
+  if (config.compressResponses) registerCompression(app);
 
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof ApiError) return reply.status(error.status).send(errorBody(error.status, error.message, error.details));
