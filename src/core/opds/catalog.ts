@@ -120,11 +120,16 @@ interface Remembered {
   value: unknown;
   version: string;
   expires: number;
+  computedAt: number;
+  /** Milliseconds the computation took. */
+  cost: number;
 }
 
 const remembered = new WeakMap<Store['sqlite'], Map<string, Remembered>>();
 const REMEMBER_MS = 60_000;
 const MAX_REMEMBERED = 200;
+/** A result that took at least this long may be served for a while after the catalog changed (see `lagMs`). */
+const COSTLY_MS = 15;
 
 /**
  * Something in the catalog changed since: a commit by another connection (data_version) or by this one
@@ -139,20 +144,23 @@ function catalogVersion(store: Store): string {
 /**
  * The result of a query that counts over the whole catalog, kept until the catalog changes (or a minute at most). A
  * reader paging through a feed asks the same totals again and again, and with content restrictions they are the
- * costly part of a page.
+ * costly part of a page. With `lagMs`, a costly result (COSTLY_MS or more) outlives changes for that long after it
+ * was computed: figures that only guide (facet counts) are then worked out at most once per `lagMs` however often the
+ * catalog is written, while cheap ones stay exact.
  */
-function remember<T>(store: Store, compiled: { sql: string; parameters: readonly unknown[] }, compute: () => T): T {
+function remember<T>(store: Store, compiled: { sql: string; parameters: readonly unknown[] }, compute: () => T, lagMs = 0): T {
   let cache = remembered.get(store.sqlite);
   if (!cache) remembered.set(store.sqlite, (cache = new Map()));
   const key = `${compiled.sql}\u0000${JSON.stringify(compiled.parameters)}`;
   const version = catalogVersion(store);
   const now = Date.now();
   const hit = cache.get(key);
-  if (hit && hit.version === version && hit.expires > now) return hit.value as T;
+  if (hit && hit.expires > now && (hit.version === version || (hit.cost >= COSTLY_MS && now - hit.computedAt < lagMs))) return hit.value as T;
+  const started = performance.now();
   const value = compute();
   cache.delete(key);
   if (cache.size >= MAX_REMEMBERED) cache.delete(cache.keys().next().value as string);
-  cache.set(key, { value, version, expires: now + REMEMBER_MS });
+  cache.set(key, { value, version, expires: now + REMEMBER_MS, computedAt: now, cost: performance.now() - started });
   return value;
 }
 
@@ -218,6 +226,9 @@ export function randomBooks(store: Store, principal: Principal, count: number): 
   return ids;
 }
 
+/** How long costly facet counts may lag behind catalog changes. */
+const FACET_LAG_MS = 60_000;
+
 /**
  * How many of the matching visible books have a book file of each type (`EPUB` → 12, …), for the format facets of
  * that feed: only types present in it are offered. Remembered with the totals (until the catalog changes).
@@ -234,7 +245,7 @@ export function formatCounts(store: Store, principal: Principal, filter: BookFil
     .groupBy('f.book_type')
     .orderBy('f.book_type')
     .compile();
-  const rows = remember(store, compiled, () => run<{ type: string; n: number }>(store, compiled, false));
+  const rows = remember(store, compiled, () => run<{ type: string; n: number }>(store, compiled, false), FACET_LAG_MS);
   return new Map(rows.map((r) => [r.type, r.n]));
 }
 
