@@ -45,13 +45,13 @@ export class PrecompressedAssets {
     const partial = `${path}.${process.pid}.part`;
     try {
       await pipeline(createReadStream(file), compressor(encoding, STORED_LEVELS[encoding]), createWriteStream(partial));
+      // Copies of older versions of the same file, in this encoding, go before the new one appears.
+      for (const other of await readdir(this.dir)) {
+        if (other.startsWith(prefix) && other.endsWith(`.${encoding}`)) await rm(join(this.dir, other), { force: true });
+      }
       await rename(partial, path);
     } finally {
       await rm(partial, { force: true });
-    }
-    // Copies of older versions of the same file, in this encoding.
-    for (const other of await readdir(this.dir)) {
-      if (other.startsWith(prefix) && other.endsWith(`.${encoding}`) && join(this.dir, other) !== path) await rm(join(this.dir, other), { force: true });
     }
   }
 }
