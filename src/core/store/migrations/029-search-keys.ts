@@ -9,6 +9,10 @@ const SEPARATOR = '\u001f';
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('book_metadata').addColumn('series_key', 'text').execute();
   await db.schema.alterTable('author').addColumn('name_key', 'text').execute();
+  // Series are listed by walking this index in name order; with the key beside the name, a series search tests it
+  // there instead of reading every book's row (the index replaces 009's on the name alone).
+  await db.schema.dropIndex('book_metadata_series_nocase_idx').ifExists().execute();
+  await db.schema.createIndex('book_metadata_series_nocase_key_idx').on('book_metadata').expression(sql`series_name collate nocase, series_key`).execute();
 
   const authors = await sql<{ id: number; name: string }>`select id, name from author`.execute(db);
   for (const a of authors.rows) await sql`update author set name_key = ${searchKey(a.name)} where id = ${a.id}`.execute(db);
