@@ -45,8 +45,9 @@ export async function settleDownloadSizes(db: Db, cacheRoot: string, server: Kob
   const queue = metadata.filter((m) => Array.isArray(m.DownloadUrls) && m.DownloadUrls.length > 0);
   const work = async (): Promise<void> => {
     for (let next = queue.shift(); next; next = queue.shift()) {
-      const download = await koboDownload(db, cacheRoot, Number(next.EntitlementId), server);
-      if (download.kind !== 'file') continue;
+      // A book whose size cannot be worked out now (its file just went away) keeps the catalog's figure.
+      const download = await koboDownload(db, cacheRoot, Number(next.EntitlementId), server).catch(() => undefined);
+      if (download?.kind !== 'file') continue;
       for (const entry of next.DownloadUrls as Json[]) entry.Size = download.size;
     }
   };
