@@ -13,6 +13,7 @@ export const ConfigSchema = Type.Object(
     host: Type.String({ minLength: 1, description: 'Address `bindery serve` listens on' }),
     basePath: Type.String({ pattern: '^(/[^/]+)*$', description: 'URL prefix when served under a reverse-proxy sub-path' }),
     trustProxy: Type.Boolean({ description: 'Honour X-Forwarded-* headers' }),
+    compressResponses: Type.Boolean({ description: 'Compress API answers and web UI assets (zstd, br, gzip) for clients that accept it' }),
     allowedOrigins: Type.String({ description: 'CORS origins, comma-separated, or *' }),
     webRoot: Type.Union([Type.String({ minLength: 1 }), Type.Null()], { description: 'Folder with a web UI build to serve at /' }),
     scanWorkers: Type.Integer({ minimum: 1, maximum: 64, description: 'Parallel file parsers during a scan' }),
@@ -43,6 +44,7 @@ const SOURCES: Record<ConfigKey, SettingSource> = {
   host: { env: 'BINDERY_HOST', kind: 'string' },
   basePath: { env: 'BINDERY_BASE_PATH', kind: 'string' },
   trustProxy: { env: 'BINDERY_TRUST_PROXY', kind: 'boolean' },
+  compressResponses: { env: 'BINDERY_COMPRESS_RESPONSES', kind: 'boolean' },
   allowedOrigins: { env: 'BINDERY_ALLOWED_ORIGINS', kind: 'string' },
   webRoot: { env: 'BINDERY_WEB_ROOT', kind: 'path' },
   scanWorkers: { env: 'BINDERY_SCAN_WORKERS', kind: 'integer' },
@@ -142,6 +144,7 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     host: '0.0.0.0',
     basePath: '',
     trustProxy: false,
+    compressResponses: true,
     allowedOrigins: '*',
     webRoot: null,
     // One core stays with the main thread (catalog writes); each worker overlaps several files.

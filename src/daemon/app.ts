@@ -30,6 +30,7 @@ import { RouteTable } from './route-table.ts';
 import { ROUTE_GROUPS } from './routes/index.ts';
 import { ROUTE_MANIFEST } from './routes/manifest.ts';
 import { ISOLATION_HEADERS, registerWebRoot } from './web-root.ts';
+import { registerCompression } from './compression.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -267,6 +268,12 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
     reply.headers(ISOLATION_HEADERS);
     done();
   });
+  // A page just built is kept as the route made it, before compression (registered after) encodes it for this client.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    keepPage(request, reply, ctx, payload);
+    done(null, payload);
+  });
+  if (config.compressResponses) registerCompression(app);
 
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof ApiError) return reply.status(error.status).send(errorBody(error.status, error.message, error.details));
@@ -322,7 +329,6 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
           },
           // A cached page is looked up once sign-in and the route's rule (onRequest) have let the caller in.
           preHandler: cachedPage ? (request, reply, done) => answerFromPageCache(request as RouteRequest, reply, ctx, done) : undefined,
-          onSend: cachedPage ? (request, reply, payload, done) => (keepPage(request, reply, ctx, payload), done(null, payload)) : undefined,
           // A build slot is freed when the page is sent, or at the latest when the request ends however it ends.
           onResponse: cachedPage ? (request, _reply, done) => (leaveBuild(request, ctx), done()) : undefined,
           onRequestAbort: cachedPage ? (request, done) => (leaveBuild(request, ctx), done()) : undefined,

@@ -18,7 +18,7 @@ import { signInPolicy } from './sign-in-policy.ts';
  * random picks (`surprise`, `random`), Kobo sync (each answer moves the device's sync state), and anything that writes.
  */
 const PAGE_ROUTES = new Set([
-  ...['', '/libraries', '/shelves', '/magic-shelves', '/authors', '/series', '/catalog', '/recent', '/search.opds'].flatMap((path) => [`/api/v1/opds${path}`, `/api/v2/opds${path}`]),
+  ...['', '/libraries', '/shelves', '/magic-shelves', '/authors', '/series', '/catalog', '/recent', '/search.opds'].flatMap((path) => [`/api/v1/opds${path}`, `/api/v2/opds${path}`, `/api/opds${path}`]),
   ...[
     '/libraries',
     '/libraries/{libraryId}',
@@ -35,7 +35,22 @@ const PAGE_ROUTES = new Set([
     '/tags',
     '/publishers',
     '/authors',
+    '/authors/names',
+    '/authors/roles',
+    '/books/latest',
+    '/books/ondeck',
+    '/books/{bookId}/readlists',
+    '/series/new',
+    '/series/updated',
+    '/series/{seriesId}/collections',
+    '/series/release-dates',
+    '/age-ratings',
+    '/languages',
+    '/sharing-labels',
+    '/tags/book',
+    '/tags/series',
   ].map((path) => `/komga/api/v1${path}`),
+  '/komga/api/v2/authors',
   '/komga/api/v2/series/{seriesId}/read-progress/tachiyomi',
   ...[
     '/books',

@@ -10,6 +10,9 @@ let lib: TempLibrary;
 let library: Library;
 let admin: string;
 
+/** The keys of `book.duplicateMerger.reason` in Grimmory's web UI (frontend/src/i18n/en/book.json). */
+const GRIMMORY_UI_REASONS = ['ISBN', 'EXTERNAL_ID', 'TITLE_AUTHOR', 'DIRECTORY', 'FILENAME'];
+
 const ALL = { matchByIsbn: true, matchByExternalId: true, matchByTitleAuthor: true, matchByDirectory: true, matchByFilename: true };
 
 async function idOf(fileName: string): Promise<number> {
@@ -52,10 +55,21 @@ describe('POST /api/v1/books/duplicates', () => {
     const groups = res.json() as { suggestedTargetBookId: number; matchReason: string; books: { id: number; metadata: { title: string } }[] }[];
     const copies = [await idOf('Dune.epub'), await idOf('Dune copy.epub')].sort((a, b) => a - b);
     expect(groups).toHaveLength(1);
-    expect(groups[0]).toMatchObject({ matchReason: 'IDENTICAL_CONTENT', suggestedTargetBookId: copies[0] });
+    // Copies of one file: labelled with a reason the web UI has a text for, content identity flagged beside it.
+    expect(groups[0]).toMatchObject({ matchReason: 'ISBN', identicalContent: true, suggestedTargetBookId: copies[0] });
     expect(groups[0]!.books.map((b) => b.id)).toEqual(copies);
     expect(groups[0]!.books[0]).toMatchObject({ libraryId: library.id, metadata: { title: 'Dune', authors: ['Frank Herbert'] }, primaryFile: { bookType: 'EPUB' } });
-    expect(Object.keys(groups[0]!).sort()).toEqual(['books', 'matchReason', 'suggestedTargetBookId']);
+    expect(Object.keys(groups[0]!).sort()).toEqual(['books', 'identicalContent', 'matchReason', 'suggestedTargetBookId']);
+    expect(GRIMMORY_UI_REASONS).toContain(groups[0]!.matchReason);
+  });
+
+  it('labels copies of one file that share no metadata as EXTERNAL_ID (the content hash), never with a raw key', async () => {
+    const copy = await idOf('Dune copy.epub');
+    await d.store.db.updateTable('book_metadata').set({ title: 'Untitled scan', isbn_13: null, isbn_10: null }).where('book_id', '=', copy).execute();
+    const groups = (await post('/api/v1/books/duplicates', admin, { libraryId: library.id, ...ALL })).json() as { matchReason: string; identicalContent?: boolean; books: { id: number }[] }[];
+    const content = groups.find((g) => g.books.some((b) => b.id === copy));
+    expect(content).toMatchObject({ matchReason: 'EXTERNAL_ID', identicalContent: true });
+    for (const group of groups) expect(GRIMMORY_UI_REASONS).toContain(group.matchReason);
   });
 
   it('runs only the strategies asked for', async () => {

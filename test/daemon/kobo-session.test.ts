@@ -310,6 +310,10 @@ describe('a device session', () => {
     expect(meta.Series).toMatchObject({ Name: 'Saga', Number: '2', NumberFloat: 2, Id: expect.stringMatching(/^series_-?\d+$/) });
     expect(meta.CoverImageId).toMatch(/^BL-[0-9A-Z]{13}$/);
     expect(meta.DownloadUrls).toEqual([{ DrmType: 'None', Format: 'KEPUB', Url: `${origin}/api/kobo/${koboToken}/v1/books/${id}/download`, Size: expect.any(Number), Platform: 'Generic' }]);
+    // The size announced is that of the KEPUB the download sends, not of the source EPUB.
+    const sent = await device.call('GET', `/v1/books/${id}/download`);
+    expect(sent.status).toBe(200);
+    expect((meta.DownloadUrls as Json[])[0]?.Size).toBe(sent.body.length);
     expect(entitlement.ReadingState).toMatchObject({ EntitlementId: id, StatusInfo: { Status: 'ReadyToRead', TimesStartedReading: 0 }, CurrentBookmark: { LastModified: expect.stringMatching(KOBO_TIME) } });
 
     // The empty default shelf is deleted from the device, the other one holds its books.
@@ -400,6 +404,32 @@ describe('a device session', () => {
     expect((await device.call('PUT', `/v1/library/${id}/state`, { body: [] })).status).toBe(400);
   });
 
+  it('takes a device’s Finished as read on its date, ReadyToRead as unread, and ignores the first-resource bookmark of a finished book', async () => {
+    const id = mainBooks[12] as number;
+    const state = (status: string, at: string, bookmark: Json, extra: Json = {}): Promise<DeviceResponse> =>
+      device.call('PUT', `/v1/library/${id}/state`, {
+        body: { ReadingStates: [{ EntitlementId: String(id), LastModified: at, StatusInfo: { LastModified: at, Status: status, ...extra }, CurrentBookmark: { LastModified: at, ...bookmark } }] },
+      });
+    await state('Reading', '2025-03-01T10:00:00.0000000Z', { ProgressPercent: 60, ContentSourceProgressPercent: 30, Location: { Value: 'kobo.40.2', Type: 'KoboSpan', Source: 'OEBPS/ch1.xhtml' } });
+    expect((await api(reader.token, 'GET', `/api/v1/books/${id}`)).readStatus).toBe('READING');
+    // What a Kobo sends when the reader reaches the end: status Finished, the bookmark back at the first resource.
+    const finished = await state('Finished', '2025-03-02T21:30:00.0000000Z', { ProgressPercent: 0, ContentSourceProgressPercent: 0, Location: { Value: 'kobo.1.1', Type: 'KoboSpan', Source: 'OEBPS/cover.xhtml' } }, {
+      TimesStartedReading: 1,
+      LastTimeFinished: '2025-03-02T21:30:00.0000000Z',
+    });
+    expect(finished.status).toBe(200);
+    let book = await api(reader.token, 'GET', `/api/v1/books/${id}`);
+    expect(book.readStatus).toBe('READ');
+    expect(book.dateFinished).toBe('2025-03-02T21:30:00.000Z');
+    expect(book.koboProgress).toEqual({ percentage: 100 });
+    const progress = await d.store.db.selectFrom('user_book_progress').select(['kobo_location', 'kobo_location_source']).where('book_id', '=', id).executeTakeFirstOrThrow();
+    expect(progress).toEqual({ kobo_location: 'kobo.40.2', kobo_location_source: 'OEBPS/ch1.xhtml' });
+    // "Mark as unread" on the device.
+    await state('ReadyToRead', '2025-03-05T08:00:00.0000000Z', { ProgressPercent: 0 }, { TimesStartedReading: 0 });
+    book = await api(reader.token, 'GET', `/api/v1/books/${id}`);
+    expect(book.readStatus).toBe('UNREAD');
+  });
+
   it('sends web reading progress and status changes in the next sync', async () => {
     const web = mainBooks[20] as number;
     const marked = mainBooks[21] as number;
@@ -433,6 +463,8 @@ describe('a device session', () => {
     const chapter = await zip.read('OEBPS/ch1.xhtml');
     expect(chapter).toContain('<span class="koboSpan" id="kobo.1.1">Chapter text of book 1. </span>');
     expect(chapter).toContain('<div id="book-columns"><div id="book-inner">');
+    const [metadata] = (await device.call('GET', `/v1/library/${id}/metadata`)).json() as Json[];
+    expect((metadata?.DownloadUrls as Json[])[0]?.Size).toBe(res.body.length);
     expect((await device.call('GET', `/v1/books/${hiddenBook}/download`)).status).toBe(403);
     expect((await device.call('GET', '/v1/books/999999/download')).status).toBe(404);
     expect((await device.call('GET', '/v1/books/store-book/download')).status).toBe(404);

@@ -261,7 +261,7 @@ describe('signing in', () => {
   });
 
   it('gives an OPDS 2 client the Authentication for OPDS document with the 401', async () => {
-    const res = await opds('/api/v1/opds/catalog', null, { accept: 'application/opds+json' });
+    const res = await opds('/api/opds/catalog', null, { accept: 'application/opds+json' });
     expect(res.statusCode).toBe(401);
     expect(res.headers['www-authenticate']).toBe('Basic realm="Booklore OPDS"');
     expect(res.headers['content-type']).toBe('application/opds-authentication+json;charset=utf-8');
@@ -571,8 +571,9 @@ describe('acquisition feeds', () => {
     expect(group('Sort').find((f) => f['@opds:activeFacet'] === 'true')?.['@title']).toBe('Recently added');
     expect(group('Sort')[1]?.['@href']).toBe(`/api/v1/opds/catalog?libraryId=${mainLibrary}&sort=TITLE_ASC&page=1&size=2`);
     expect(group('Sort')[1]?.['@type']).toBe('application/atom+xml;profile=opds-catalog;kind=acquisition');
-    expect(group('Format').map((f) => f['@title'])).toEqual(['All formats', 'Comics', 'EPUB', 'PDF']);
+    expect(group('Format').map((f) => [f['@title'], f['@thr:count']])).toEqual([['All formats', '5'], ['Comics', '1'], ['EPUB', '3'], ['PDF', '1']]);
     expect(group('Format')[0]?.['@opds:activeFacet']).toBe('true');
+    expect(group('Sort').every((f) => f['@thr:count'] === '5')).toBe(true);
 
     const byTitle = await atomFeed(`/api/v1/opds/catalog?libraryId=${mainLibrary}&sort=TITLE_ASC`);
     expect(titles(byTitle)).toEqual(['Annual Report', 'Comic', 'Dune', 'Dune Messiah', 'Neuromancer']);
@@ -586,9 +587,36 @@ describe('acquisition feeds', () => {
     const series = await atomFeed('/api/v1/opds/catalog?series=Dune');
     expect(series.link.filter((l) => l['@rel'] === 'http://opds-spec.org/facet' && l['@opds:facetGroup'] === 'Sort')).toEqual([]);
 
-    const json = (await jsonFeed('/api/v1/opds/catalog?format=EPUB')) as { facets: { metadata: { title: string }; links: { href: string; rel?: string; title: string }[] }[] };
+    const json = (await jsonFeed('/api/v2/opds/catalog?format=EPUB')) as { facets: { metadata: { title: string }; links: { href: string; rel?: string; title: string; properties?: { numberOfItems?: number } }[] }[] };
     expect(json.facets.map((f) => f.metadata.title)).toEqual(['Sort', 'Format']);
-    expect(json.facets[1]?.links.find((l) => l.rel === 'self')).toMatchObject({ title: 'EPUB', href: '/api/v2/opds/catalog?format=EPUB&page=1&size=50' });
+    expect(json.facets[1]?.links.find((l) => l.rel === 'self')).toMatchObject({ title: 'EPUB', href: '/api/v2/opds/catalog?format=EPUB&page=1&size=50', properties: { numberOfItems: 4 } });
+    expect(json.facets[1]?.links[0]).toMatchObject({ title: 'All formats', properties: { numberOfItems: 6 } });
+    expect(json.facets[0]?.links.every((l) => l.properties?.numberOfItems === 4)).toBe(true);
+  });
+
+  it('offers on each author, series, shelf and search feed only the formats its books have, with their counts, and every facet leads to books', async () => {
+    // Frank Herbert and the Dune series are EPUB only: no format group at all.
+    for (const url of ['/api/v1/opds/catalog?author=Frank%20Herbert', '/api/v1/opds/catalog?series=Dune']) {
+      const feed = await atomFeed(url);
+      expect(feed.link.filter((l) => l['@opds:facetGroup'] === 'Format'), url).toEqual([]);
+    }
+    const shelf = ids.shelfOwn as number;
+    const shelved = await atomFeed(`/api/v1/opds/catalog?shelfId=${shelf}`);
+    const shelfFormats = shelved.link.filter((l) => l['@opds:facetGroup'] === 'Format').map((l) => [l['@title'], l['@thr:count']]);
+    expect(shelfFormats).toEqual([['All formats', '2'], ['Comics', '1'], ['EPUB', '1']]);
+    const search = await atomFeed('/api/v1/opds/catalog?q=dune');
+    expect(search.link.filter((l) => l['@opds:facetGroup'] === 'Format')).toEqual([]);
+    // A crawler following every facet of every feed never lands on an empty feed.
+    for (const start of ['/api/v1/opds/catalog', `/api/v1/opds/catalog?shelfId=${shelf}`, `/api/v1/opds/catalog?libraryId=${mainLibrary}`]) {
+      const feed = await atomFeed(start);
+      for (const facet of feed.link.filter((l) => l['@rel'] === 'http://opds-spec.org/facet')) {
+        const target = await atomFeed(facet['@href']);
+        expect(target['opensearch:totalResults'], facet['@href']).toBe(Number(facet['@thr:count']));
+        expect(target.entry?.length ?? 0, facet['@href']).toBeGreaterThan(0);
+      }
+    }
+    const json = (await jsonFeed(`/api/v2/opds/catalog?shelfId=${shelf}`)) as { facets: { metadata: { title: string }; links: { title: string; properties: { numberOfItems: number } }[] }[] };
+    expect(json.facets.find((f) => f.metadata.title === 'Format')?.links.map((l) => [l.title, l.properties.numberOfItems])).toEqual([['All formats', 2], ['Comics', 1], ['EPUB', 1]]);
   });
 
   it('surprise: up to 25 random visible books, no paging links', async () => {
@@ -625,7 +653,7 @@ describe('acquisition feeds', () => {
       );
       expect(linkOf((await atomFeed('/api/v1/opds/catalog?q=zipped')).entry?.[0]?.link ?? [], 'http://opds-spec.org/acquisition')?.['@type']).toBe('application/zip');
       expect(linkOf((await atomFeed('/api/v1/opds/catalog?q=spoken')).entry?.[0]?.link ?? [], 'http://opds-spec.org/acquisition')?.['@type']).toBe('audio/mpeg');
-      expectValid(validators.feed, (await opds('/api/v1/opds/catalog?q=every%20format', alice, { accept: 'application/opds+json' })).json());
+      expectValid(validators.feed, (await opds('/api/v2/opds/catalog?q=every%20format', alice)).json());
     } finally {
       await d.store.db.deleteFrom('book').where('id', 'in', [bookId, zipped, mp3]).execute();
     }
@@ -727,25 +755,62 @@ describe('downloads, covers and comic pages', () => {
   });
 });
 
+/** What KOReader 2026.07 and later send with every catalog request (plugins/opds.koplugin/opdsbrowser.lua, `opds20_feed`). */
+const KOREADER_ACCEPT = 'application/opds+json, application/atom+xml;profile=opds-catalog, */*';
+
+describe('KOReader', () => {
+  // KOReader picks its parser from the first byte of the body (`{` OPDS 2, `<` Atom); only its Atom code streams pages.
+  for (const [version, headers] of [
+    ['2026.07 and later', { accept: KOREADER_ACCEPT, 'accept-encoding': 'identity' }],
+    ['before 2026.07', { 'accept-encoding': 'identity' }],
+  ] as const) {
+    it(`${version}: browses /api/v1/opds as Atom down to a comic and streams its pages`, async () => {
+      const root = await opds('/api/v1/opds', alice, headers);
+      expect(root.body.trimStart().startsWith('<')).toBe(true);
+      const catalogHref = (xml.parse(root.body) as { feed: AtomFeed }).feed.entry?.find((e) => String(e.title) === 'All Books')?.link[0]?.['@href'];
+      expect(catalogHref).toMatch(/^\/api\/v1\/opds\/catalog/);
+      const catalog = await opds(catalogHref as string, alice, headers);
+      expect(catalog.body.trimStart().startsWith('<')).toBe(true);
+      const comic = (xml.parse(catalog.body) as { feed: AtomFeed }).feed.entry?.find((e) => String(e.title) === 'Comic');
+      const stream = comic?.link.find((l) => l['@rel'] === 'http://vaemendis.net/opds-pse/stream');
+      expect(stream?.['@pse:count']).toBe('4');
+      const page = await opds((stream?.['@href'] as string).replace('{pageNumber}', '1').replace('{maxWidth}', '800'), alice, headers);
+      expect(page.statusCode).toBe(200);
+      expect(page.headers['content-type']).toBe('image/jpeg');
+    });
+  }
+
+  it('gives the same header on the unversioned /api/opds the OPDS 2 feed it prefers', async () => {
+    const res = await opds('/api/opds', alice, { accept: KOREADER_ACCEPT });
+    expect(res.body.trimStart().startsWith('{')).toBe(true);
+    expectValid(validators.feed, res.json());
+  });
+});
+
 describe('OPDS 2.0', () => {
   const FEEDS = ['', '/libraries', '/shelves', '/magic-shelves', '/authors', '/series', '/catalog', '/catalog?page=2&size=2', '/recent', '/surprise', '/catalog?q=comic', '/catalog?series=Dune'];
 
-  it('answers every feed as valid OPDS 2 JSON when asked on /api/v1/opds, with links into /api/v2/opds', async () => {
+  it('answers every feed as valid OPDS 2 JSON when asked on the unversioned /api/opds, with links into /api/v2/opds', async () => {
     for (const path of FEEDS) {
-      const body = await jsonFeed(`/api/v1/opds${path}`);
+      const body = await jsonFeed(`/api/opds${path}`);
       const hrefs = JSON.stringify(body).match(/"href":"[^"]+"/g) ?? [];
       expect(hrefs.length, path).toBeGreaterThan(0);
       for (const href of hrefs) expect(href, path).toMatch(/^"href":"\/api\/v2\/opds/);
     }
   });
 
-  it('answers JSON on /api/v2/opds whatever the Accept header says, and Atom only to a client that names it alone', async () => {
+  it('answers JSON on /api/v2/opds and Atom on /api/v1/opds whatever the Accept header says; only /api/opds negotiates', async () => {
     for (const path of FEEDS) await jsonFeed(`/api/v2/opds${path}`, alice, null);
     await jsonFeed('/api/v2/opds/catalog', alice, '*/*');
-    const atom = await opds('/api/v2/opds/catalog', alice, { accept: 'application/atom+xml' });
+    await jsonFeed('/api/v2/opds/catalog', alice, 'application/atom+xml');
+    const atom = await opds('/api/v1/opds/catalog', alice, { accept: 'application/opds+json' });
     expect(atom.headers['content-type']).toBe('application/atom+xml;profile=opds-catalog;kind=acquisition;charset=utf-8');
-    // Negotiated answers vary with Accept.
-    expect((await opds('/api/v1/opds/catalog')).headers.vary).toContain('Accept');
+    expect(String(atom.headers.vary ?? '')).not.toMatch(/(^|,)\s*Accept\s*(,|$)/);
+    const negotiatedAtom = await opds('/api/opds/catalog', alice, { accept: 'application/atom+xml;profile=opds-catalog' });
+    expect(negotiatedAtom.headers['content-type']).toBe('application/atom+xml;profile=opds-catalog;kind=acquisition;charset=utf-8');
+    expect(String(negotiatedAtom.headers.vary)).toMatch(/(^|,)\s*Accept\s*(,|$)/);
+    expect(negotiatedAtom.body).toContain('href="/api/v1/opds/catalog?');
+    await jsonFeed('/api/opds/catalog', alice, 'application/opds+json, application/atom+xml;profile=opds-catalog;q=0.9');
   });
 
   it('shows the newest books as a group on the OPDS 2 start page (the Atom root stays navigation only)', async () => {
@@ -758,7 +823,7 @@ describe('OPDS 2.0', () => {
   });
 
   it('maps books to publications: metadata, acquisition links, images, series and the page stream', async () => {
-    const feed = (await jsonFeed('/api/v1/opds/catalog?size=100')) as { publications: { metadata: Record<string, unknown>; links: Record<string, unknown>[]; images?: unknown[] }[]; metadata: Record<string, unknown> };
+    const feed = (await jsonFeed('/api/v2/opds/catalog?size=100')) as { publications: { metadata: Record<string, unknown>; links: Record<string, unknown>[]; images?: unknown[] }[]; metadata: Record<string, unknown> };
     expect(feed.metadata).toMatchObject({ numberOfItems: 6, itemsPerPage: 100, currentPage: 1 });
     const dune = feed.publications.find((p) => p.metadata.title === 'Dune');
     expect(dune?.metadata).toMatchObject({
@@ -786,20 +851,20 @@ describe('OPDS 2.0', () => {
   });
 
   it('never fails an OPDS 2 request: empty feeds, errors and non-feed documents stay OPDS 2 or problem details', async () => {
-    const empty = (await jsonFeed('/api/v1/opds/catalog?q=no-such-book')) as { navigation: { href: string }[] };
+    const empty = (await jsonFeed('/api/opds/catalog?q=no-such-book')) as { navigation: { href: string }[] };
     expect(empty.navigation[0]?.href).toBe('/api/v2/opds');
-    await jsonFeed('/api/v1/opds/magic-shelves', carol);
-    await jsonFeed('/api/v1/opds/search.opds', null);
+    await jsonFeed('/api/opds/magic-shelves', carol);
+    await jsonFeed('/api/opds/search.opds', null);
     await jsonFeed('/api/v2/opds/search.opds', null, null);
     const cases: [string, Account, number][] = [
-      [`/api/v1/opds/catalog?libraryId=${privateLibrary}`, bob, 403],
-      ['/api/v1/opds/catalog?shelfId=999', bob, 404],
-      ['/api/v1/opds/catalog', carol, 403],
-      ['/api/v1/opds/no/such/feed', alice, 404],
-      [`/api/v1/opds/${ids.Secret}/download`, bob, 403],
-      ['/api/v1/opds/987654/cover', alice, 404],
-      ['/api/v1/opds/not-a-number/download', alice, 400],
-      [`/api/v1/opds/${ids.Comic}/pages/-1`, alice, 400],
+      [`/api/opds/catalog?libraryId=${privateLibrary}`, bob, 403],
+      ['/api/v2/opds/catalog?shelfId=999', bob, 404],
+      ['/api/v2/opds/catalog', carol, 403],
+      ['/api/opds/no/such/feed', alice, 404],
+      [`/api/v2/opds/${ids.Secret}/download`, bob, 403],
+      ['/api/v2/opds/987654/cover', alice, 404],
+      ['/api/v2/opds/not-a-number/download', alice, 400],
+      [`/api/v2/opds/${ids.Comic}/pages/-1`, alice, 400],
     ];
     for (const [url, account, status] of cases) {
       const res = await opds(url, account, { accept: 'application/opds+json' });

@@ -67,10 +67,10 @@ export async function buildAppCatalog(): Promise<AppCatalog> {
   }
   books.Spoken = (await seedBook(d.store.db, main.id, { title: 'Spoken', types: ['AUDIOBOOK'], authors: ['Voice Person'] })).bookId;
   const paper = await d.store.db.insertInto('book').values({ library_id: main.id, is_physical: 1 }).returning('id').executeTakeFirstOrThrow();
-  await d.store.db.insertInto('book_metadata').values({ book_id: paper.id, title: 'Paper Only' }).execute();
+  await d.store.db.insertInto('book_metadata').values({ book_id: paper.id, title: 'Paper Only', search_text: 'paper only' }).execute();
   books['Paper Only'] = paper.id;
   const empty = await d.store.db.insertInto('book').values({ library_id: main.id }).returning('id').executeTakeFirstOrThrow();
-  await d.store.db.insertInto('book_metadata').values({ book_id: empty.id, title: 'No Files' }).execute();
+  await d.store.db.insertInto('book_metadata').values({ book_id: empty.id, title: 'No Files', search_text: 'no files' }).execute();
   books['No Files'] = empty.id;
   books.Gone = (await seedBook(d.store.db, main.id, { title: 'Gone' })).bookId;
   await d.store.db.updateTable('book').set({ deleted: 1 }).where('id', '=', books.Gone).execute();

@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createLibrary } from '../../src/core/libraries/libraries.ts';
 import type { Db } from '../../src/core/store/store.ts';
+import { bookSearchText, searchKey } from '../../src/core/text/search-key.ts';
 
 /** A library over a real (empty) folder under `root`. */
 export async function seedLibrary(db: Db, root: string, name: string): Promise<number> {
@@ -35,8 +36,10 @@ export async function seedBook(db: Db, libraryId: number, book: SeedBook): Promi
   }
   for (const [order, name] of (book.authors ?? []).entries()) {
     const existing = await db.selectFrom('author').select('id').where('name', '=', name).executeTakeFirst();
-    const authorId = existing?.id ?? (await db.insertInto('author').values({ name }).returning('id').executeTakeFirstOrThrow()).id;
+    const authorId = existing?.id ?? (await db.insertInto('author').values({ name, name_key: searchKey(name) }).returning('id').executeTakeFirstOrThrow()).id;
     await db.insertInto('book_metadata_author_mapping').values({ book_id: bookId, author_id: authorId, sort_order: order }).execute();
   }
+  // The search text every write path stores.
+  await db.updateTable('book_metadata').set({ search_text: bookSearchText({ title: book.title, authors: book.authors ?? [] }) }).where('book_id', '=', bookId).execute();
   return { bookId, fileIds };
 }

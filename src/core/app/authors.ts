@@ -7,10 +7,10 @@ import { visibleBookFilter } from '../auth/visibility.ts';
 import type { Store } from '../store/store.ts';
 import { appNotFound } from './app-error.ts';
 import { appPage, type AppPage } from './app-page.ts';
-import { containsPattern } from './book-filters.ts';
 import { libraryCondition } from './book-scope.ts';
 import { put, type Json } from './book-summary.ts';
 import { remembered, rowsOf } from './sql.ts';
+import { containsKeyPattern } from '../text/search-key.ts';
 
 const AUTHOR_BOOK = sql<SqlBool>`(book.deleted = 0 and exists (select 1 from book_file af where af.book_id = book.id))`;
 
@@ -42,7 +42,7 @@ function matchingAuthors(store: Store, principal: Principal, query: AuthorsQuery
     .where(visibleBookFilter(principal))
     .where(AUTHOR_BOOK);
   if (query.libraryId !== undefined) q = q.where(libraryCondition(principal, query.libraryId));
-  if (query.search !== undefined && query.search.trim() !== '') q = q.where(sql<SqlBool>`lower(a.name) like ${containsPattern(query.search)} escape '\\'`);
+  if (query.search !== undefined && query.search.trim() !== '') q = q.where(sql<SqlBool>`a.name_key like ${containsKeyPattern(query.search)} escape '\\'`);
   const order = ORDERS[(query.sort ?? 'name').toLowerCase()] ?? (ORDERS.name as string);
   const compiled = q.groupBy('a.id').orderBy(sql`${sql.raw(order)} ${direction}`).orderBy(sql`a.id ${direction}`).compile();
   return remembered(store, compiled, () => rowsOf<AuthorRow>(store, compiled));

@@ -6,6 +6,7 @@ import { sql } from 'kysely';
 import { BOOK_FILE_TYPES } from '../formats/types.ts';
 import { READ_STATUSES } from '../reading/read-status.ts';
 import { appBadRequest } from './app-error.ts';
+import { searchKey } from '../text/search-key.ts';
 
 export type Cond = RawBuilder<SqlBool>;
 export type FilterMode = 'or' | 'and' | 'not';
@@ -244,18 +245,11 @@ function creatorRole(label: string): string {
 }
 
 /**
- * `lower(column) LIKE <this> ESCAPE '\'`: the text contains the search, letter case ignored (SQLite's lower() on both
- * sides), the search's own wildcards taken literally.
+ * Grimmory's free-text book search: title, series or an author's name contains the text, compared as search keys
+ * (no case, no accents). The book's stored search text also holds its subtitle and ISBNs, which match too.
  */
-export function containsPattern(text: string) {
-  return sql`lower(${`%${text.trim().replace(/[\\%_]/g, (c) => `\\${c}`)}%`})`;
-}
-
-/** Grimmory's free-text book search: title, series or an author's name contains the text (case ignored). */
 export function searchCondition(text: string): Cond {
-  const pattern = containsPattern(text);
-  return sql<SqlBool>`(book.id in (select t.book_id from book_metadata t where lower(t.title) like ${pattern} escape '\\' or lower(t.series_name) like ${pattern} escape '\\')
-    or book.id in (select x.book_id from book_metadata_author_mapping x join author a on a.id = x.author_id where lower(a.name) like ${pattern} escape '\\'))`;
+  return sql<SqlBool>`book.id in (select t.book_id from book_metadata t where instr(t.search_text, ${searchKey(text)}) > 0)`;
 }
 
 /** One condition per filter the request sets; throws AppError (400) for values that name nothing. */

@@ -6,11 +6,12 @@ import type { Principal } from '../auth/principal.ts';
 import { cachedStatement } from '../store/snapshot.ts';
 import type { Store } from '../store/store.ts';
 import { appPage, type AppPage } from './app-page.ts';
-import { containsPattern, type Cond } from './book-filters.ts';
+import type { Cond } from './book-filters.ts';
 import { everyBookHasMetadata, type PageOfIds } from './book-query.ts';
 import { libraryCondition, listedBooks, listedBooksByMetadata } from './book-scope.ts';
 import { FILES_SQL, groupBy, IN_IDS, primaryFileOf, put, type FileRow, type Json } from './book-summary.ts';
 import { columnOf, remembered, rememberedCount, rowsOf } from './sql.ts';
+import { containsKeyPattern } from '../text/search-key.ts';
 
 const IN_SERIES = sql<SqlBool>`(m.series_name is not null and trim(m.series_name) <> '')`;
 
@@ -64,7 +65,7 @@ function matchingSeries(store: Store, principal: Principal, query: SeriesQuery):
     .leftJoin('user_book_progress as p', (join) => join.onRef('p.book_id', '=', 'book.id').on('p.user_id', '=', principal.userId))
     .where(IN_SERIES);
   for (const cond of libraryScope(principal, query.libraryId)) q = q.where(cond);
-  if (query.search !== undefined && query.search.trim() !== '') q = q.where(sql<SqlBool>`lower(m.series_name) like ${containsPattern(query.search)} escape '\\'`);
+  if (query.search !== undefined && query.search.trim() !== '') q = q.where(sql<SqlBool>`m.series_key like ${containsKeyPattern(query.search)} escape '\\'`);
   let grouped = q
     .select([
       sql<string>`min(m.series_name)`.as('series_name'),

@@ -3,7 +3,8 @@
 // match score) brought up to date.
 import type { Updateable } from 'kysely';
 import { kyselyExec } from '../books/sql-exec.ts';
-import { refreshSearchText } from '../metadata/names-store.ts';
+import { refreshSearchText } from '../books/search-text.ts';
+import { searchKey } from '../text/search-key.ts';
 import { updateMatchScore } from '../metadata/match-scores.ts';
 import type { DB } from '../store/db-types.ts';
 import type { Db } from '../store/store.ts';
@@ -40,6 +41,7 @@ export async function updateAuthor(db: Db, authorId: number, update: AuthorUpdat
     if (name === '') throw new AuthorError('INVALID', 'name: must not be blank');
     if (name.length > MAX_NAME_LENGTH) throw new AuthorError('INVALID', `name: size must be at most ${MAX_NAME_LENGTH}`);
     changes.name = name;
+    changes.name_key = searchKey(name);
   }
   if (typeof update.description === 'string') changes.description = update.description.trim() === '' ? null : update.description;
   if (typeof update.asin === 'string') {

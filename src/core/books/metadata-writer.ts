@@ -2,7 +2,9 @@
 import type { Transaction } from 'kysely';
 import type { ExtractedComic, ExtractedMetadata } from '../formats/types.ts';
 import type { DB } from '../store/db-types.ts';
+import { bookSearchText, searchKeyOf } from '../text/search-key.ts';
 import { nameIds, type NameTable } from './names.ts';
+import { refreshSearchText } from './search-text.ts';
 import { isSqlExec, kyselyExec, type SqlExec } from './sql-exec.ts';
 
 type Scalar = string | number | null;
@@ -64,7 +66,7 @@ function rowSql(cache: Map<number, string>, table: string, columns: readonly str
 }
 
 const BOOK_COLUMNS = SCALAR_FIELDS.map(([column]) => column);
-const BOOK_TRAILING = ['identifiers_json', 'search_text'];
+const BOOK_TRAILING = ['identifiers_json', 'search_text', 'series_key'];
 const bookSql = new Map<number, string>();
 
 /**
@@ -85,14 +87,19 @@ export async function writeBookMetadata(db: Transaction<DB> | SqlExec, bookId: n
     if (i === 0) title = value ||= titleFromFileName(fileName);
     params.push(value);
   }
-  params.push(Object.keys(meta.identifiers).length > 0 ? JSON.stringify(meta.identifiers) : null, searchText(meta, (title ?? null) as string | null));
+  const searched = { title: (title ?? null) as string | null, subtitle: meta.subtitle, authors: meta.authors, seriesName: meta.seriesName, isbn13: meta.isbn13, isbn10: meta.isbn10 };
+  params.push(Object.keys(meta.identifiers).length > 0 ? JSON.stringify(meta.identifiers) : null, bookSearchText(searched), searchKeyOf(meta.seriesName));
   await exec.run(rowSql(bookSql, 'book_metadata', BOOK_COLUMNS, BOOK_TRAILING, mask, existing !== undefined), [...params, bookId]);
 
   for (const [table, mapping, column, lock, pick] of LIST_FIELDS) {
     if (isLocked(existing, lock)) continue;
     await replaceNames(exec, bookId, table, mapping, column, pick(meta));
   }
+  // A locked field kept its stored value, which the keys just written from the file do not reflect.
+  if (SEARCHED_LOCKS.some((lock) => isLocked(existing, lock))) await refreshSearchText(exec, [bookId]);
 }
+
+const SEARCHED_LOCKS = ['title_locked', 'subtitle_locked', 'authors_locked', 'series_name_locked', 'isbn_13_locked', 'isbn_10_locked'];
 
 type Mapping = 'book_metadata_author_mapping' | 'book_metadata_category_mapping' | 'book_metadata_tag_mapping' | 'book_metadata_mood_mapping' | 'comic_metadata_character_mapping' | 'comic_metadata_team_mapping' | 'comic_metadata_location_mapping';
 
@@ -121,9 +128,6 @@ function titleFromFileName(fileName: string): string {
   return dot > 0 && fileName.length - dot <= 6 ? fileName.slice(0, dot) : fileName;
 }
 
-function searchText(meta: Pick<ExtractedMetadata, 'subtitle' | 'authors' | 'seriesName' | 'isbn13' | 'isbn10'>, title: string | null): string {
-  return [title, meta.subtitle, ...meta.authors, meta.seriesName, meta.isbn13, meta.isbn10].filter(Boolean).join(' ').toLowerCase();
-}
 
 const COMIC_SCALARS: [column: string, lock: string, pick: (c: ExtractedComic) => Scalar | undefined][] = [
   ['issue_number', 'issue_number', (c) => c.issueNumber],
@@ -252,13 +256,6 @@ function sameNames(current: string[], wanted: string[], ordered: boolean): boole
   return unique.every((name) => have.has(name));
 }
 
-async function refreshSearchText(exec: SqlExec, bookId: number): Promise<void> {
-  const row = (await exec.get('select title, subtitle, series_name, isbn_13, isbn_10 from book_metadata where book_id = ?', [bookId])) as Row;
-  const authors = await currentNames(exec, bookId, 'author', 'book_metadata_author_mapping', 'author_id');
-  const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
-  const value = searchText({ subtitle: text(row.subtitle), authors, seriesName: text(row.series_name), isbn13: text(row.isbn_13), isbn10: text(row.isbn_10) }, text(row.title) ?? null);
-  await exec.run('update book_metadata set search_text = ? where book_id = ?', [value, bookId]);
-}
 
 /**
  * Writes the fields a patch gives, leaving every other field and every locked one (or all, with all_fields_locked)
@@ -296,7 +293,7 @@ export async function writeMetadataPatch(db: Transaction<DB> | SqlExec, bookId: 
     await replaceNames(exec, bookId, table, mapping, column, [...new Set(names)]);
     out.changed.push(key);
   }
-  if (out.changed.some((c) => SEARCHED.has(c))) await refreshSearchText(exec, bookId);
+  if (out.changed.some((c) => SEARCHED.has(c))) await refreshSearchText(exec, [bookId]);
   if (patch.comic) await writeComicPatch(exec, bookId, patch.comic, row.all_fields_locked === 1, out);
   return out;
 }

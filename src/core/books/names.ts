@@ -1,11 +1,41 @@
 // Authors, categories, tags, moods and comic people are shared rows looked up by exact name.
 import type { Transaction } from 'kysely';
 import type { DB } from '../store/db-types.ts';
+import { searchKey } from '../text/search-key.ts';
 import { isSqlExec, kyselyExec, type SqlExec } from './sql-exec.ts';
 
 export type NameTable = 'author' | 'category' | 'tag' | 'mood' | 'comic_character' | 'comic_team' | 'comic_location' | 'comic_creator';
 
-const statements = new Map<NameTable, { find: string; add: string }>();
+/** Tables that store a search key (core/text/search-key.ts) beside the name. */
+const KEY_COLUMN: Partial<Record<NameTable, string>> = { author: 'name_key' };
+
+const statements = new Map<NameTable, { find: string; add: string; rename: string }>();
+
+function statementsFor(table: NameTable): { find: string; add: string; rename: string } {
+  let sql = statements.get(table);
+  if (!sql) {
+    const key = KEY_COLUMN[table];
+    sql = {
+      find: `select id from ${table} where name = ?`,
+      add: key ? `insert into ${table} (name, ${key}) values (?, ?) returning id` : `insert into ${table} (name) values (?) returning id`,
+      rename: key ? `update ${table} set name = ?, ${key} = ? where id = ?` : `update ${table} set name = ? where id = ?`,
+    };
+    statements.set(table, sql);
+  }
+  return sql;
+}
+
+const withKey = (table: NameTable, name: string): string[] => (KEY_COLUMN[table] ? [name, searchKey(name)] : [name]);
+
+/** A new row for the name; its id. */
+export async function addName(exec: SqlExec, table: NameTable, name: string): Promise<number> {
+  return (await exec.get(statementsFor(table).add, withKey(table, name)))?.id as number;
+}
+
+/** Gives the row another spelling (its search key follows). */
+export async function renameName(exec: SqlExec, table: NameTable, id: number, name: string): Promise<void> {
+  await exec.run(statementsFor(table).rename, [...withKey(table, name), id]);
+}
 
 /**
  * Ids for the names, creating missing rows; order follows `names`. Runs inside the caller's write transaction, so a
@@ -14,15 +44,11 @@ const statements = new Map<NameTable, { find: string; add: string }>();
 export async function nameIds(db: Transaction<DB> | SqlExec, table: NameTable, names: string[]): Promise<number[]> {
   if (names.length === 0) return [];
   const exec = isSqlExec(db) ? db : kyselyExec(db);
-  let sql = statements.get(table);
-  if (!sql) {
-    sql = { find: `select id from ${table} where name = ?`, add: `insert into ${table} (name) values (?) returning id` };
-    statements.set(table, sql);
-  }
+  const sql = statementsFor(table);
   const ids: number[] = [];
   for (const name of names) {
-    const row = (await exec.get(sql.find, [name])) ?? (await exec.get(sql.add, [name]));
-    ids.push(row?.id as number);
+    const found = (await exec.get(sql.find, [name]))?.id as number | undefined;
+    ids.push(found ?? (await addName(exec, table, name)));
   }
   return ids;
 }

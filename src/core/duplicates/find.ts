@@ -127,3 +127,22 @@ export async function findDuplicates(store: Store, request: DuplicateRequest, pr
   const details = new Map(books.filter((b) => inGroups.has(b.id)).map((b) => [b.id, b]));
   return { libraryId: library.id, strategies: order, groups, books: details, scanned: books.length };
 }
+
+/** The reasons Grimmory's web UI has texts for (its duplicate merger translates `reason.<value>`). */
+export type GrimmoryMatchReason = Exclude<MatchReason, 'IDENTICAL_CONTENT'>;
+const GRIMMORY_REASONS = MATCH_REASONS.filter((r): r is GrimmoryMatchReason => r !== 'IDENTICAL_CONTENT');
+
+/**
+ * A reason the web UI can show for a group. An identical-content group is labelled with the first of Grimmory's own
+ * strategies that would also put all of its books together (copies of one file usually share ISBN or title and
+ * author); when none does, with `EXTERNAL_ID`, the file's SHA-256 being the identifier the books share.
+ */
+export function displayReason(group: DuplicateGroupIds, books: ReadonlyMap<number, CandidateBook>): GrimmoryMatchReason {
+  if (group.matchReason !== 'IDENTICAL_CONTENT') return group.matchReason;
+  const members = group.bookIds.map((id) => books.get(id)).filter((b): b is CandidateBook => b !== undefined);
+  for (const reason of GRIMMORY_REASONS) {
+    const [together] = groupDuplicates(members, { strategies: new Set([reason]), formatPriority: null });
+    if (together && together.bookIds.length === members.length) return reason;
+  }
+  return 'EXTERNAL_ID';
+}

@@ -13,6 +13,7 @@ import type { BookFileType } from '../formats/types.ts';
 import type { DB } from '../store/db-types.ts';
 import type { Db, Store } from '../store/store.ts';
 import { nowIso } from '../time.ts';
+import { bookSearchText } from '../text/search-key.ts';
 
 export type MergeErrorCode = 'NOT_FOUND' | 'HIDDEN' | 'INVALID';
 
@@ -287,7 +288,7 @@ const COPIED_METADATA = [
   'isbn_10', 'page_count', 'language', 'rating', 'review_count', 'amazon_rating', 'amazon_review_count', 'goodreads_rating',
   'goodreads_review_count', 'hardcover_rating', 'hardcover_review_count', 'lubimyczytac_rating', 'ranobedb_rating', 'audible_rating',
   'audible_review_count', 'asin', 'goodreads_id', 'hardcover_id', 'hardcover_book_id', 'google_id', 'comicvine_id', 'lubimyczytac_id',
-  'ranobedb_id', 'audible_id', 'narrator', 'abridged', 'age_rating', 'content_rating', 'search_text',
+  'ranobedb_id', 'audible_id', 'narrator', 'abridged', 'age_rating', 'content_rating', 'search_text', 'series_key',
 ] as const;
 
 export interface DetachOptions {
@@ -342,7 +343,7 @@ export async function detachBookFile(store: Store, bookId: number, fileId: numbe
       }
     } else {
       const title = titleOf(file.file_name);
-      await trx.insertInto('book_metadata').values({ book_id: id, title, search_text: title.toLowerCase() }).execute();
+      await trx.insertInto('book_metadata').values({ book_id: id, title, search_text: bookSearchText({ title, authors: [] }) }).execute();
     }
     await trx.updateTable('book_file').set({ book_id: id }).where('id', '=', fileId).execute();
     return id;

@@ -22,6 +22,7 @@ import {
   webReaderIsNewer,
   type FileProgressForKobo,
   type KoboReadingState,
+  type KoboStatusInfo,
   type ProgressForKobo,
   type Thresholds,
 } from './reading-state.ts';
@@ -125,15 +126,21 @@ export interface ReportedBook {
 }
 
 /**
- * What a device's bookmark means in Bindery: the Kobo position and percent, the time it was received, the web-reader
- * position too with two-way sync (unless the web reader moved on since), and the read status from the thresholds
- * (unless the status was set in Bindery and not yet sent to the device). Returns the device's percent when it became
- * the book's progress (not when the web reader has moved on since).
+ * What a device's state means in Bindery: the Kobo position and percent, the time it was received, the web-reader
+ * position too with two-way sync (unless the web reader moved on since), and the read status (unless the status was
+ * set in Bindery and not yet sent to the device): the device's own `Finished` (read, on the device's finishing date)
+ * or `ReadyToRead` (unread) when it sent one, otherwise what its percent means under the thresholds. A Kobo that
+ * finishes a book reports its bookmark at the first resource, so a `Finished` state keeps the book at 100 % and the
+ * earlier position, instead of moving progress back to the start. Returns the device's percent when it became the
+ * book's progress (not when the web reader has moved on since).
  */
-async function applyBookmark(trx: Transaction<DB>, ctx: DeviceContext, book: ReportedBook, state: KoboReadingState, now: Date): Promise<number | undefined> {
+async function applyDeviceState(trx: Transaction<DB>, ctx: DeviceContext, book: ReportedBook, state: KoboReadingState, deviceStatus: KoboStatusInfo | undefined, now: Date): Promise<number | undefined> {
   const row = (await progressRows(trx, ctx.userId, [book.id])).get(book.id);
-  const bookmark = state.CurrentBookmark;
+  const finished = deviceStatus?.Status === 'Finished';
+  // The bookmark of a finished book points at its start: it says nothing about how far the reader got.
+  const bookmark = finished ? undefined : state.CurrentBookmark;
   const patch: Record<string, unknown> = {};
+  if (finished) patch.kobo_progress_percent = 100;
   if (bookmark?.ProgressPercent !== undefined) patch.kobo_progress_percent = bookmark.ProgressPercent;
   if (bookmark?.Location) {
     patch.kobo_location = bookmark.Location.Value ?? null;
@@ -141,12 +148,12 @@ async function applyBookmark(trx: Transaction<DB>, ctx: DeviceContext, book: Rep
     patch.kobo_location_source = bookmark.Location.Source ?? null;
   }
   const bookmarkTime = parseKoboTime(bookmark?.LastModified);
-  const effective = bookmarkTime ?? now;
+  const effective = bookmarkTime ?? parseKoboTime(deviceStatus?.LastModified) ?? now;
   const epubFile = book.primary?.bookType === 'EPUB' ? book.primary : undefined;
   const fileProgress = epubFile ? (await syncedFileProgress(trx, ctx.userId, new Map([[book.id, epubFile]]))).get(book.id) : undefined;
   const webTime = parseKoboTime(fileProgress?.last_read_time);
   const webNewer = ctx.twoWay && bookmarkTime !== undefined && webTime !== undefined && webTime > bookmarkTime;
-  if (bookmark && (bookmark.ProgressPercent !== undefined || bookmark.Location !== undefined)) patch.kobo_progress_received_time = effective.toISOString();
+  if (finished || (bookmark && (bookmark.ProgressPercent !== undefined || bookmark.Location !== undefined))) patch.kobo_progress_received_time = effective.toISOString();
 
   if (ctx.twoWay && bookmark?.ProgressPercent !== undefined && !webNewer) {
     const source = bookmark.Location?.Source ?? null;
@@ -169,10 +176,13 @@ async function applyBookmark(trx: Transaction<DB>, ctx: DeviceContext, book: Rep
 
   const percent = (patch.kobo_progress_percent as number | undefined) ?? row?.kobo_progress_percent ?? null;
   const current = { read_status_modified_time: row?.read_status_modified_time ?? null, kobo_status_sent_time: row?.kobo_status_sent_time ?? null };
-  if (percent !== null && !webNewer && !keepsBinderyStatus(current, effective)) {
-    const status = statusFromKoboPercent(percent, ctx.thresholds);
+  const stated = deviceStatus?.Status === 'Finished' ? 'READ' : deviceStatus?.Status === 'ReadyToRead' ? 'UNREAD' : undefined;
+  if ((stated !== undefined || (percent !== null && !webNewer)) && !keepsBinderyStatus(current, effective)) {
+    const status = stated ?? statusFromKoboPercent(percent as number, ctx.thresholds);
     patch.read_status = status;
-    if (status === 'READ' && !row?.date_finished) patch.date_finished = now.toISOString();
+    const finishedOn = finished ? parseKoboTime(deviceStatus?.LastTimeFinished) : undefined;
+    if (finishedOn) patch.date_finished = finishedOn.toISOString();
+    else if (status === 'READ' && !row?.date_finished) patch.date_finished = now.toISOString();
   }
   if (Object.keys(patch).length === 0) return undefined;
   await trx
@@ -180,6 +190,7 @@ async function applyBookmark(trx: Transaction<DB>, ctx: DeviceContext, book: Rep
     .values({ user_id: ctx.userId, book_id: book.id, ...patch })
     .onConflict((oc) => oc.columns(['user_id', 'book_id']).doUpdateSet(patch))
     .execute();
+  if (finished) return 100;
   return webNewer ? undefined : bookmark?.ProgressPercent;
 }
 
@@ -194,7 +205,9 @@ export async function saveDeviceState(db: Db, ctx: DeviceContext, book: Reported
     const existing = (await storedStates(trx, ctx.userId, [entitlementId])).get(entitlementId);
     const state = existing ? mergeStates(existing, stamped) : firstState(stamped, now);
     await saveState(trx, ctx.userId, entitlementId, state);
-    return applyBookmark(trx, ctx, book, state, now);
+    // Only a status this report brought counts (an older stored one was applied when it came).
+    const deviceStatus = state.StatusInfo !== undefined && state.StatusInfo === stamped.StatusInfo ? stamped.StatusInfo : undefined;
+    return applyDeviceState(trx, ctx, book, state, deviceStatus, now);
   });
 }
 

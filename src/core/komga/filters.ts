@@ -95,8 +95,9 @@ export function inReadStates(userId: number, states: readonly KomgaReadState[]):
 }
 
 /**
- * A search in the title, authors and series (Bindery's search text, kept lower-cased), tested on each book's metadata
- * row as the page is walked: a first page of common words is found without reading every book.
+ * A search in the title, authors and series (Bindery's search text, stored as a search key: no case, no accents),
+ * tested on each book's metadata row as the page is walked: a first page of common words is found without reading
+ * every book.
  */
 export function matchesSearch(text: string): Cond {
   return metadataCondition(searchTextCondition(text));

@@ -4,14 +4,15 @@
 // the folding below is the one place to change how matching treats case, composed forms and accents.
 import type { RawBuilder, SqlBool } from 'kysely';
 import { sql } from 'kysely';
+import { searchKey } from '../text/search-key.ts';
 import { nocase } from './sql.ts';
 
 export const TEXT_OPERATORS = ['is', 'isNot', 'contains', 'doesNotContain', 'beginsWith', 'doesNotBeginWith', 'endsWith', 'doesNotEndWith'] as const;
 export type TextOperator = (typeof TEXT_OPERATORS)[number];
 
-/** The folded form text is compared in: lower-cased. */
+/** The folded form text in memory is compared in: the search key (no case, no accents, one composed form). */
 export function foldText(text: string): string {
-  return text.toLowerCase();
+  return searchKey(text);
 }
 
 /**
@@ -55,9 +56,9 @@ export function textMatches(text: string, operator: TextOperator, value: string)
 }
 
 /**
- * A free-text search over a book's title, authors and series (Bindery's `book_metadata.search_text`, stored
- * lower-cased by the metadata writer).
+ * A free-text search over a book's title, authors and series (Bindery's `book_metadata.search_text`, stored as a
+ * search key by every metadata writer).
  */
 export function searchTextCondition(query: string): RawBuilder<SqlBool> {
-  return sql<SqlBool>`instr(m.search_text, ${query.toLowerCase()}) > 0`;
+  return sql<SqlBool>`instr(m.search_text, ${searchKey(query)}) > 0`;
 }

@@ -8,7 +8,9 @@ import { kyselyExec, type SqlExec } from '../books/sql-exec.ts';
 import type { Db } from '../store/store.ts';
 import { nowIso } from '../time.ts';
 import { MetadataEditError, NAME_FIELDS, type NameField } from './metadata-fields.ts';
-import { currentNames, refreshSearchText, replaceNames } from './names-store.ts';
+import { addName, renameName } from '../books/names.ts';
+import { refreshSearchText } from '../books/search-text.ts';
+import { currentNames, replaceNames } from './names-store.ts';
 
 export const MERGE_METADATA_TYPES = ['authors', 'categories', 'moods', 'tags', 'series', 'publishers', 'languages'] as const;
 export type MergeMetadataType = (typeof MERGE_METADATA_TYPES)[number];
@@ -73,8 +75,8 @@ export async function consolidateMetadata(db: Db, principal: Principal, type: Me
     for (const name of targets) {
       const existing = await findName(exec, field, name);
       // The target's spelling is the one asked for.
-      if (existing && existing.name !== name) await exec.run(`update ${field.table} set name = ? where id = ?`, [name, existing.id]);
-      targetIds.push(existing?.id ?? ((await exec.get(`insert into ${field.table} (name) values (?) returning id`, [name]))?.id as number));
+      if (existing && existing.name !== name) await renameName(exec, field.table, existing.id, name);
+      targetIds.push(existing?.id ?? (await addName(exec, field.table, name)));
     }
     const changed = new Set<number>();
     for (const name of merged) {

@@ -18,7 +18,8 @@ import {
   type NameKind,
   type Scalar,
 } from './metadata-fields.ts';
-import { currentComicNames, currentCreators, currentNames, refreshSearchText, replaceComicNames, replaceCreators, replaceNames } from './names-store.ts';
+import { refreshSearchText } from '../books/search-text.ts';
+import { currentComicNames, currentCreators, currentNames, replaceComicNames, replaceCreators, replaceNames } from './names-store.ts';
 
 export const REPLACE_MODES = ['REPLACE_ALL', 'REPLACE_MISSING', 'REPLACE_WHEN_PROVIDED'] as const;
 export type ReplaceMode = (typeof REPLACE_MODES)[number];

@@ -45,14 +45,3 @@ export async function replaceCreators(exec: SqlExec, bookId: number, role: strin
     await exec.run('insert into comic_metadata_creator_mapping (book_id, creator_id, role) values (?, ?, ?) on conflict do nothing', [bookId, id, role]);
   }
 }
-
-/** The lower-cased text the catalog searches: title, subtitle, authors, series and ISBNs, as the scanner builds it. */
-export async function refreshSearchText(exec: SqlExec, bookIds: readonly number[]): Promise<void> {
-  for (const bookId of bookIds) {
-    const row = await exec.get('select title, subtitle, series_name, isbn_13, isbn_10 from book_metadata where book_id = ?', [bookId]);
-    if (!row) continue;
-    const authors = await exec.all('select a.name from book_metadata_author_mapping m join author a on a.id = m.author_id where m.book_id = ? order by m.sort_order', [bookId]);
-    const text = [row.title, row.subtitle, ...authors.map((a) => a.name), row.series_name, row.isbn_13, row.isbn_10].filter(Boolean).join(' ').toLowerCase();
-    await exec.run('update book_metadata set search_text = ? where book_id = ?', [text, bookId]);
-  }
-}

@@ -142,6 +142,7 @@ export function renderAtom(feed: Feed, ctx: AtomContext): string {
       title: facet.title,
       'opds:facetGroup': facet.group,
       'opds:activeFacet': facet.active ? 'true' : undefined,
+      'thr:count': facet.count,
     });
   }
   for (const entry of feed.entries) {

@@ -6,6 +6,7 @@ import { sql } from 'kysely';
 import { isAdmin, type Principal } from '../auth/principal.ts';
 import { visibleBookFilter } from '../auth/visibility.ts';
 import type { Store } from '../store/store.ts';
+import { searchKey } from '../text/search-key.ts';
 
 export const OPDS_SORT_ORDERS = ['RECENT', 'TITLE_ASC', 'TITLE_DESC', 'AUTHOR_ASC', 'AUTHOR_DESC', 'SERIES_ASC', 'SERIES_DESC', 'RATING_ASC', 'RATING_DESC'] as const;
 export type OpdsSortOrder = (typeof OPDS_SORT_ORDERS)[number];
@@ -92,8 +93,9 @@ function filteredBooks(store: Store, principal: Principal, filter: BookFilter, o
   }
   if (filter.series !== undefined) query = query.where(sql<SqlBool>`m.series_name = ${filter.series} collate nocase`);
   if (filter.q !== undefined && filter.q.trim() !== '') {
-    // search_text is stored lower-cased: a plain substring test, over the metadata table read in one pass.
-    query = query.where(sql<SqlBool>`book.id in (select s.book_id from book_metadata s where instr(s.search_text, ${filter.q.trim().toLowerCase()}) > 0)`);
+    // search_text is stored as a search key: a plain substring test of the query's key, over the metadata table read
+    // in one pass.
+    query = query.where(sql<SqlBool>`book.id in (select s.book_id from book_metadata s where instr(s.search_text, ${searchKey(filter.q)}) > 0)`);
   }
   if (filter.format !== undefined) {
     // Per book through the file index: a page walks its order and stops when full (no index leads from a type).
@@ -118,11 +120,16 @@ interface Remembered {
   value: unknown;
   version: string;
   expires: number;
+  computedAt: number;
+  /** Milliseconds the computation took. */
+  cost: number;
 }
 
 const remembered = new WeakMap<Store['sqlite'], Map<string, Remembered>>();
 const REMEMBER_MS = 60_000;
 const MAX_REMEMBERED = 200;
+/** A result that took at least this long may be served for a while after the catalog changed (see `lagMs`). */
+const COSTLY_MS = 15;
 
 /**
  * Something in the catalog changed since: a commit by another connection (data_version) or by this one
@@ -137,20 +144,23 @@ function catalogVersion(store: Store): string {
 /**
  * The result of a query that counts over the whole catalog, kept until the catalog changes (or a minute at most). A
  * reader paging through a feed asks the same totals again and again, and with content restrictions they are the
- * costly part of a page.
+ * costly part of a page. With `lagMs`, a costly result (COSTLY_MS or more) outlives changes for that long after it
+ * was computed: figures that only guide (facet counts) are then worked out at most once per `lagMs` however often the
+ * catalog is written, while cheap ones stay exact.
  */
-function remember<T>(store: Store, compiled: { sql: string; parameters: readonly unknown[] }, compute: () => T): T {
+function remember<T>(store: Store, compiled: { sql: string; parameters: readonly unknown[] }, compute: () => T, lagMs = 0): T {
   let cache = remembered.get(store.sqlite);
   if (!cache) remembered.set(store.sqlite, (cache = new Map()));
   const key = `${compiled.sql}\u0000${JSON.stringify(compiled.parameters)}`;
   const version = catalogVersion(store);
   const now = Date.now();
   const hit = cache.get(key);
-  if (hit && hit.version === version && hit.expires > now) return hit.value as T;
+  if (hit && hit.expires > now && (hit.version === version || (hit.cost >= COSTLY_MS && now - hit.computedAt < lagMs))) return hit.value as T;
+  const started = performance.now();
   const value = compute();
   cache.delete(key);
   if (cache.size >= MAX_REMEMBERED) cache.delete(cache.keys().next().value as string);
-  cache.set(key, { value, version, expires: now + REMEMBER_MS });
+  cache.set(key, { value, version, expires: now + REMEMBER_MS, computedAt: now, cost: performance.now() - started });
   return value;
 }
 
@@ -158,9 +168,14 @@ function countMatching(store: Store, compiled: { sql: string; parameters: readon
   return remember(store, compiled, () => Number(run<number>(store, compiled, true)[0] ?? 0));
 }
 
+/** How many visible books match (remembered until the catalog changes). */
+export function countBooks(store: Store, principal: Principal, filter: BookFilter): number {
+  return countMatching(store, filteredBooks(store, principal, filter).select(sql<number>`count(*)`.as('n')).compile());
+}
+
 /** One page (1-based) of the matching visible books in the given order, and how many match in all. */
 export function pageOfBooks(store: Store, principal: Principal, filter: BookFilter, order: BookOrder, page: number, size: number): PageOfIds {
-  const total = countMatching(store, filteredBooks(store, principal, filter).select(sql<number>`count(*)`.as('n')).compile());
+  const total = countBooks(store, principal, filter);
   // Newest first is read straight off its index, which also holds every column the visibility and library filters
   // test: a few milliseconds even deep into a large catalog, where sorting a large library costs tens. (A search is a
   // set built once before the walk.) Filters on the metadata (series, magic shelves) are left to the planner: they
@@ -211,21 +226,27 @@ export function randomBooks(store: Store, principal: Principal, count: number): 
   return ids;
 }
 
-const formatLists = new WeakMap<Store['sqlite'], { formats: string[]; expires: number }>();
-const FORMATS_MS = 10 * 60_000;
+/** How long costly facet counts may lag behind catalog changes. */
+const FACET_LAG_MS = 60_000;
 
 /**
- * The types of the catalog's book files, for the format facets. Reading them means reading every file row, so the list
- * is kept for ten minutes whatever changes (a new format shows up among the facets within that time), rather than
- * counted again on every change as totals are.
+ * How many of the matching visible books have a book file of each type (`EPUB` → 12, …), for the format facets of
+ * that feed: only types present in it are offered. Remembered with the totals (until the catalog changes).
  */
-export function availableFormats(store: Store): string[] {
-  const now = Date.now();
-  const kept = formatLists.get(store.sqlite);
-  if (kept && kept.expires > now) return kept.formats;
-  const formats = store.sqlite.prepare('SELECT DISTINCT book_type FROM book_file WHERE is_book = 1 AND book_type IS NOT NULL ORDER BY book_type').pluck().all() as string[];
-  formatLists.set(store.sqlite, { formats, expires: now + FORMATS_MS });
-  return formats;
+export function formatCounts(store: Store, principal: Principal, filter: BookFilter): Map<string, number> {
+  const { format: _format, ...unformatted } = filter;
+  const books = filteredBooks(store, principal, unformatted).select('book.id');
+  const compiled = store.db
+    .selectFrom('book_file as f')
+    .select(['f.book_type as type', sql<number>`count(distinct f.book_id)`.as('n')])
+    .where('f.is_book', '=', 1)
+    .where('f.book_type', 'is not', null)
+    .where('f.book_id', 'in', books)
+    .groupBy('f.book_type')
+    .orderBy('f.book_type')
+    .compile();
+  const rows = remember(store, compiled, () => run<{ type: string; n: number }>(store, compiled, false), FACET_LAG_MS);
+  return new Map(rows.map((r) => [r.type, r.n]));
 }
 
 export interface Named {

@@ -87,6 +87,8 @@ export interface Facet {
   target: Target;
   /** The facet the feed is showing now (at most one per group). */
   active: boolean;
+  /** How many books the facet leads to (OPDS 1.2 `thr:count`, OPDS 2 `numberOfItems`). */
+  count: number;
 }
 
 /** A curated set of publications shown inside a navigation feed (OPDS 2 `groups`; Atom has no such thing). */

@@ -12,7 +12,8 @@ import {
   readableShelves,
   visibleLibraries,
   type BookFilter,
-  availableFormats,
+  countBooks,
+  formatCounts,
   OPDS_SORT_ORDERS,
   type BookOrder,
   type OpdsSortOrder,
@@ -274,11 +275,10 @@ function catalogScope(store: Store, reader: Reader, query: Query, options: FeedO
   return scope;
 }
 
-function acquisitionFeed(store: Store, reader: Reader, scope: Scope, self: Target, query: Query, options: FeedOptions, facets?: Facet[]): Feed {
+function acquisitionFeed(store: Store, reader: Reader, scope: Scope, self: Target, query: Query, options: FeedOptions): Feed {
   const { page, size } = pageParams(query);
   const { ids, total } = pageOfBooks(store, reader.principal, scope.filter, scope.order, page, size);
   return {
-    ...(facets && facets.length > 0 ? { facets } : {}),
     id: scope.id,
     title: scope.title,
     updated: options.now,
@@ -298,26 +298,31 @@ export function catalogFeed(store: Store, reader: Reader, query: Query, options:
     const value = param(query, name);
     if (value !== undefined) carried.push([name, value]);
   }
-  return acquisitionFeed(store, reader, scope, { path: 'catalog', query: carried }, query, options, catalogFacets(store, scope, carried, pageParams(query).size));
+  const feed = acquisitionFeed(store, reader, scope, { path: 'catalog', query: carried }, query, options);
+  const facets = catalogFacets(store, reader, scope, carried, pageParams(query).size, feed.paging?.total ?? 0);
+  return facets.length > 0 ? { facets, ...feed } : feed;
 }
 
 /**
- * Facets of a catalog feed: its orders (not for a series, which reads in its own order) and the formats of the
- * catalog's books. Each leads to the first page of the same feed (same page size) with that `sort` or `format`; the
- * filters stay.
+ * Facets of a catalog feed: its orders (not for a series, which reads in its own order), each counting the feed's
+ * books, and the formats present among this feed's books (whatever format is chosen now), each with its count, when
+ * there is more than one. Each leads to the first page of the same feed (same page size) with that `sort` or
+ * `format`; the filters stay.
  */
-function catalogFacets(store: Store, scope: Scope, carried: [string, string][], size: number): Facet[] {
+function catalogFacets(store: Store, reader: Reader, scope: Scope, carried: [string, string][], size: number, total: number): Facet[] {
   const others = (name: string): [string, string][] => carried.filter(([n]) => n !== name);
   const at = (name: string, value: string | undefined): Target =>
     withPage({ path: 'catalog', query: [...others(name), ...(value === undefined ? [] : [[name, value] as [string, string]])] }, 1, size);
   const facets: Facet[] = [];
   if (scope.order !== 'SERIES_NUMBER') {
-    for (const [order, title] of SORT_FACETS) facets.push({ group: 'Sort', title, target: at('sort', order), active: scope.order === order });
+    for (const [order, title] of SORT_FACETS) facets.push({ group: 'Sort', title, target: at('sort', order), active: scope.order === order, count: total });
   }
-  const formats = availableFormats(store);
-  if (formats.length > 1) {
-    facets.push({ group: 'Format', title: 'All formats', target: at('format', undefined), active: scope.filter.format === undefined });
-    for (const format of formats) facets.push({ group: 'Format', title: FORMAT_TITLES[format] ?? format, target: at('format', format), active: scope.filter.format === format });
+  const formats = formatCounts(store, reader.principal, scope.filter);
+  if (formats.size > 1) {
+    const { format: chosen, ...unformatted } = scope.filter;
+    const all = chosen === undefined ? total : countBooks(store, reader.principal, unformatted);
+    facets.push({ group: 'Format', title: 'All formats', target: at('format', undefined), active: chosen === undefined, count: all });
+    for (const [format, count] of formats) facets.push({ group: 'Format', title: FORMAT_TITLES[format] ?? format, target: at('format', format), active: chosen === format, count });
   }
   return facets;
 }

@@ -123,7 +123,7 @@ export function renderOpds2(feed: Feed, ctx: Opds2Context): Json {
     // One facet object per group; the facet the feed shows now is marked `self`, as OPDS 2 readers expect.
     const groups = new Map<string, Json[]>();
     for (const facet of feed.facets) {
-      const entry: Json = { href: hrefOf(ctx.root, facet.target), title: facet.title, type: OPDS2_TYPE, ...(facet.active ? { rel: 'self' } : {}) };
+      const entry: Json = { href: hrefOf(ctx.root, facet.target), title: facet.title, type: OPDS2_TYPE, ...(facet.active ? { rel: 'self' } : {}), properties: { numberOfItems: facet.count } };
       groups.set(facet.group, [...(groups.get(facet.group) ?? []), entry]);
     }
     out.facets = [...groups].map(([title, facetLinks]) => ({ metadata: { title }, links: facetLinks }));

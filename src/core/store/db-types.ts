@@ -43,6 +43,7 @@ export interface AuthorTable {
   description_locked: Generated<number>;
   asin_locked: Generated<number>;
   photo_locked: Generated<number>;
+  name_key: string | null;
 }
 
 export interface BookTable {
@@ -207,6 +208,7 @@ export interface BookMetadataTable {
   douban_rating_locked: Generated<number>;
   douban_review_count_locked: Generated<number>;
   external_url_locked: Generated<number>;
+  series_key: string | null;
 }
 
 export interface BookMetadataAuthorMappingTable {

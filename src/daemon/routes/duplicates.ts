@@ -2,7 +2,7 @@
 // operations of AdditionalFileController.
 import Type from 'typebox';
 import { bookJson } from '../../core/books/book-view.ts';
-import { findDuplicates } from '../../core/duplicates/find.ts';
+import { displayReason, findDuplicates } from '../../core/duplicates/find.ts';
 import { attachBookFiles, detachBookFile, listBookFiles, MergeError } from '../../core/duplicates/merge.ts';
 import type { Db } from '../../core/store/store.ts';
 import { requireBookAccess } from '../access.ts';
@@ -63,7 +63,9 @@ export const duplicateRoutes: RouteSpec[] = [
           const book = await bookJson(ctx.store.db, id);
           if (book) books.push(book);
         }
-        out.push({ suggestedTargetBookId: group.suggestedTargetBookId, matchReason: group.matchReason, books });
+        // The web UI only has texts for Grimmory's reasons; content identity is flagged beside it.
+        const identical = group.matchReason === 'IDENTICAL_CONTENT' ? { identicalContent: true } : {};
+        out.push({ suggestedTargetBookId: group.suggestedTargetBookId, matchReason: displayReason(group, found.books), ...identical, books });
       }
       return out;
     },

@@ -2,12 +2,10 @@
 // shelf, reading state both ways, covers and downloads. What this server does not serve itself is forwarded to Kobo's
 // store when `forwardToKoboStore` is on; if the store cannot be reached the device gets a local answer. See docs/kobo.md.
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
 import type { FastifyReply } from 'fastify';
 import Type, { type TProperties } from 'typebox';
 import { bookAccessNow } from '../../core/auth/visibility.ts';
-import { bookFiles } from '../../core/books/file-locations.ts';
-import { convertsToKepub, syncsToKobo } from '../../core/kobo/compatibility.ts';
+import { syncsToKobo } from '../../core/kobo/compatibility.ts';
 import { deviceFor, type KoboDevice } from '../../core/kobo/device-access.ts';
 import {
   analyticsTests,
@@ -20,8 +18,8 @@ import {
   userProfile,
 } from '../../core/kobo/device-answers.ts';
 import { bookMetadata, type KoboUrls } from '../../core/kobo/entitlements.ts';
-import { kepubFor } from '../../core/kobo/kepub-cache.ts';
-import { kepubFingerprint, loadKoboBooks } from '../../core/kobo/kobo-books.ts';
+import { koboDownload, settleDownloadSizes, syncedMetadata } from '../../core/kobo/download-file.ts';
+import { loadKoboBooks } from '../../core/kobo/kobo-books.ts';
 import { removeFromKoboShelf } from '../../core/kobo/kobo-shelf.ts';
 import { cachedLocations } from '../../core/kobo/span-locations.ts';
 import { finishSync, localSyncPage, nextToken } from '../../core/kobo/library-sync.ts';
@@ -184,6 +182,7 @@ async function librarySync(call: KoboCall): Promise<unknown> {
   const server = await koboServerSettings(ctx.store.db);
   const token = decodeSyncToken(header(call, 'x-kobo-synctoken'));
   const page = await localSyncPage({ store: ctx.store, principal: device.principal, settings: device.settings, server, urls: urlsOf(call), token, locations: cachedLocations(ctx.paths.cache) });
+  await settleDownloadSizes(ctx.store.db, ctx.paths.cache, server, syncedMetadata(page.items));
   const items: unknown[] = page.items;
   let more = page.more;
   let raw = token.rawKoboSyncToken;
@@ -251,7 +250,9 @@ async function metadata(call: KoboCall, bookId: number): Promise<unknown> {
   const [book] = await loadKoboBooks(call.ctx.store.db, [bookId]);
   if (!book || !syncsToKobo(book.primary)) throw genericNotFound();
   const server = await koboServerSettings(call.ctx.store.db);
-  return json(call.reply, [bookMetadata(book, server, urlsOf(call))]);
+  const metadata = bookMetadata(book, server, urlsOf(call));
+  await settleDownloadSizes(call.ctx.store.db, call.ctx.paths.cache, server, [metadata]);
+  return json(call.reply, [metadata]);
 }
 
 async function getState(call: KoboCall, bookId: number): Promise<unknown> {
@@ -293,32 +294,16 @@ async function putState(call: KoboCall, bookId: number): Promise<unknown> {
 
 async function download(call: KoboCall, bookId: number): Promise<unknown> {
   requireVisible(call, bookId);
-  const files = await bookFiles(call.ctx.store.db, bookId);
-  const primary = files?.primary;
-  if (!primary) throw new ApiError(500, `Error while downloading file, bookId: ${bookId}`);
-  if (primary.bookType !== 'EPUB') throw badRequest('The requested book is not an EPUB or CBX file.');
-  const info = primary.path ? await stat(primary.path).catch(() => undefined) : undefined;
-  if (!primary.path || !info?.isFile()) throw new ApiError(500, `Error while downloading file, bookId: ${bookId}`);
-  let path = primary.path;
-  let fileName = primary.fileName;
-  const [book] = await loadKoboBooks(call.ctx.store.db, [bookId]);
   const server = await koboServerSettings(call.ctx.store.db);
-  if (book?.primary && book.primary.id === primary.id && convertsToKepub(book.primary, server)) {
-    const fingerprint = kepubFingerprint(book.primary.hash, primary.id, info.size, info.mtimeMs);
-    const outcome = await kepubFor(call.ctx.paths.cache, { path: primary.path, fingerprint, hyphenate: server.forceEnableHyphenation });
-    if (outcome.kind === 'converted') {
-      path = outcome.path;
-      fileName = `${fileName.replace(/\.epub$/i, '')}.kepub.epub`;
-    } else {
-      call.request.log.warn({ bookId, reason: outcome.reason }, 'KEPUB conversion failed; sending the EPUB');
-    }
-  }
-  const sent = await stat(path);
+  const file = await koboDownload(call.ctx.store.db, call.ctx.paths.cache, bookId, server);
+  if (file.kind === 'not-epub') throw badRequest('The requested book is not an EPUB or CBX file.');
+  if (file.kind === 'missing') throw new ApiError(500, `Error while downloading file, bookId: ${bookId}`);
+  if (file.conversionFailure) call.request.log.warn({ bookId, reason: file.conversionFailure }, 'KEPUB conversion failed; sending the EPUB');
   return call.reply
     .type('application/octet-stream')
-    .header('Content-Length', sent.size)
-    .header('Content-Disposition', attachmentDisposition(fileName))
-    .send(createReadStream(path));
+    .header('Content-Length', file.size)
+    .header('Content-Disposition', attachmentDisposition(file.fileName))
+    .send(createReadStream(file.path));
 }
 
 async function removeFromDevice(call: KoboCall, bookId: number): Promise<unknown> {

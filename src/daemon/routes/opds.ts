@@ -1,7 +1,7 @@
 // The OPDS catalog for reader apps (Grimmory's OpdsController, and the OPDS 2 controller of newer Grimmory versions):
-// `/api/v1/opds` answers OPDS 1.2 Atom, or OPDS 2.0 JSON to a client that asks for `application/opds+json`;
-// `/api/v2/opds` always answers JSON. Readers sign in with HTTP Basic as an OPDS account (see opds-users.ts). See
-// docs/opds.md.
+// `/api/v1/opds` always answers OPDS 1.2 Atom and `/api/v2/opds` always OPDS 2.0 JSON, whatever the Accept header
+// says (KOReader 2026.07+ names OPDS 2 first but streams comic pages only from Atom); only the unversioned
+// `/api/opds` negotiates. Readers sign in with HTTP Basic as an OPDS account (see opds-users.ts). See docs/opds.md.
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { FastifyReply } from 'fastify';
@@ -48,13 +48,16 @@ import { loadSharp } from '../../core/covers/sharp-loader.ts';
 
 const V1 = '/api/v1/opds';
 const V2 = '/api/v2/opds';
+const NEGOTIATED = '/api/opds';
 const REALM = 'Booklore OPDS';
 const CATALOG_NAME = 'Bindery';
 
-type Family = 'v1' | 'v2';
+/** `negotiated` is the unversioned address: Atom or JSON by the Accept header, links into the versioned families. */
+type Family = 'v1' | 'v2' | 'negotiated';
 type Format = 'atom' | 'json';
 
-const rootOf = (ctx: DaemonContext, family: Family): string => `${ctx.config.basePath}${family === 'v1' ? V1 : V2}`;
+const FAMILY_PATH: Record<Family, string> = { v1: V1, v2: V2, negotiated: NEGOTIATED };
+const rootOf = (ctx: DaemonContext, family: Family): string => `${ctx.config.basePath}${FAMILY_PATH[family]}`;
 
 /** The `q` weight of each media range in an Accept header (`type/subtype` → weight). */
 function acceptWeights(accept: string | undefined): Map<string, number> {
@@ -70,14 +73,14 @@ function acceptWeights(accept: string | undefined): Map<string, number> {
 }
 
 /**
- * `/api/v2/opds` speaks JSON unless the client names Atom and not OPDS 2. `/api/v1/opds` speaks Atom unless the
- * client prefers `application/opds+json` at least as much as Atom or XML.
+ * The versioned addresses mean what they say. The unversioned one speaks JSON when the client accepts
+ * `application/opds+json` (or plain JSON) at least as much as Atom or XML, Atom otherwise.
  */
-function formatOf(request: RouteRequest, family: Family): Format {
-  const weights = acceptWeights(request.headers.accept);
-  const json = Math.max(weights.get(OPDS2_TYPE) ?? 0, family === 'v2' ? (weights.get('application/json') ?? 0) : 0);
+export function formatOf(accept: string | undefined, family: Family): Format {
+  if (family !== 'negotiated') return family === 'v1' ? 'atom' : 'json';
+  const weights = acceptWeights(accept);
+  const json = Math.max(weights.get(OPDS2_TYPE) ?? 0, weights.get('application/json') ?? 0);
   const atom = Math.max(weights.get('application/atom+xml') ?? 0, weights.get('application/xml') ?? 0, weights.get('text/xml') ?? 0);
-  if (family === 'v2') return atom > 0 && json === 0 ? 'atom' : 'json';
   return json > 0 && json >= atom ? 'json' : 'atom';
 }
 
@@ -150,7 +153,7 @@ function feedOptions(format: Format): FeedOptions {
 
 function sendFeed(reply: FastifyReply, ctx: DaemonContext, family: Family, format: Format, feed: Feed): FastifyReply {
   reply.header('Cache-Control', 'no-cache, private');
-  if (family === 'v1') reply.header('Vary', 'Accept');
+  if (family === 'negotiated') reply.header('Vary', 'Accept');
   if (format === 'json') return sendJson(reply, 200, OPDS2_TYPE, renderOpds2(feed, { root: rootOf(ctx, 'v2') }));
   return reply.type(`${ATOM_TYPE[feed.kind]};charset=utf-8`).send(renderAtom(feed, { root: rootOf(ctx, 'v1'), generator: CATALOG_NAME }));
 }
@@ -178,11 +181,11 @@ type Build = (ctx: DaemonContext, reader: Reader, query: Query, options: FeedOpt
 function feedRoute(family: Family, path: string, build: Build, schema?: RouteSpec['schema']): RouteSpec {
   return {
     method: 'GET',
-    url: `${family === 'v1' ? V1 : V2}${path}`,
+    url: `${FAMILY_PATH[family]}${path}`,
     auth: 'custom',
     ...(schema ? { schema } : {}),
     handler: async (request, reply, ctx) => {
-      const format = formatOf(request, family);
+      const format = formatOf(request.headers.accept, family);
       const signed = await signIn(request, reply, ctx, format);
       if (!signed) return reply;
       const reader: Reader = { principal: signed.principal, sortOrder: signed.session.sortOrder };
@@ -217,11 +220,11 @@ function etagOf(size: number, mtime: Date): string {
 function downloadRoute(family: Family): RouteSpec {
   return {
     method: 'GET',
-    url: `${family === 'v1' ? V1 : V2}/{bookId}/download`,
+    url: `${FAMILY_PATH[family]}/{bookId}/download`,
     auth: 'custom',
     schema: { params: BookParams, querystring: DownloadQuery },
     handler: async (request, reply, ctx) => {
-      const format = formatOf(request, family);
+      const format = formatOf(request.headers.accept, family);
       const signed = await signIn(request, reply, ctx, format);
       if (!signed) return reply;
       return answering(reply, format, async () => {
@@ -270,11 +273,11 @@ const YEAR = 365 * 24 * 3600;
 function coverRoute(family: Family): RouteSpec {
   return {
     method: 'GET',
-    url: `${family === 'v1' ? V1 : V2}/{bookId}/cover`,
+    url: `${FAMILY_PATH[family]}/{bookId}/cover`,
     auth: 'custom',
     schema: { params: BookParams },
     handler: async (request, reply, ctx) => {
-      const format = formatOf(request, family);
+      const format = formatOf(request.headers.accept, family);
       const signed = await signIn(request, reply, ctx, format);
       if (!signed) return reply;
       return answering(reply, format, async () => {
@@ -308,11 +311,11 @@ const PSE_IMAGE_TYPES = new Set(['image/jpeg']);
 function pageRoute(family: Family): RouteSpec {
   return {
     method: 'GET',
-    url: `${family === 'v1' ? V1 : V2}/{bookId}/pages/{pageNumber}`,
+    url: `${FAMILY_PATH[family]}/{bookId}/pages/{pageNumber}`,
     auth: 'custom',
     schema: { params: PageParams, querystring: PageQuery },
     handler: async (request, reply, ctx) => {
-      const format = formatOf(request, family);
+      const format = formatOf(request.headers.accept, family);
       const signed = await signIn(request, reply, ctx, format);
       if (!signed) return reply;
       return answering(reply, format, async () => {
@@ -363,10 +366,10 @@ function pageRoute(family: Family): RouteSpec {
 function searchDescriptionRoute(family: Family): RouteSpec {
   return {
     method: 'GET',
-    url: `${family === 'v1' ? V1 : V2}/search.opds`,
+    url: `${FAMILY_PATH[family]}/search.opds`,
     auth: 'custom',
     handler: async (request, reply, ctx) => {
-      const format = formatOf(request, family);
+      const format = formatOf(request.headers.accept, family);
       if (!(await opdsEnabled(ctx))) return disabled(request, reply, format);
       if (format === 'json') return sendJson(reply, 200, OPDS2_TYPE, searchFeed({ root: rootOf(ctx, 'v2') }, new Date().toISOString()));
       return reply.type('application/opensearchdescription+xml;charset=utf-8').send(openSearchDescription(rootOf(ctx, 'v1'), CATALOG_NAME));
@@ -378,11 +381,11 @@ function searchDescriptionRoute(family: Family): RouteSpec {
 function unknownRoute(family: Family): RouteSpec {
   return {
     method: 'GET',
-    url: `${family === 'v1' ? V1 : V2}/{*rest}`,
+    url: `${FAMILY_PATH[family]}/{*rest}`,
     auth: 'custom',
     schema: { params: Type.Object({ '*': Type.String() }) },
     handler: async (request, reply, ctx) => {
-      const format = formatOf(request, family);
+      const format = formatOf(request.headers.accept, family);
       const signed = await signIn(request, reply, ctx, format);
       if (!signed) return reply;
       return sendError(reply, format, 404, 'Resource not found.');
@@ -402,14 +405,9 @@ function familyRoutes(family: Family): RouteSpec[] {
     ['/recent', (ctx, reader, query, options) => recentFeed(ctx.store, reader, query, options)],
     ['/surprise', (ctx, reader, _query, options) => surpriseFeed(ctx.store, reader, options)],
   ];
-  return [
-    ...feeds.map(([path, build]) => feedRoute(family, path, build)),
-    searchDescriptionRoute(family),
-    downloadRoute(family),
-    coverRoute(family),
-    pageRoute(family),
-    unknownRoute(family),
-  ];
+  // The negotiated address serves feeds only: their links lead into the versioned families.
+  const media = family === 'negotiated' ? [] : [downloadRoute(family), coverRoute(family), pageRoute(family)];
+  return [...feeds.map(([path, build]) => feedRoute(family, path, build)), searchDescriptionRoute(family), ...media, unknownRoute(family)];
 }
 
 /** Both catalog families, the authentication document, and the account management the web interface calls. */
@@ -417,6 +415,7 @@ export const opdsRoutes: RouteSpec[] = [
   ...opdsUserRoutes,
   ...familyRoutes('v1'),
   ...familyRoutes('v2'),
+  ...familyRoutes('negotiated'),
   {
     // Authentication for OPDS: the document itself needs no credentials (its spec says so).
     method: 'GET',

@@ -10,7 +10,8 @@ import { newCoverHash, saveCoverImages } from '../../covers/cover-store.ts';
 import { partialMd5 } from '../../formats/hash.ts';
 import { formatOf } from '../../formats/index.ts';
 import { createLibrary, listLibraries, type Library } from '../../libraries/libraries.ts';
-import { refreshSearchText } from '../../metadata/names-store.ts';
+import { refreshSearchText } from '../../books/search-text.ts';
+import { searchKey } from '../../text/search-key.ts';
 import type { Store } from '../../store/store.ts';
 import { nowIso } from '../../time.ts';
 import { IdMap } from '../id-map.ts';
@@ -198,7 +199,9 @@ function writeBook(exec: SyncSqlExec, ids: IdMap, library: Library, p: PreparedB
 
 /** The name ids, synchronously (the raw connection completes every call before returning). */
 function nameIdsSync(exec: SyncSqlExec, table: NameTable, names: string[]): number[] {
-  return names.map((name) => (exec.get(`select id from ${table} where name = ?`, [name]) ?? exec.get(`insert into ${table} (name) values (?) returning id`, [name]))?.id as number);
+  const add = (name: string): number =>
+    (table === 'author' ? exec.get('insert into author (name, name_key) values (?, ?) returning id', [name, searchKey(name)]) : exec.get(`insert into ${table} (name) values (?) returning id`, [name]))?.id as number;
+  return names.map((name) => (exec.get(`select id from ${table} where name = ?`, [name])?.id as number | undefined) ?? add(name));
 }
 
 function writeUserColumns(exec: SyncSqlExec, userId: number, bookId: number, p: PreparedBook): void {

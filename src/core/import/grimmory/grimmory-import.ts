@@ -1,12 +1,14 @@
 // `bindery import grimmory`: everything a Grimmory server holds that has a place in Bindery, stage by stage, each
 // stage one transaction (a dry run is one transaction rolled back at the end). Rows already brought over by an earlier
 // run are left alone, so running it again changes nothing and a later run adds only what is new.
+import bcrypt from 'bcryptjs';
 import { copyFile, mkdir, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { authorImagesRoot } from '../../authors/author-photos.ts';
 import { sqliteExec } from '../../books/sql-exec.ts';
 import { CoverChangeError, regenerateCover } from '../../covers/cover-update.ts';
-import { refreshSearchText } from '../../metadata/names-store.ts';
+import { refreshSearchText } from '../../books/search-text.ts';
+import { searchKey } from '../../text/search-key.ts';
 import { SETTING_KEYS } from '../../settings/setting-keys.ts';
 import type { Store } from '../../store/store.ts';
 import { IdMap } from '../id-map.ts';
@@ -116,7 +118,7 @@ function withHooks(spec: CopySpec, ids: IdMap, disk: DiskFacts, pending: Pending
     case 'library_path':
       return { ...spec, prepare: (row) => ({ ...row, path: row.path === null ? null : remapPath(String(row.path), pathMap) }) };
     case 'author':
-      return { ...spec, imported: () => (pending.newAuthors = true) };
+      return { ...spec, prepare: (row) => ({ ...row, name_key: searchKey(String(row.name ?? '')) }), imported: () => (pending.newAuthors = true) };
     case 'book':
       return {
         ...spec,
@@ -134,6 +136,9 @@ function withHooks(spec: CopySpec, ids: IdMap, disk: DiskFacts, pending: Pending
           return { ...row, library_path_id: ids.get('library_path', sourceRoot) ?? null, size_bytes: found.sizeBytes, mtime_ms: found.mtimeMs };
         },
       };
+    case 'koreader_user':
+      // Bindery keeps only a bcrypt hash of the MD5 key KOReader sends (docs/koreader.md); a handful of rows, hashed here.
+      return { ...spec, prepare: (row, source) => ({ ...row, key_hash: bcrypt.hashSync(String(source.password_md5 ?? '').toLowerCase(), 10) }) };
     case 'magic_shelf':
       return { ...spec, prepare: (row) => ({ ...row, filter_json: remapMagicShelfFilter(String(row.filter_json ?? '{}'), ids) }) };
     case 'kobo_reading_state':

@@ -21,7 +21,7 @@ export const STAGE_TABLES: readonly StageDef[] = [
       { table: 'user_settings', refs: user },
       { table: 'user_content_restriction', refs: user },
       { table: 'opds_user_v2', refs: user },
-      { table: 'koreader_user', optionalRefs: { booklore_user_id: 'users' } },
+      { table: 'koreader_user', optionalRefs: { booklore_user_id: 'users' }, exclude: ['password', 'password_md5'] },
       { table: 'kobo_user_settings', refs: user },
       { table: 'email_provider_v2', refs: user, droppedReason: 'Bindery keeps each user’s default provider in user_email_provider_preference' },
       { table: 'email_recipient_v2', refs: user },

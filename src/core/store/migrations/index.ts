@@ -23,6 +23,7 @@ import * as bookdropImportTrace from './026-bookdrop-import-trace.ts';
 import * as komga from './028-komga.ts';
 import * as importIdMap from './031-import-id-map.ts';
 import * as backupSchedule from './030-backup-schedule.ts';
+import * as searchKeys from './029-search-keys.ts';
 const MIGRATIONS: Record<string, Migration> = {
   '001-initial': initial,
   '002-auth': auth,
@@ -46,6 +47,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '028-komga': komga,
   '031-import-id-map': importIdMap,
   '030-backup-schedule': backupSchedule,
+  '029-search-keys': searchKeys,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,127 @@
+// Response compression, negotiated from Accept-Encoding: zstd (when Node has it), br or gzip, for text-like types only
+// (JSON, XML, HTML, JavaScript, CSS, wasm, SVG, plain text). Streamed bodies (the full book list is hundreds of MB of
+// JSON) go through a compressing stream with backpressure, so memory stays bounded. Never compressed: downloads and
+// ranged media (anything sent as an attachment or with Accept-Ranges), partial content, and answers that already
+// carry an encoding (the precompressed web-UI assets, see web-root.ts). See docs/deploy.md.
+import type { FastifyInstance } from 'fastify';
+import { pipeline, type Readable, type Transform } from 'node:stream';
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
+
+export type Encoding = 'zstd' | 'br' | 'gzip';
+
+/** What Node can produce, in the server's order of preference: zstd is the cheapest per byte saved, gzip the fallback. */
+export const SUPPORTED_ENCODINGS: readonly Encoding[] = typeof zlib.createZstdCompress === 'function' ? ['zstd', 'br', 'gzip'] : ['br', 'gzip'];
+
+/** Bodies smaller than this are sent as they are: the encoding would save less than its framing costs. */
+const THRESHOLD_BYTES = 1024;
+
+const COMPRESSIBLE = /^(?:application\/(?:json|[\w.+-]+\+json|xml|[\w.+-]+\+xml|javascript|wasm|x-ndjson)|text\/(?:html|css|javascript|xml|plain|csv|markdown)|image\/svg\+xml)\s*(?:;|$)/i;
+
+export function isCompressibleType(contentType: string | undefined): boolean {
+  return contentType !== undefined && COMPRESSIBLE.test(contentType);
+}
+
+/**
+ * The encoding to answer in: the acceptable one (q > 0) with the highest weight, ties broken by the server's order.
+ * `*` stands for any encoding not named. Undefined means identity.
+ */
+export function negotiateEncoding(acceptEncoding: string | undefined, supported: readonly Encoding[] = SUPPORTED_ENCODINGS): Encoding | undefined {
+  if (!acceptEncoding) return undefined;
+  const weights = new Map<string, number>();
+  for (const part of acceptEncoding.split(',')) {
+    const [name, ...params] = part.split(';').map((s) => s.trim().toLowerCase());
+    if (!name) continue;
+    const q = params.find((p) => p.startsWith('q='));
+    const weight = q ? Number(q.slice(2)) : 1;
+    weights.set(name, Number.isFinite(weight) ? weight : 0);
+  }
+  let best: Encoding | undefined;
+  let bestWeight = 0;
+  for (const encoding of supported) {
+    const weight = weights.get(encoding) ?? weights.get('*') ?? 0;
+    if (weight > bestWeight) {
+      best = encoding;
+      bestWeight = weight;
+    }
+  }
+  return best;
+}
+
+type ZlibOptions = zlib.ZlibOptions & zlib.BrotliOptions & zlib.ZstdOptions;
+
+/** Answers compressed as they are sent: fast levels (the full book list streams hundreds of MB). */
+export const LIVE_LEVELS: Record<Encoding, ZlibOptions> = {
+  zstd: { params: { [zlib.constants.ZSTD_c_compressionLevel]: 3 } },
+  br: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4, [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT } },
+  gzip: { level: 6 },
+};
+
+/** Files compressed once and kept (the web UI's assets): the smallest output, whatever it costs once. */
+export const STORED_LEVELS: Record<Encoding, ZlibOptions> = {
+  zstd: { params: { [zlib.constants.ZSTD_c_compressionLevel]: 19 } },
+  br: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: zlib.constants.BROTLI_MAX_QUALITY } },
+  gzip: { level: zlib.constants.Z_BEST_COMPRESSION },
+};
+
+export function compressor(encoding: Encoding, options: ZlibOptions = LIVE_LEVELS[encoding]): Transform {
+  switch (encoding) {
+    case 'zstd':
+      return zlib.createZstdCompress(options);
+    case 'br':
+      return zlib.createBrotliCompress(options);
+    case 'gzip':
+      return zlib.createGzip(options);
+  }
+}
+
+// zstd only where this Node has it (SUPPORTED_ENCODINGS never offers it otherwise).
+const ONE_SHOT = { zstd: typeof zlib.zstdCompress === 'function' ? promisify(zlib.zstdCompress) : undefined, br: promisify(zlib.brotliCompress), gzip: promisify(zlib.gzip) } as const;
+
+function compressBuffer(encoding: Encoding, body: Buffer): Promise<Buffer> {
+  return (ONE_SHOT[encoding] as (input: Buffer, options: ZlibOptions) => Promise<Buffer>)(body, LIVE_LEVELS[encoding]);
+}
+
+/** Adds `Accept-Encoding` to the reply's Vary header (once). */
+export function varyOnEncoding(current: string | number | string[] | undefined): string {
+  const text = Array.isArray(current) ? current.join(', ') : current === undefined ? '' : String(current);
+  if (/(^|,)\s*(accept-encoding|\*)\s*(,|$)/i.test(text)) return text;
+  return text ? `${text}, Accept-Encoding` : 'Accept-Encoding';
+}
+
+function isStream(payload: unknown): payload is Readable {
+  return typeof payload === 'object' && payload !== null && typeof (payload as Readable).pipe === 'function';
+}
+
+/** The onSend hook that compresses what may be compressed. */
+export function registerCompression(app: FastifyInstance): void {
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (payload === null || payload === undefined || request.method === 'HEAD') return payload;
+    const status = reply.statusCode;
+    if (status === 204 || status === 206 || status === 304 || status < 200) return payload;
+    if (!isCompressibleType(reply.getHeader('content-type') as string | undefined)) return payload;
+    const encodingHeader = reply.getHeader('content-encoding');
+    if (encodingHeader !== undefined && encodingHeader !== 'identity') return payload;
+    // Downloads and ranged media keep their bytes (and their byte offsets) as stored.
+    if (reply.hasHeader('content-range') || reply.hasHeader('accept-ranges') || /^\s*attachment/i.test(String(reply.getHeader('content-disposition') ?? ''))) return payload;
+    const encoding = negotiateEncoding(request.headers['accept-encoding']);
+    reply.header('Vary', varyOnEncoding(reply.getHeader('vary')));
+    if (!encoding) return payload;
+
+    if (!isStream(payload)) {
+      const body = typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : undefined;
+      if (body === undefined || Buffer.byteLength(body) < THRESHOLD_BYTES) return payload;
+      // A body in memory is compressed in one call on the thread pool, and keeps an exact Content-Length.
+      const compressed = await compressBuffer(encoding, typeof body === 'string' ? Buffer.from(body) : body);
+      reply.header('Content-Encoding', encoding).header('Content-Length', compressed.length);
+      return compressed;
+    }
+    reply.header('Content-Encoding', encoding);
+    reply.removeHeader('content-length');
+    const stream = compressor(encoding);
+    pipeline(payload, stream, (error) => {
+      if (error) request.log.warn({ err: error }, 'compressed response ended early');
+    });
+    return stream;
+  });
+}
