@@ -9,6 +9,7 @@ import type { Db } from '../store/store.ts';
 import { nowIso } from '../time.ts';
 import { MetadataEditError, NAME_FIELDS, type NameField } from './metadata-fields.ts';
 import { currentNames, refreshSearchText, replaceNames } from './names-store.ts';
+import { emitEvent } from '../events/live-events.ts';
 
 export const MERGE_METADATA_TYPES = ['authors', 'categories', 'moods', 'tags', 'series', 'publishers', 'languages'] as const;
 export type MergeMetadataType = (typeof MERGE_METADATA_TYPES)[number];
@@ -51,7 +52,9 @@ async function dropIfUnused(exec: SqlExec, field: NameField, id: number): Promis
 
 async function touch(exec: SqlExec, bookIds: Iterable<number>): Promise<void> {
   const now = nowIso();
-  for (const id of bookIds) await exec.run('update book set metadata_updated_at = ? where id = ?', [now, id]);
+  const ids = [...bookIds];
+  for (const id of ids) await exec.run('update book set metadata_updated_at = ? where id = ?', [now, id]);
+  await emitEvent(exec, { kind: 'books-changed', bookIds: ids });
 }
 
 /**

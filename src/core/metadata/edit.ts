@@ -19,6 +19,7 @@ import {
   type Scalar,
 } from './metadata-fields.ts';
 import { currentComicNames, currentCreators, currentNames, refreshSearchText, replaceComicNames, replaceCreators, replaceNames } from './names-store.ts';
+import { emitEvent } from '../events/live-events.ts';
 
 export const REPLACE_MODES = ['REPLACE_ALL', 'REPLACE_MISSING', 'REPLACE_WHEN_PROVIDED'] as const;
 export type ReplaceMode = (typeof REPLACE_MODES)[number];
@@ -234,6 +235,7 @@ export async function applyEdit(exec: SqlExec, bookId: number, edit: ParsedEdit,
   if (changed) {
     await refreshSearchText(exec, [bookId]);
     await exec.run('update book set metadata_updated_at = ? where id = ?', [nowIso(), bookId]);
+    await emitEvent(exec, { kind: 'books-changed', bookIds: [bookId] });
   }
   // The cover lock as it was before this request decides, as in Grimmory.
   const coverUrl = edit.thumbnailUrl && !isLocked(row, 'cover_locked') ? edit.thumbnailUrl : undefined;

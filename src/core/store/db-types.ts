@@ -437,6 +437,13 @@ export interface EpubViewerPreferenceTable {
   spread: Generated<string | null>;
 }
 
+export interface EventOutboxTable {
+  id: Generated<number>;
+  kind: string;
+  payload: string;
+  created_at_ms: number;
+}
+
 export interface JwtSecretTable {
   id: Generated<number>;
   secret: string;
@@ -930,6 +937,7 @@ export interface DB {
   email_provider_v2: EmailProviderV2Table;
   email_recipient_v2: EmailRecipientV2Table;
   epub_viewer_preference: EpubViewerPreferenceTable;
+  event_outbox: EventOutboxTable;
   jwt_secret: JwtSecretTable;
   kobo_library_snapshot: KoboLibrarySnapshotTable;
   kobo_library_snapshot_book: KoboLibrarySnapshotBookTable;

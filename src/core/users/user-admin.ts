@@ -4,6 +4,7 @@ import { PERMISSION_NAMES, rowFromPermissions, type Permissions } from '../auth/
 import { revokeRefreshTokens } from '../auth/refresh-tokens.ts';
 import type { Db } from '../store/store.ts';
 import { createUser, hashPassword, PASSWORD_MAX, PASSWORD_MIN, UserError, verifyPassword } from './users.ts';
+import { publishSessionRevoked } from '../events/live-events.ts';
 
 function isUniqueViolation(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
@@ -168,6 +169,7 @@ export async function deleteUser(db: Db, actorId: number | null, userId: number)
   const user = await requireUser(db, userId);
   if (actorId === user.id) throw accountError('SELF_DELETION_NOT_ALLOWED');
   await db.deleteFrom('users').where('id', '=', user.id).execute();
+  await publishSessionRevoked(db, user.id, 'user_deleted');
   return { id: user.id, username: user.username };
 }
 
@@ -192,7 +194,10 @@ export async function setUserPassword(db: Db, userId: number | null | undefined,
   const user = await requireUser(db, userId);
   const password = checkNewPassword(newPassword);
   await db.updateTable('users').set({ password_hash: await hashPassword(password) }).where('id', '=', user.id).execute();
-  if (options.revokeSessions) await revokeRefreshTokens(db, user.id);
+  if (options.revokeSessions) {
+    await revokeRefreshTokens(db, user.id);
+    await publishSessionRevoked(db, user.id, 'password_reset');
+  }
 }
 
 /** Turns flags on or off, leaving the others as they are. */

@@ -9,6 +9,7 @@ import { logoutInvalid, logoutMissingJti, logoutReplay, OidcError } from './oidc
 import type { OidcDeps } from './oidc-login.ts';
 import { liveSessions, revokeSessions } from './oidc-sessions.ts';
 import { loadOidcSettings, type OidcProvider } from './oidc-settings.ts';
+import { publishSessionRevoked } from '../../events/live-events.ts';
 
 const LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout';
 const CLOCK_SKEW_SECONDS = 30;
@@ -92,7 +93,10 @@ export async function handleLogoutToken(deps: OidcDeps, token: string, now = Dat
   const sessions = await liveSessions(deps.db, sid ? { sid } : { subject: sub as string, issuer: provider.issuerUri });
   await revokeSessions(deps.db, sessions.map((s) => s.id));
   const userIds = [...new Set(sessions.map((s) => s.userId))];
-  for (const userId of userIds) await revokeRefreshTokens(deps.db, userId);
+  for (const userId of userIds) {
+    await revokeRefreshTokens(deps.db, userId);
+    await publishSessionRevoked(deps.db, userId, 'backchannel_logout');
+  }
   const users = userIds.length === 0 ? [] : await deps.db.selectFrom('users').select(['id', 'username']).where('id', 'in', userIds).execute();
   return { users };
 }

@@ -18,6 +18,7 @@ import * as readingStatsIndexes from './019-reading-stats-indexes.ts';
 import * as initialHashIndex from './020-initial-hash-index.ts';
 import * as oidc from './021-oidc.ts';
 import * as auditLog from './024-audit-log.ts';
+import * as eventOutbox from './027-event-outbox.ts';
 const MIGRATIONS: Record<string, Migration> = {
   '001-initial': initial,
   '002-auth': auth,
@@ -36,6 +37,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '020-initial-hash-index': initialHashIndex,
   '021-oidc': oidc,
   '024-audit-log': auditLog,
+  '027-event-outbox': eventOutbox,
 };
 
 export const migrationProvider: MigrationProvider = {
