@@ -20,6 +20,8 @@ export const ConfigSchema = Type.Object(
     metadataProviderBaseUrls: Type.String({ description: 'JSON object: metadata provider id → base URL replacing its public one (a mirror; tests)' }),
     koboStoreUrl: Type.String({ pattern: '^https?://', description: 'Kobo store API that unknown Kobo requests are forwarded to' }),
     auditLogRetentionDays: Type.Integer({ minimum: 0, maximum: 36500, description: 'Days of audit log kept (older entries are deleted); 0 keeps everything' }),
+    liveMaxConnections: Type.Integer({ minimum: 1, maximum: 100000, description: 'Live-update connections (WebSocket and SSE) the server holds at most' }),
+    liveMaxConnectionsPerUser: Type.Integer({ minimum: 1, maximum: 100000, description: 'Live-update connections one user may hold at once' }),
     logLevel: Type.Union([Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent')]),
   },
   { additionalProperties: false },
@@ -47,6 +49,8 @@ const SOURCES: Record<ConfigKey, SettingSource> = {
   metadataProviderBaseUrls: { env: 'BINDERY_METADATA_PROVIDER_BASE_URLS', kind: 'string' },
   koboStoreUrl: { env: 'BINDERY_KOBO_STORE_URL', kind: 'string' },
   auditLogRetentionDays: { env: 'BINDERY_AUDIT_LOG_RETENTION_DAYS', kind: 'integer' },
+  liveMaxConnections: { env: 'BINDERY_LIVE_MAX_CONNECTIONS', kind: 'integer' },
+  liveMaxConnectionsPerUser: { env: 'BINDERY_LIVE_MAX_CONNECTIONS_PER_USER', kind: 'integer' },
   logLevel: { env: 'BINDERY_LOG_LEVEL', kind: 'string' },
 };
 
@@ -144,6 +148,8 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     metadataProviderBaseUrls: '',
     koboStoreUrl: 'https://storeapi.kobo.com',
     auditLogRetentionDays: 90,
+    liveMaxConnections: 1000,
+    liveMaxConnectionsPerUser: 20,
     logLevel: 'info',
     ...merged,
   };

@@ -361,4 +361,13 @@ export const komgaRoutes: RouteSpec[] = [
   route('/v1/tags', (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'tags', reader.query))),
   route('/v1/publishers', (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'publishers', reader.query))),
   route('/v1/authors', (reader, _request, reply) => sendJson(reply, reader, authorsOf(reader, reader.query))),
+
+  // Komga's live events (outside /api, as in Komga): the stream stays open; see docs/live-updates.md.
+  {
+    ...route('', async (reader, _request, reply, ctx) => {
+      const { openKomgaStream } = await import('../live/komga-sse.ts');
+      return openKomgaStream(ctx, reply, reader.principal.userId, String(reader.session.opdsUserId));
+    }),
+    url: '/komga/sse/v1/events',
+  },
 ];

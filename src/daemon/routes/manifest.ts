@@ -164,6 +164,7 @@ export const ROUTE_MANIFEST: readonly RouteHead[] = [
   {"group":"komga","method":"GET","url":"/komga/api/v1/tags","auth":"custom"},
   {"group":"komga","method":"GET","url":"/komga/api/v1/publishers","auth":"custom"},
   {"group":"komga","method":"GET","url":"/komga/api/v1/authors","auth":"custom"},
+  {"group":"komga","method":"GET","url":"/komga/sse/v1/events","auth":"custom"},
   {"group":"bookdrop","method":"GET","url":"/api/v1/bookdrop/files","auth":"jwt","rule":{"anyOf":["admin","canAccessBookdrop"]},"parts":["querystring"]},
   {"group":"bookdrop","method":"POST","url":"/api/v1/bookdrop/files/discard","auth":"jwt","rule":{"anyOf":["admin","canAccessBookdrop"]},"parts":["body"]},
   {"group":"bookdrop","method":"POST","url":"/api/v1/bookdrop/imports/finalize","auth":"jwt","rule":{"anyOf":["admin","canAccessBookdrop"]},"parts":["body"]},
