@@ -1,6 +1,7 @@
 // Real live-update clients for tests: a STOMP client (@stomp/stompjs over ws, as the web UI uses it) and an SSE reader
 // (fetch streaming, as a Komga client reads the stream).
 import { Client, type IFrame, type IStompSocket } from '@stomp/stompjs';
+import { connect, type Socket } from 'node:net';
 import WebSocket from 'ws';
 
 export interface Received {
@@ -136,4 +137,28 @@ export async function sseReader(url: string, headers: Record<string, string>): P
     next: (name, test = () => true, timeoutMs = 5000) => waitUntil(() => events.find((e) => e.name === name && test(e.data)), timeoutMs, `SSE event ${name}`),
     stop: () => abort.abort(),
   };
+}
+
+/** A client-to-server WebSocket text frame (masked, as a client must send it). */
+function maskedTextFrame(text: string): Buffer {
+  const payload = Buffer.from(text);
+  const mask = Buffer.from([0x12, 0x34, 0x56, 0x78]);
+  const masked = Buffer.from(payload.map((b, i) => b ^ (mask[i % 4] as number)));
+  const length = payload.length < 126 ? Buffer.from([0x80 | payload.length]) : Buffer.from([0x80 | 126, payload.length >> 8, payload.length & 0xff]);
+  return Buffer.concat([Buffer.from([0x81]), length, mask, masked]);
+}
+
+/**
+ * A WebSocket STOMP client written by hand on a bare TCP socket: upgraded, CONNECTed and SUBSCRIBEd, after which the
+ * caller decides whether it reads (a reader that stalls is one that pauses the socket).
+ */
+export async function rawStompSocket(port: number, path: string, token: string, destinations: string[]): Promise<Socket> {
+  const socket = connect(port, '127.0.0.1');
+  await new Promise((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`);
+  const answer = await new Promise<string>((resolve) => socket.once('data', (b: Buffer) => resolve(b.toString('latin1'))));
+  if (!answer.startsWith('HTTP/1.1 101')) throw new Error(`upgrade refused: ${answer.split('\r\n')[0]}`);
+  socket.write(maskedTextFrame(`CONNECT\naccept-version:1.2\nAuthorization:Bearer ${token}\n\n\0`));
+  destinations.forEach((destination, i) => socket.write(maskedTextFrame(`SUBSCRIBE\nid:${i}\ndestination:${destination}\n\n\0`)));
+  return socket;
 }

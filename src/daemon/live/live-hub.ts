@@ -7,7 +7,7 @@ import { eventsAfter, onEventAppended, pruneEvents, SELECT_EVENTS_AFTER, SELECT_
 import { libraryHealth } from '../../core/libraries/library-health.ts';
 import { catalogGeneration, sameGeneration, writeInFlight, type Generation } from '../../core/store/snapshot.ts';
 import type { DaemonContext } from '../context.ts';
-import { translate, type Outbound, type Protocol, type Recipient } from './live-messages.ts';
+import { revocationMessages, translate, type Outbound, type Protocol, type Recipient } from './live-messages.ts';
 
 export type CloseReason = 'revoked' | 'overflow' | 'shutdown' | 'gone';
 
@@ -35,13 +35,14 @@ export interface HubLimits {
 }
 
 const DEFAULT_LIMITS: Omit<HubLimits, 'maxConnections' | 'maxPerUser'> = {
-  maxQueuedBytes: 1024 * 1024,
+  maxQueuedBytes: 2 * 1024 * 1024,
   pollMs: 100,
   healthEveryMs: 30_000,
   taskStatusEveryMs: 10_000,
 };
 const TICK_MS = 500;
-const BATCH_ROWS = 500;
+/** Events read and sent per step; between steps the sockets get to drain (a burst stays under the queue cap). */
+const BATCH_ROWS = 200;
 const PRUNE_EVERY_MS = 60_000;
 
 export class LiveHub {
@@ -168,7 +169,11 @@ export class LiveHub {
         if (rows.length === 0) continue;
         this.lastId = (rows.at(-1) as OutboxRow).id;
         await this.dispatch(rows);
-        if (rows.length === BATCH_ROWS) this.pollAgain = true;
+        if (rows.length === BATCH_ROWS) {
+          this.pollAgain = true;
+          this.woken = true;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
       } while (this.pollAgain);
     } catch (error) {
       this.ctx.log.warn({ err: error }, 'live updates: reading the events outbox failed');
@@ -177,28 +182,31 @@ export class LiveHub {
     }
   }
 
-  private async recipients(): Promise<Map<number, Recipient>> {
-    const out = new Map<number, Recipient>();
+  /** The signed-in users with their principals as of now; users whose account is gone are listed apart. */
+  private async recipients(): Promise<{ recipients: Map<number, Recipient>; gone: number[] }> {
+    const recipients = new Map<number, Recipient>();
+    const gone: number[] = [];
     for (const [userId, clients] of this.byUser) {
       const principal = await principalFor(this.ctx.store, userId);
-      if (!principal) {
-        // The account is gone: its connections end as a revoked session's do.
-        for (const client of [...clients]) client.close('revoked');
-        continue;
-      }
-      out.set(userId, { principal, protocols: new Set([...clients].map((c) => c.protocol)) });
+      if (principal) recipients.set(userId, { principal, protocols: new Set([...clients].map((c) => c.protocol)) });
+      else gone.push(userId);
     }
-    return out;
+    return { recipients, gone };
   }
 
   private async dispatch(rows: OutboxRow[]): Promise<void> {
     const events = eventsAfter(rows);
-    const recipients = await this.recipients();
+    const { recipients, gone } = await this.recipients();
     const { messages, revoked, librariesChanged } = await translate(this.ctx.store, events, recipients, (error) =>
       this.ctx.log.warn({ err: error }, 'live updates: an event could not be prepared'),
     );
     for (const [userId, list] of messages) this.sendToUser(userId, list);
-    for (const userId of revoked) for (const client of [...(this.byUser.get(userId) ?? [])]) client.close('revoked');
+    // A deleted account ends like a revoked session, told or not.
+    for (const userId of gone) if (!revoked.has(userId)) revoked.set(userId, 'user_deleted');
+    for (const [userId, reason] of revoked) {
+      this.sendToUser(userId, revocationMessages(reason));
+      for (const client of [...(this.byUser.get(userId) ?? [])]) client.close('revoked');
+    }
     if (librariesChanged) await this.checkHealth(true);
   }
 
@@ -244,7 +252,7 @@ export class LiveHub {
       const rows = await this.ctx.store.db.selectFrom('tasks').select(['type', (eb) => eb.fn.countAll<number>().as('n')]).where('status', 'in', ['ACCEPTED', 'IN_PROGRESS']).groupBy('type').execute();
       const countByType = Object.fromEntries(rows.map((r) => [r.type, Number(r.n)]));
       const body = JSON.stringify({ count: Object.values(countByType).reduce((a, b) => a + b, 0), countByType });
-      for (const [userId, recipient] of await this.recipients()) {
+      for (const [userId, recipient] of (await this.recipients()).recipients) {
         if (recipient.protocols.has('komga') && isAdmin(recipient.principal)) this.sendToUser(userId, [{ protocol: 'komga', name: 'TaskQueueStatus', body }]);
       }
     } catch (error) {

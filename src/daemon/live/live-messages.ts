@@ -30,8 +30,8 @@ export interface Recipient {
 export interface Translation {
   /** Per user id, in event order. */
   messages: Map<number, Outbound[]>;
-  /** Users whose sessions ended: their connections close once told. */
-  revoked: Set<number>;
+  /** Users whose sessions ended, with the reason: their connections are told, then closed. */
+  revoked: Map<number, string>;
   /** A library was added, changed or removed: its folders' health may have changed. */
   librariesChanged: boolean;
 }
@@ -211,17 +211,22 @@ async function messagesFor(store: Store, cache: BatchCache, stored: StoredEvent,
       return out;
     }
     case 'session-revoked':
-      if (event.userId !== principal.userId) return [];
-      return [stomp('session-revoked', { reason: event.reason }), { protocol: 'komga', name: 'SessionExpired', body: (userId) => JSON.stringify({ userId }) }];
+      // Sent by the hub itself: the account may be gone, and with it the principal.
+      return [];
   }
+}
+
+/** What the connections of a user whose sessions ended are told before they close. */
+export function revocationMessages(reason: string): Outbound[] {
+  return [stomp('session-revoked', { reason }), { protocol: 'komga', name: 'SessionExpired', body: (userId) => JSON.stringify({ userId }) }];
 }
 
 /** What each recipient is sent for a batch of events; a failure on one event for one user drops only that. */
 export async function translate(store: Store, events: readonly StoredEvent[], recipients: ReadonlyMap<number, Recipient>, onError: (error: unknown) => void): Promise<Translation> {
   const cache = new BatchCache(store);
-  const out: Translation = { messages: new Map(), revoked: new Set(), librariesChanged: false };
+  const out: Translation = { messages: new Map(), revoked: new Map(), librariesChanged: false };
   for (const stored of events) {
-    if (stored.event.kind === 'session-revoked') out.revoked.add(stored.event.userId);
+    if (stored.event.kind === 'session-revoked') out.revoked.set(stored.event.userId, stored.event.reason);
     if (stored.event.kind === 'library-changed') out.librariesChanged = true;
     for (const [userId, recipient] of recipients) {
       let messages: Outbound[];
