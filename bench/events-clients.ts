@@ -1,12 +1,13 @@
 // Child process of bench/events.ts: many live-update clients in one process, each a WebSocket speaking just enough
-// STOMP (CONNECT, SUBSCRIBE to what the web UI subscribes to). Messages stay Buffers; only what is measured is read:
-// probe log lines (`probe:<n>`) and the id of each book-add. Commands on stdin: `report` (prints what arrived since
-// the last report as one JSON line), `exit`.
+// STOMP (CONNECT, SUBSCRIBE to what the web UI subscribes to). Messages stay Buffers. With --measure, the arrival
+// time of probe log lines (`probe:<n>`) and of each book-add (by book id) is kept; without, frames are only counted
+// (the load). Commands on stdin: `report` (prints what arrived since the last report as one JSON line), `exit`.
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
 
-const { values } = parseArgs({ options: { url: { type: 'string' }, token: { type: 'string' }, count: { type: 'string', default: '500' } } });
+const { values } = parseArgs({ options: { url: { type: 'string' }, token: { type: 'string' }, count: { type: 'string', default: '500' }, measure: { type: 'boolean', default: false } } });
+const measure = values.measure;
 const url = values.url as string;
 const token = values.token as string;
 const count = Number(values.count);
@@ -36,6 +37,18 @@ function digitsAt(buffer: Buffer, at: number): number {
   return n;
 }
 
+function timeFrame(frame: Buffer, at: number): void {
+  const probe = frame.indexOf(PROBE);
+  if (probe !== -1) {
+    probes.push([digitsAt(frame, probe + PROBE.length), at]);
+    return;
+  }
+  if (frame.indexOf(BOOK_ADD) !== -1) {
+    const body = frame.indexOf(BODY_START);
+    if (body !== -1) bookAdds.push([digitsAt(frame, body + BODY_START.length), at]);
+  }
+}
+
 function open(): Promise<void> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, { perMessageDeflate: false });
@@ -52,16 +65,17 @@ function open(): Promise<void> {
         } else reject(new Error(data.toString()));
         return;
       }
-      frames++;
+      // The server sends a burst's frames together in one message: each ends with NUL.
       const at = now();
-      const probe = data.indexOf(PROBE);
-      if (probe !== -1) {
-        probes.push([digitsAt(data, probe + PROBE.length), at]);
-        return;
-      }
-      if (data.indexOf(BOOK_ADD) !== -1) {
-        const body = data.indexOf(BODY_START);
-        if (body !== -1) bookAdds.push([digitsAt(data, body + BODY_START.length), at]);
+      for (let start = 0; start < data.length; ) {
+        // Newlines between frames are heart-beats.
+        while (data[start] === 10) start++;
+        if (start >= data.length) break;
+        let end = data.indexOf(0, start);
+        if (end === -1) end = data.length;
+        frames++;
+        if (measure) timeFrame(data.subarray(start, end), at);
+        start = end + 1;
       }
     });
     ws.on('close', () => closed++);

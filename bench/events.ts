@@ -38,10 +38,10 @@ const duration = Number(values.duration);
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const now = (): number => performance.timeOrigin + performance.now();
-const load = (): string => loadavg().map((l) => l.toFixed(2)).join(' ');
+const loadAverage = (): string => loadavg().map((l) => l.toFixed(2)).join(' ');
 const mb = (n: number): string => `${n.toFixed(1)} MB`;
 
-console.log(`machine: ${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, node ${process.version}, load average ${load()}`);
+console.log(`machine: ${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, node ${process.version}, load average ${loadAverage()}`);
 
 let launcher: Launcher = { ...fromSource, env: { ...fromSource.env, NODE_OPTIONS: SERVE_NODE_FLAGS } };
 try {
@@ -67,6 +67,11 @@ await createLibrary(store.db, { name: 'Bench', paths: [corpus] });
 
 const serverEnv = { BINDERY_LOG_LEVEL: 'warn', BINDERY_LIVE_MAX_CONNECTIONS: '5000', BINDERY_LIVE_MAX_CONNECTIONS_PER_USER: '5000' };
 const daemon = await startDaemon(launcher, { dataDir, env: serverEnv });
+const children = new Set<Clients>();
+process.on('exit', () => {
+  daemon.child.kill('SIGKILL');
+  for (const c of children) c.kill();
+});
 const wsUrl = `ws://127.0.0.1:${daemon.port}/ws`;
 
 interface Report {
@@ -82,14 +87,16 @@ class Clients {
   private readonly lines: Interface;
   private readonly waiting: ((line: string) => void)[] = [];
 
-  private constructor(count: number) {
-    this.child = spawn(process.execPath, [join(import.meta.dirname, 'events-clients.ts'), '--url', wsUrl, '--token', token, '--count', String(count)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  private constructor(count: number, measure: boolean) {
+    const args = [join(import.meta.dirname, 'events-clients.ts'), '--url', wsUrl, '--token', token, '--count', String(count), ...(measure ? ['--measure'] : [])];
+    this.child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'inherit'] });
     this.lines = createInterface({ input: this.child.stdout });
     this.lines.on('line', (line) => this.waiting.shift()?.(line));
   }
 
-  static async open(count: number): Promise<Clients> {
-    const clients = new Clients(count);
+  static async open(count: number, measure = false): Promise<Clients> {
+    const clients = new Clients(count, measure);
+    children.add(clients);
     const ready = JSON.parse(await clients.nextLine()) as { ready: number };
     if (ready.ready !== count) throw new Error(`only ${ready.ready} of ${count} clients connected`);
     return clients;
@@ -106,18 +113,31 @@ class Clients {
   }
 
   async close(): Promise<void> {
+    children.delete(this);
     this.child.stdin.write('exit\n');
     await new Promise((r) => this.child.once('exit', r));
   }
+
+  kill(): void {
+    this.child.kill('SIGKILL');
+  }
 }
 
-const stats = (xs: number[]): string => (xs.length === 0 ? 'none' : `p50 ${percentile(xs, 0.5).toFixed(1)} ms, p99 ${percentile(xs, 0.99).toFixed(1)} ms, max ${Math.max(...xs).toFixed(1)} ms (${xs.length} frames)`);
+const stats = (xs: number[]): string => (xs.length === 0 ? 'none' : `p50 ${percentile(xs, 0.5).toFixed(1)} ms, p99 ${percentile(xs, 0.99).toFixed(1)} ms, max ${xs.reduce((a, b) => Math.max(a, b), 0).toFixed(1)} ms (${xs.length} frames)`);
 
-// 1. Commit-to-frame latency while a scan runs in another process.
+// 1. Commit-to-frame latency while a scan runs in another process. A few measuring clients time what arrives; the
+// rest are load in processes of their own (one process holding hundreds of sockets that parse a gigabyte of frames
+// would measure its own backlog, not the server).
 {
-  const clients = await Clients.open(clientCount);
+  const measuring = Math.min(10, clientCount);
+  const loadProcesses = 2;
+  const probeClients = await Clients.open(measuring, true);
+  const loadClients: Clients[] = [];
+  for (let i = 0; i < loadProcesses; i++) loadClients.push(await Clients.open(Math.ceil((clientCount - measuring) / loadProcesses)));
+  const all = [probeClients, ...loadClients];
+  const total = measuring + loadClients.length * Math.ceil((clientCount - measuring) / loadProcesses);
   await sleep(1000);
-  await clients.report();
+  for (const c of all) await c.report();
   const committed = new Map<number, number>();
   let probe = 0;
   let scanning = true;
@@ -130,28 +150,48 @@ const stats = (xs: number[]): string => (xs.length === 0 ? 'none' : `p50 ${perce
     }
   })();
   const cpuBefore = cpuMs(daemon.pid);
-  const loadBefore = load();
+  const loadBefore = loadAverage();
   t = performance.now();
   const scan = await runCli(launcher, ['--data-dir', dataDir, 'scan', 'Bench']);
   const scanMs = performance.now() - t;
   if (scan.code !== 0) throw new Error(`scan failed: ${scan.stderr}`);
-  await sleep(1500);
+  await sleep(1000);
   scanning = false;
   await prober;
-  await sleep(1000);
-  const report = await clients.report();
+  const loadAfter = loadAverage();
+  // Until the load clients have read everything sent (or stopped getting more).
+  let frames = 0;
+  const reports: Report[] = all.map(() => ({ probes: [], bookAdds: [], frames: 0, closed: 0 }));
+  for (let quiet = 0; quiet < 3; ) {
+    await sleep(1000);
+    const round = await Promise.all(all.map((c) => c.report()));
+    round.forEach((r, i) => {
+      const into = reports[i] as Report;
+      into.probes.push(...r.probes);
+      into.bookAdds.push(...r.bookAdds);
+      into.frames += r.frames;
+      into.closed = r.closed;
+    });
+    const sum = round.reduce((a, r) => a + r.frames, 0);
+    quiet = sum === 0 ? quiet + 1 : 0;
+    frames += sum;
+  }
   const serverCpu = cpuMs(daemon.pid) - cpuBefore;
   const added = new Map<number, number>();
   for (const row of await store.db.selectFrom('event_outbox').select(['payload', 'created_at_ms']).where('kind', '=', 'books-added').execute()) {
     for (const id of (JSON.parse(row.payload) as { bookIds: number[] }).bookIds) added.set(id, row.created_at_ms);
   }
-  const probeLatency = report.probes.filter(([n]) => committed.has(n)).map(([n, at]) => at - (committed.get(n) as number));
-  const bookLatency = report.bookAdds.filter(([id]) => added.has(id)).map(([id, at]) => at - (added.get(id) as number));
-  console.log(`\nscan of ${books} books by \`bindery scan\` (another process): ${(scanMs / 1000).toFixed(1)} s, load average before ${loadBefore}, after ${load()}`);
-  console.log(`${clientCount} clients subscribed as the web UI; probe events (commit → frame): ${stats(probeLatency)}; ${probe} probes, ${report.probes.length} of ${probe * clientCount} frames arrived`);
-  console.log(`book-add (outbox row → frame): ${stats(bookLatency)}; ${report.bookAdds.length} of ${added.size * clientCount} frames; clients closed by the server: ${report.closed}`);
-  console.log(`server CPU during the scan: ${(serverCpu / 1000).toFixed(1)} s (${(serverCpu / Math.max(1, report.frames)).toFixed(3)} ms per frame sent), RSS now ${mb(rssMb(daemon.pid))}`);
-  await clients.close();
+  const measured = reports[0] as Report;
+  const probeLatency = measured.probes.filter(([n]) => committed.has(n)).map(([n, at]) => at - (committed.get(n) as number));
+  const bookLatency = measured.bookAdds.filter(([id]) => added.has(id)).map(([id, at]) => at - (added.get(id) as number));
+  // Probes, book-adds and the scan's two log lines, to every client.
+  const expected = (probe + added.size + 2) * total;
+  console.log(`\nscan of ${books} books by \`bindery scan\` (another process): ${(scanMs / 1000).toFixed(1)} s; load average before ${loadBefore}, at its end ${loadAfter}`);
+  console.log(`${total} clients subscribed as the web UI (${measuring} measuring, the rest in ${loadProcesses} load processes); ${frames} of ${expected} frames arrived; connections the server closed: ${reports.reduce((a, r) => a + r.closed, 0)}`);
+  console.log(`probe events, commit → frame: ${stats(probeLatency)}`);
+  console.log(`book-add, outbox row written → frame: ${stats(bookLatency)}`);
+  console.log(`server CPU from the scan's start until the clients had everything: ${(serverCpu / 1000).toFixed(1)} s (${((serverCpu * 1000) / Math.max(1, frames)).toFixed(1)} µs per frame), RSS now ${mb(rssMb(daemon.pid))}`);
+  for (const c of all) await c.close();
 }
 
 // 2. Memory of idle connections.
@@ -165,7 +205,7 @@ const stats = (xs: number[]): string => (xs.length === 0 ? 'none' : `p50 ${perce
   await sleep(5000);
   const withMany = rssMb(daemon.pid);
   console.log(`\nidle server RSS ${mb(before)}; with 1 connection (ws and STOMP loaded) ${mb(withOne)}; with ${idleCount + 1} idle connections ${mb(withMany)} ` +
-    `(${(((withMany - withOne) * 1024) / idleCount).toFixed(1)} KB per connection); load average ${load()}`);
+    `(${(((withMany - withOne) * 1024) / idleCount).toFixed(1)} KB per connection); load average ${loadAverage()}`);
   await many.close();
   await one.close();
 }
@@ -185,7 +225,7 @@ const stats = (xs: number[]): string => (xs.length === 0 ? 'none' : `p50 ${perce
     });
     const cpu = (cpuMs(daemon.pid) - cpuBefore) / Math.max(1, result.requests.total);
     if (label === '') return;
-    console.log(`GET /api/v1/books/{id}, ${label}: ${result.requests.average.toFixed(0)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, server CPU ${cpu.toFixed(3)} ms/request, non-2xx ${result.non2xx}; load average ${load()}`);
+    console.log(`GET /api/v1/books/{id}, ${label}: ${result.requests.average.toFixed(0)} req/s, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms, server CPU ${cpu.toFixed(3)} ms/request, non-2xx ${result.non2xx}; load average ${loadAverage()}`);
   };
   console.log('');
   await run('', 3);

@@ -4,7 +4,6 @@
 import { mkdirSync, renameSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { emitEvent } from '../../src/core/events/live-events.ts';
 import { hashPassword } from '../../src/core/users/users.ts';
 import { existingLiveHub } from '../../src/daemon/live/live-hub.ts';
 import { createLibrary } from '../../src/core/libraries/libraries.ts';
@@ -238,13 +237,15 @@ describe('destinations fired by their write paths (continued)', () => {
     const id = (three.body as Obj).id as number;
     const health = await admin.next('/topic/library-health', (b) => String(id) in ((b as Obj).libraryHealth as Obj));
     expect(((health.body as Obj).libraryHealth as Obj)[String(id)]).toBe(true);
+    // The folders are looked at every 30 s; sooner here.
+    const hub = existingLiveHub(d.ctx);
+    if (!hub) throw new Error('no hub');
+    hub.limits.healthEveryMs = 200;
     renameSync(lib.path('three'), lib.path('three-gone'));
-    expect((await api('PUT', `/api/v1/libraries/${id}/refresh`, adminToken)).status).toBe(204);
-    await api('PATCH', `/api/v1/libraries/${id}/file-naming-pattern`, adminToken, { pattern: null }).catch(() => undefined);
-    await emitEvent(d.store.db, { kind: 'library-changed', libraryId: id, change: 'changed' });
     const gone = await admin.next('/topic/library-health', (b) => ((b as Obj).libraryHealth as Obj)[String(id)] === false);
     expect(gone.body).toMatchObject({ libraryHealth: { [String(libraryOne)]: true } });
     renameSync(lib.path('three-gone'), lib.path('three'));
+    hub.limits.healthEveryMs = 30_000;
   });
 });
 
@@ -321,6 +322,28 @@ describe('limits', () => {
       expect(refused).toBe(503);
     } finally {
       Object.assign(hub.limits, limits);
+    }
+  });
+
+  it('serves /ws under --base-path, and nothing else answers an upgrade', async () => {
+    const prefixed = await startTestDaemon({ basePath: '/books' });
+    try {
+      await prefixed.app.listen({ port: 0, host: '127.0.0.1' });
+      const { port } = prefixed.app.server.address() as { port: number };
+      const token = await prefixed.setupAdmin();
+      const c = stompClient(`ws://127.0.0.1:${port}/books/ws`, token);
+      expect((await c.connected).headers.version).toBe('1.2');
+      await c.stop();
+      for (const path of ['/ws', '/books/api/v1/books', '/books/wsx']) {
+        const status = await new Promise<number>((resolve) => {
+          const ws = new WebSocket(`ws://127.0.0.1:${port}${path}`);
+          ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+          ws.on('open', () => resolve(101));
+        });
+        expect(status, path).toBe(404);
+      }
+    } finally {
+      await prefixed.close();
     }
   });
 

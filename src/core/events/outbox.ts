@@ -40,7 +40,8 @@ export function onEventAppended(listener: () => void): () => void {
 export async function appendEvent(target: EventTarget, event: LiveEvent, now = Date.now()): Promise<void> {
   const { kind, ...payload } = event;
   await run(target, 'insert into event_outbox (kind, payload, created_at_ms) values (?, ?, ?)', [kind, JSON.stringify(payload), now]);
-  if (++appended % PRUNE_EVERY === 0) await pruneEvents(target, now);
+  // The first event of a process prunes too: a catalog only ever written by short CLI runs stays bounded.
+  if (appended++ % PRUNE_EVERY === 0) await pruneEvents(target, now);
   for (const listener of listeners) listener();
 }
 

@@ -17,6 +17,7 @@ export class KomgaSseClient implements LiveClient {
   private readonly hub: LiveHub;
   private lastSentAt = performance.now();
   private ended = false;
+  private queued = '';
 
   constructor(res: ServerResponse, hub: LiveHub, userId: number, komgaUserId: string) {
     this.res = res;
@@ -29,7 +30,15 @@ export class KomgaSseClient implements LiveClient {
 
   deliver(message: Outbound): void {
     const body = typeof message.body === 'string' ? message.body : message.body(this.komgaUserId);
-    this.write(`event:${message.name}\ndata:${body}\n\n`);
+    this.queued += `event:${message.name}\ndata:${body}\n\n`;
+  }
+
+  /** One write for what a step of events queued. */
+  flush(): void {
+    if (this.queued === '') return;
+    const text = this.queued;
+    this.queued = '';
+    this.write(text);
   }
 
   tick(now: number): void {

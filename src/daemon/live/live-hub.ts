@@ -18,7 +18,9 @@ export interface LiveClient {
   readonly userId: number | undefined;
   /** The account Komga clients know themselves as (the OPDS account), for events that name it. */
   readonly komgaUserId?: string;
+  /** Queues a message; `flush` sends what is queued. */
   deliver(message: Outbound): void;
+  flush(): void;
   /** Heart-beats and time limits; `now` is performance.now(). */
   tick(now: number): void;
   close(reason: CloseReason): void;
@@ -212,11 +214,8 @@ export class LiveHub {
 
   private sendToUser(userId: number, list: readonly Outbound[]): void {
     for (const client of [...(this.byUser.get(userId) ?? [])]) {
-      for (const message of list) {
-        if (message.protocol !== client.protocol) continue;
-        client.deliver(message);
-        if (!this.open.has(client)) break;
-      }
+      for (const message of list) if (message.protocol === client.protocol) client.deliver(message);
+      client.flush();
     }
   }
 

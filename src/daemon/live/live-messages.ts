@@ -38,6 +38,15 @@ export interface Translation {
 
 const queue = (name: string): string => `/user/queue/${name}`;
 
+/**
+ * Every STOMP destination Bindery sends to (docs/api-coverage.md lists them against Grimmory's). Grimmory declares
+ * `/user/queue/book-metadata-batch-update` but never sends it; neither does Bindery.
+ */
+export const STOMP_DESTINATIONS = [
+  ...['book-add', 'book-update', 'books-cover-update', 'books-remove', 'book-metadata-update', 'book-metadata-batch-progress', 'bookdrop-file', 'log', 'task-progress', 'session-revoked'].map(queue),
+  '/topic/library-health',
+] as const;
+
 const STOMP_BOOK_DESTINATION = {
   'books-added': queue('book-add'),
   'books-changed': queue('book-update'),

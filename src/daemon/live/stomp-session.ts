@@ -15,6 +15,8 @@ const CONNECT_WITHIN_MS = 30_000;
 /** Heart-beats are sent at the rate the client asks for, but no more often than this. */
 const MIN_HEART_BEAT_MS = 1000;
 const ALLOWED_PREFIXES = ['/topic/', '/user/queue/'];
+/** Frames sent together in one WebSocket message, up to about this size. */
+const MAX_BATCH_CHARS = 64 * 1024;
 
 /** WebSocket close codes: policy violation (refusals), try again later (a full send queue, shutdown). */
 const CLOSE_POLICY = 1008;
@@ -35,6 +37,8 @@ export class StompSession implements LiveClient {
   private state: 'connecting' | 'connected' | 'closed' = 'connecting';
   private frames: Promise<void> = Promise.resolve();
   private messageId = 0;
+  private queued: string[] = [];
+  private queuedChars = 0;
   private sendEveryMs = 0;
   private expectEveryMs = 0;
   private lastSentAt = performance.now();
@@ -176,12 +180,30 @@ export class StompSession implements LiveClient {
     if (receipt !== undefined) this.write(writeFrame('RECEIPT', { 'receipt-id': receipt }));
   }
 
+  /**
+   * Queues the message for each subscription to its destination; `flush` sends what is queued as one WebSocket
+   * message (STOMP frames end with NUL, and stompjs reads several from one message): one write per connection for a
+   * burst instead of one per frame.
+   */
   deliver(message: Outbound): void {
     if (this.state !== 'connected' || typeof message.body !== 'string') return;
     const ids = this.subscriptions.get(message.name);
     if (!ids) return;
     const bytes = Buffer.byteLength(message.body);
-    for (const id of ids) this.write(messageFrame(message.name, id, ++this.messageId, message.body, bytes));
+    for (const id of ids) {
+      const frame = messageFrame(message.name, id, ++this.messageId, message.body, bytes);
+      this.queued.push(frame);
+      this.queuedChars += frame.length;
+      if (this.queuedChars >= MAX_BATCH_CHARS) this.flush();
+    }
+  }
+
+  flush(): void {
+    if (this.queued.length === 0) return;
+    const text = this.queued.length === 1 ? (this.queued[0] as string) : this.queued.join('');
+    this.queued = [];
+    this.queuedChars = 0;
+    this.write(text);
   }
 
   tick(now: number): void {
