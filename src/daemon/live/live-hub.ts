@@ -37,14 +37,14 @@ export interface HubLimits {
 }
 
 const DEFAULT_LIMITS: Omit<HubLimits, 'maxConnections' | 'maxPerUser'> = {
-  maxQueuedBytes: 2 * 1024 * 1024,
+  maxQueuedBytes: 1024 * 1024,
   pollMs: 100,
   healthEveryMs: 30_000,
   taskStatusEveryMs: 10_000,
 };
 const TICK_MS = 500;
 /** Events read and sent per step; between steps the sockets get to drain (a burst stays under the queue cap). */
-const BATCH_ROWS = 200;
+const BATCH_ROWS = 50;
 const PRUNE_EVERY_MS = 60_000;
 
 export class LiveHub {
