@@ -24,6 +24,8 @@ export const ConfigSchema = Type.Object(
     backupDir: Type.String({ minLength: 1, description: 'Folder of `bindery backup` archives and of the scheduled backups' }),
     backupKeepDaily: Type.Integer({ minimum: 0, maximum: 3650, description: 'Scheduled backups kept: the newest of each of this many recent days' }),
     backupKeepWeekly: Type.Integer({ minimum: 0, maximum: 520, description: 'Scheduled backups kept: the newest of each of this many recent weeks' }),
+    liveMaxConnections: Type.Integer({ minimum: 1, maximum: 100000, description: 'Live-update connections (WebSocket and SSE) the server holds at most' }),
+    liveMaxConnectionsPerUser: Type.Integer({ minimum: 1, maximum: 100000, description: 'Live-update connections one user may hold at once' }),
     logLevel: Type.Union([Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent')]),
   },
   { additionalProperties: false },
@@ -55,6 +57,8 @@ const SOURCES: Record<ConfigKey, SettingSource> = {
   backupDir: { env: 'BINDERY_BACKUP_DIR', kind: 'path' },
   backupKeepDaily: { env: 'BINDERY_BACKUP_KEEP_DAILY', kind: 'integer' },
   backupKeepWeekly: { env: 'BINDERY_BACKUP_KEEP_WEEKLY', kind: 'integer' },
+  liveMaxConnections: { env: 'BINDERY_LIVE_MAX_CONNECTIONS', kind: 'integer' },
+  liveMaxConnectionsPerUser: { env: 'BINDERY_LIVE_MAX_CONNECTIONS_PER_USER', kind: 'integer' },
   logLevel: { env: 'BINDERY_LOG_LEVEL', kind: 'string' },
 };
 
@@ -156,6 +160,8 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     backupDir: join(dataDir, 'backups'),
     backupKeepDaily: 7,
     backupKeepWeekly: 4,
+    liveMaxConnections: 1000,
+    liveMaxConnectionsPerUser: 20,
     logLevel: 'info',
     ...merged,
   };

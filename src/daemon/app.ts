@@ -30,6 +30,7 @@ import { RouteTable } from './route-table.ts';
 import { ROUTE_GROUPS } from './routes/index.ts';
 import { ROUTE_MANIFEST } from './routes/manifest.ts';
 import { ISOLATION_HEADERS, registerWebRoot } from './web-root.ts';
+import { acceptLiveUpgrades } from './live/ws-endpoint.ts';
 import { registerCompression } from './compression.ts';
 
 declare module 'fastify' {
@@ -359,6 +360,14 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
     return registerWebRoot.fallback(config, request, reply);
   });
   if (config.webRoot) await registerWebRoot(app, config);
+
+  // Live updates: STOMP over WebSocket at /ws (the web UI); Komga's SSE stream is a route of the komga group.
+  acceptLiveUpgrades(app, ctx);
+  // Open live connections would keep the server from closing: they end first.
+  app.addHook('preClose', async () => {
+    const { existingLiveHub } = await import('./live/live-hub.ts');
+    existingLiveHub(ctx)?.close();
+  });
 
   // A listening daemon (not the tests' injected requests) gives memory back while it is idle.
   let stopCompacting: (() => void) | undefined;

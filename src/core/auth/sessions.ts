@@ -1,6 +1,7 @@
 // Signing a user out everywhere, at once: the user's session version goes up, so every access token signed before is
 // refused on its next request (the gate compares the token's version with the user's), and every refresh token is
 // revoked. Every path that must end a user's sessions comes through here, and listeners (live connections) hear of it.
+import { publishSessionRevoked } from '../events/live-events.ts';
 import type { Db } from '../store/store.ts';
 import { revokeRefreshTokens } from './refresh-tokens.ts';
 
@@ -47,7 +48,12 @@ export async function revokeAllSessions(db: Db, userId: number, reason: SessionR
       .where('id', '=', userId)
       .returning(['id', 'username'])
       .executeTakeFirst();
-    if (found) await revokeRefreshTokens(trx, userId);
+    if (found) {
+      await revokeRefreshTokens(trx, userId);
+      // Every server process closes the user's live connections, whichever process ended the sessions (the CLI too).
+      // On the wire the reason is spelled as Grimmory spells it (`backchannel_logout`).
+      await publishSessionRevoked(trx, userId, reason.replace(/-/g, '_'));
+    }
     return found;
   });
   if (!user) return false;

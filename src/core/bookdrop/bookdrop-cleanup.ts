@@ -8,6 +8,7 @@ import { nowIso } from '../time.ts';
 import { FINALIZED, PENDING, rowsByIds, type BookdropRow } from './bookdrop-files.ts';
 import { isInsideDir, PARTIAL_PREFIX, removeAbandonedPartials, removeBookdropCover } from './bookdrop-paths.ts';
 import type { BookdropEnv } from './intake.ts';
+import { emitEvent } from '../events/live-events.ts';
 
 async function exists(path: string): Promise<boolean> {
   return (await stat(path).catch(() => undefined)) !== undefined;
@@ -15,6 +16,7 @@ async function exists(path: string): Promise<boolean> {
 
 async function deleteRows(env: Pick<BookdropEnv, 'store' | 'dataDir'>, ids: number[]): Promise<void> {
   for (let i = 0; i < ids.length; i += 500) await env.store.db.deleteFrom('bookdrop_file').where('id', 'in', ids.slice(i, i + 500)).execute();
+  if (ids.length > 0) await emitEvent(env.store.db, { kind: 'bookdrop-changed' });
   for (const id of ids) await removeBookdropCover(env.dataDir, id);
 }
 

@@ -20,6 +20,7 @@ import { dropMetadata, namingFacts, overlayMetadata, type DropMetadata } from '.
 import { bookdropCoverPath, partialName, removeBookdropCover } from './bookdrop-paths.ts';
 import { catalogHasFile, recordImportedFile, type ParsedFile } from './record-book.ts';
 import { copyVerified, ImportStepError, nodeImportFs, placeUnderFreeName, splitRelativePath, step, type ImportFs } from './safe-copy.ts';
+import { emitEvent } from '../events/live-events.ts';
 
 /** BookdropFinalizeRequest. */
 export interface FinalizeRequest {
@@ -284,6 +285,7 @@ export async function finalizeImport(env: FinalizeEnv, request: FinalizeRequest,
   } finally {
     await im.runner.close();
     await rm(im.stagingDir, { recursive: true, force: true });
+    await emitEvent(env.store.db, { kind: 'bookdrop-changed' });
   }
   return outcome;
 }

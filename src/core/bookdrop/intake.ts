@@ -12,6 +12,7 @@ import { recoverInterruptedImports, removeVanished } from './bookdrop-cleanup.ts
 import { PENDING } from './bookdrop-files.ts';
 import { baseName, dropMetadata, metadataFromExtraction, type DropMetadata } from './bookdrop-metadata.ts';
 import { bookdropCoversDir, isBookdropCandidate, isInsideDir, saveBookdropCover } from './bookdrop-paths.ts';
+import { emitEvent } from '../events/live-events.ts';
 
 /**
  * Proposes provider metadata for a dropped file from what the file says; null when nothing matched. Injected so the
@@ -108,6 +109,7 @@ async function intakeUnlocked(env: BookdropEnv, path: string, options: IntakeOpt
   const now = nowIso();
   if (known) {
     await db.updateTable('bookdrop_file').set({ file_size: info.size, original_metadata: JSON.stringify(original), updated_at: now }).where('id', '=', known.id).execute();
+    await emitEvent(db, { kind: 'bookdrop-changed' });
     if (cover) await saveCover(env, known.id, cover).catch(() => undefined);
     env.log?.('info', `bookdrop: ${fileName} changed and was read again`, { id: known.id, path });
     return { kind: 'known', path };
@@ -120,6 +122,7 @@ async function intakeUnlocked(env: BookdropEnv, path: string, options: IntakeOpt
     .executeTakeFirst();
   if (!inserted) return { kind: 'known', path };
   const id = inserted.id;
+  await emitEvent(db, { kind: 'bookdrop-changed' });
 
   if (cover) {
     try {

@@ -11,6 +11,7 @@ import { createBook, type BookContext } from '../scan/catalog-updates.ts';
 import type { ParseResult } from '../scan/parse-task.ts';
 import type { Store } from '../store/store.ts';
 import { EXTRA_COLUMNS, type DropMetadata } from './bookdrop-metadata.ts';
+import { emitEvent } from '../events/live-events.ts';
 
 export type ParsedFile = Extract<ParseResult, { kind: 'parsed' }>;
 
@@ -94,6 +95,7 @@ export async function recordImportedFile(store: Store, input: RecordInput): Prom
       }
       created = await createBook(exec, ctx, record, cover);
       await writeGivenExtras(exec, created, input.given);
+      await emitEvent(exec, { kind: 'books-added', bookIds: [created] });
       await input.beforeCommit?.();
     });
   } catch (error) {

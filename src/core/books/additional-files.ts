@@ -19,6 +19,7 @@ import { nowIso } from '../time.ts';
 import { bookFiles, pathWithin } from './file-locations.ts';
 import { fileRowValues } from './file-record.ts';
 import { moveToTrash } from './trash.ts';
+import { emitEvent } from '../events/live-events.ts';
 
 export type AdditionalFileErrorCode =
   | 'BOOK_NOT_FOUND'
@@ -204,6 +205,7 @@ export async function addAdditionalFile(store: Store, bookId: number, received: 
         .returning('id')
         .executeTakeFirstOrThrow();
       if (place.bookLibraryPathId === null) await trx.updateTable('book').set({ library_path_id: target.root.id }).where('id', '=', bookId).execute();
+      await emitEvent(trx, { kind: 'books-changed', bookIds: [bookId] });
       return row.id;
     });
     placedPath = undefined;
@@ -240,5 +242,6 @@ export async function removeAdditionalFile(db: Db, bookId: number, fileId: numbe
     }
   }
   await db.deleteFrom('book_file').where('id', '=', fileId).execute();
+  await emitEvent(db, { kind: 'books-changed', bookIds: [bookId] });
   return { trashedTo };
 }

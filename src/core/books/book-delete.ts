@@ -4,6 +4,8 @@ import { existsSync } from 'node:fs';
 import { mkdir, rename } from 'node:fs/promises';
 import { dirname, join, parse } from 'node:path';
 import { removeCovers } from '../covers/cover-store.ts';
+import { emitEvent } from '../events/live-events.ts';
+import { removedBooks } from '../events/removed-books.ts';
 import type { Db } from '../store/store.ts';
 
 /** Folder under each library root that receives deleted books' files; scans skip it (hidden). */
@@ -62,10 +64,13 @@ export async function deleteBooks(db: Db, coversRoot: string, ids: readonly numb
     else failedFileDeletions.push(id);
   }
   const deleted: number[] = [];
+  const leaving = await removedBooks(db, removable);
   for (let i = 0; i < removable.length; i += 500) {
     const rows = await db.deleteFrom('book').where('id', 'in', removable.slice(i, i + 500)).returning('id').execute();
     deleted.push(...rows.map((r) => r.id));
   }
+  const gone = new Set(deleted);
+  await emitEvent(db, { kind: 'books-removed', books: leaving.filter((b) => gone.has(b.id)) });
   for (const id of deleted) await removeCovers(coversRoot, id);
   return { deleted: deleted.sort((a, b) => a - b), failedFileDeletions: failedFileDeletions.sort((a, b) => a - b) };
 }

@@ -99,3 +99,15 @@ export function* bookArrayChunks(store: Store, ids: readonly number[], options: 
   }
   yield ']';
 }
+
+/** Book JSON for the given ids that exist, without any user's parts: what a live update sends to everyone who may see it. */
+export function bareBooksJson(store: Store, ids: readonly number[], options: BookJsonOptions): Json[] {
+  return readSnapshot(store.sqlite, () => {
+    const roots = libraryRoots(store.sqlite);
+    const out: Json[] = [];
+    for (let i = 0; i < ids.length; i += BATCH) {
+      for (const bundle of loadBundles(store.sqlite, ids.slice(i, i + BATCH), options)) out.push(assembleBook(bundle, roots, options));
+    }
+    return out;
+  });
+}

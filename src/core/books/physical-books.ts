@@ -3,6 +3,7 @@ import { emptyMetadata } from '../formats/types.ts';
 import type { Db } from '../store/store.ts';
 import { nowIso } from '../time.ts';
 import { writeBookMetadata } from './metadata-writer.ts';
+import { emitEvent } from '../events/live-events.ts';
 
 export interface NewPhysicalBook {
   libraryId: number;
@@ -55,10 +56,12 @@ export async function createPhysicalBook(db: Db, input: NewPhysicalBook): Promis
     await writeBookMetadata(trx, book.id, metadata, '');
     if (!input.title) await trx.updateTable('book_metadata').set({ title: null }).where('book_id', '=', book.id).execute();
     await trx.updateTable('book').set({ metadata_updated_at: now }).where('id', '=', book.id).execute();
+    await emitEvent(trx, { kind: 'books-added', bookIds: [book.id] });
     return book.id;
   });
 }
 
 export async function setPhysical(db: Db, bookId: number, physical: boolean): Promise<void> {
   await db.updateTable('book').set({ is_physical: physical ? 1 : 0 }).where('id', '=', bookId).execute();
+  await emitEvent(db, { kind: 'books-changed', bookIds: [bookId] });
 }

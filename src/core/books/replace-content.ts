@@ -16,6 +16,7 @@ import type { Store } from '../store/store.ts';
 import { formatSuffix } from './additional-files.ts';
 import { pathWithin } from './file-locations.ts';
 import { keepCopyInTrash, trashStamp } from './trash.ts';
+import { emitEvent } from '../events/live-events.ts';
 
 export type ReplaceContentErrorCode = 'NOT_FOUND' | 'NOT_A_FILE' | 'UNSUPPORTED' | 'EMPTY' | 'TOO_LARGE' | 'UNREADABLE' | 'CONFLICT';
 
@@ -74,7 +75,7 @@ export async function replaceBookFileContent(store: Store, fileId: number, body:
   const row = await store.db
     .selectFrom('book_file')
     .leftJoin('library_path', 'library_path.id', 'book_file.library_path_id')
-    .select(['book_file.file_sub_path', 'book_file.file_name', 'book_file.book_type', 'book_file.is_folder_based', 'library_path.path as root'])
+    .select(['book_file.book_id', 'book_file.file_sub_path', 'book_file.file_name', 'book_file.book_type', 'book_file.is_folder_based', 'library_path.path as root'])
     .where('book_file.id', '=', fileId)
     .executeTakeFirst();
   const path = row?.root ? pathWithin(row.root, row.file_sub_path, row.file_name) : undefined;
@@ -117,6 +118,7 @@ export async function replaceBookFileContent(store: Store, fileId: number, body:
       await syncDirectory(dirname(path));
       const info = await stat(path);
       await store.db.updateTable('book_file').set(fileColumns(info, prints, extraction)).where('id', '=', fileId).execute();
+      await emitEvent(store.db, { kind: 'books-changed', bookIds: [row.book_id] });
       return { sizeBytes: info.size, keptAt };
     } catch (error) {
       if (!renamed) {

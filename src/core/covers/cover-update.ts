@@ -11,6 +11,7 @@ import { LIMITS } from '../formats/limits.ts';
 import { folderAudiobookFormat, formatOf } from '../formats/index.ts';
 import { readSetting } from '../settings/app-settings.ts';
 import type { Db } from '../store/store.ts';
+import { emitEvent } from '../events/live-events.ts';
 import { nowIso } from '../time.ts';
 import { DEFAULT_COVER_CROPPING, type CoverCropping } from './cover-cropping.ts';
 import { makeCoverImages, type CoverKind } from './cover-images.ts';
@@ -75,6 +76,7 @@ export async function setCoverImage(db: Db, coversRoot: string, bookId: number, 
       await trx.updateTable('book').set({ book_cover_hash: newCoverHash(), metadata_updated_at: now }).where('id', '=', bookId).execute();
       await trx.updateTable('book_metadata').set({ cover_updated_on: now }).where('book_id', '=', bookId).execute();
     }
+    await emitEvent(trx, { kind: 'covers-changed', bookIds: [bookId] });
   });
 }
 

@@ -14,6 +14,8 @@ import type { DB } from '../store/db-types.ts';
 import type { Db, Store } from '../store/store.ts';
 import { nowIso } from '../time.ts';
 import { bookSearchText } from '../text/search-key.ts';
+import { emitEvent } from '../events/live-events.ts';
+import { removedBooks } from '../events/removed-books.ts';
 
 export type MergeErrorCode = 'NOT_FOUND' | 'HIDDEN' | 'INVALID';
 
@@ -228,6 +230,7 @@ export async function attachBookFiles(store: Store, targetBookId: number, source
         const left = await trx.selectFrom('book_file').select('id').where('book_id', '=', source.book.id).executeTakeFirst();
         if (!left) {
           await carryReaderData(trx, source.book.id, targetBookId);
+          await emitEvent(trx, { kind: 'books-removed', books: await removedBooks(trx, [source.book.id]) });
           await trx.deleteFrom('book').where('id', '=', source.book.id).execute();
           deleted.push(source.book.id);
         } else kept.push(source.book.id);
@@ -237,6 +240,7 @@ export async function attachBookFiles(store: Store, targetBookId: number, source
         const present = await trx.selectFrom('book_file').select('id').where('book_id', '=', targetBookId).where('missing_at', 'is', null).executeTakeFirst();
         if (present) await trx.updateTable('book').set({ missing_at: null }).where('id', '=', targetBookId).execute();
       }
+      await emitEvent(trx, { kind: 'books-changed', bookIds: [targetBookId, ...kept] });
       return { targetBookId, attachedFiles: attached, deletedSourceBookIds: deleted, keptSourceBookIds: kept };
     });
     return result;
@@ -346,6 +350,8 @@ export async function detachBookFile(store: Store, bookId: number, fileId: numbe
       await trx.insertInto('book_metadata').values({ book_id: id, title, search_text: bookSearchText({ title, authors: [] }) }).execute();
     }
     await trx.updateTable('book_file').set({ book_id: id }).where('id', '=', fileId).execute();
+    await emitEvent(trx, { kind: 'books-added', bookIds: [id] });
+    await emitEvent(trx, { kind: 'books-changed', bookIds: [bookId] });
     return id;
   });
 

@@ -12,6 +12,7 @@ import { resetProgress } from '../reading/reset-progress.ts';
 import { cachedStatement } from '../store/snapshot.ts';
 import type { Store } from '../store/store.ts';
 import { nowIso } from '../time.ts';
+import { emitEvent } from '../events/live-events.ts';
 
 export type KomgaReadState = 'READ' | 'IN_PROGRESS' | 'UNREAD';
 
@@ -111,6 +112,11 @@ export interface ProgressTarget {
  * Throws ReadingError (INVALID without a page when not completing; recordProgress's refusals otherwise).
  */
 export async function markBookProgress(store: Store, userId: number, target: ProgressTarget, update: { page?: number; completed?: boolean }, now: string = nowIso()): Promise<void> {
+  await storeBookProgress(store, userId, target, update, now);
+  await emitEvent(store.db, { kind: 'read-progress', userId, bookIds: [target.bookId], deleted: false });
+}
+
+async function storeBookProgress(store: Store, userId: number, target: ProgressTarget, update: { page?: number; completed?: boolean }, now: string): Promise<void> {
   const kind = readerKind(target.bookType);
   const paged = (kind === 'cbx' || kind === 'pdf') && target.primaryFileId !== undefined;
   if (update.completed === true) {
@@ -147,7 +153,9 @@ export async function markBookProgress(store: Store, userId: number, target: Pro
 
 /** Komga's `DELETE …/read-progress`: the books become unread (Bindery's own reading progress is reset). */
 export async function markUnread(store: Store, userId: number, bookIds: readonly number[], now: string = nowIso()): Promise<void> {
-  if (bookIds.length > 0) await resetProgress(store.db, userId, bookIds, 'BOOKLORE', now);
+  if (bookIds.length === 0) return;
+  await resetProgress(store.db, userId, bookIds, 'BOOKLORE', now);
+  await emitEvent(store.db, { kind: 'read-progress', userId, bookIds: [...bookIds], deleted: true });
 }
 
 /** Marks books read (those already read keep their finish date). */
@@ -159,5 +167,7 @@ export async function markRead(store: Store, userId: number, bookIds: readonly n
       .all(userId, JSON.stringify(bookIds)) as number[],
   );
   const unread = bookIds.filter((id) => !read.has(id));
-  if (unread.length > 0) await setReadStatus(store.db, userId, unread, 'READ', now);
+  if (unread.length === 0) return;
+  await setReadStatus(store.db, userId, unread, 'READ', now);
+  await emitEvent(store.db, { kind: 'read-progress', userId, bookIds: unread, deleted: false });
 }

@@ -575,6 +575,13 @@ export interface BookSeriesInput {
   name: string;
 }
 
+/** The name of the series a book is listed under, and whether that is its library's unknown series. */
+export function seriesNameOf(book: Omit<BookSeriesInput, 'id'>, groupUnknown: boolean): { name: string; unknown: boolean } {
+  const hasSeries = book.seriesName !== null && book.seriesName.trim() !== '';
+  const unknown = (!hasSeries && groupUnknown) || (hasSeries && groupUnknown && nocase(book.seriesName as string) === UNKNOWN_KEY);
+  return { name: unknown ? UNKNOWN_SERIES : hasSeries ? (book.seriesName as string) : book.name, unknown };
+}
+
 /**
  * The series of each book, with the visible books of that series counted only as far as `oneshot` needs (a named
  * series through its index; the unknown series stops at its second book).
@@ -583,16 +590,14 @@ export function seriesOfBooks(store: Store, principal: Principal, books: readonl
   const out = new Map<number, BookSeries>();
   const byKey = new Map<string, BookSeries>();
   for (const book of books) {
-    const hasSeries = book.seriesName !== null && book.seriesName.trim() !== '';
-    const unknown = (!hasSeries && groupUnknown) || (hasSeries && groupUnknown && nocase(book.seriesName as string) === UNKNOWN_KEY);
-    const name = unknown ? UNKNOWN_SERIES : hasSeries ? (book.seriesName as string) : book.name;
+    const { name, unknown } = seriesNameOf(book, groupUnknown);
     const key = seriesKey(book.libraryId, name);
     let series = byKey.get(key);
     if (!series) {
       let condition: Cond;
       let canonical = name;
       if (unknown) condition = membersOf({ libraryId: book.libraryId, name: UNKNOWN_SERIES, kind: 'unknown' });
-      else if (hasSeries) {
+      else if (book.seriesName !== null && book.seriesName.trim() !== '') {
         condition = membersOf({ libraryId: book.libraryId, name, kind: 'named' });
         const [first] = column<string>(store, listedBooks(store, principal, { perRow: true }).where(condition).select(sql<string>`min(m.series_name)`.as('name')).compile());
         canonical = first ?? name;

@@ -6,6 +6,8 @@ import { removeCovers } from '../covers/cover-store.ts';
 import type { BookFileType } from '../formats/types.ts';
 import { BOOK_FILE_TYPES } from '../formats/types.ts';
 import type { Db } from '../store/store.ts';
+import { emitEvent } from '../events/live-events.ts';
+import { removedBooks } from '../events/removed-books.ts';
 
 export const ORGANIZATION_MODES = ['BOOK_PER_FILE', 'BOOK_PER_FOLDER', 'AUTO_DETECT'] as const;
 export type OrganizationMode = (typeof ORGANIZATION_MODES)[number];
@@ -125,6 +127,7 @@ export async function createLibrary(db: Db, input: NewLibrary): Promise<Library>
     if (input.assignTo !== undefined) {
       await trx.insertInto('user_library_mapping').values({ user_id: input.assignTo, library_id: row.id }).onConflict((oc) => oc.doNothing()).execute();
     }
+    await emitEvent(trx, { kind: 'library-changed', libraryId: row.id, change: 'added' });
     return row.id;
   });
   return findLibrary(db, id);
@@ -137,7 +140,11 @@ export async function createLibrary(db: Db, input: NewLibrary): Promise<Library>
 export async function removeLibrary(db: Db, idOrName: string | number, coversRoot?: string): Promise<{ library: Library; books: number }> {
   const library = await findLibrary(db, idOrName);
   const bookIds = (await db.selectFrom('book').select('id').where('library_id', '=', library.id).execute()).map((b) => b.id);
-  await db.deleteFrom('library').where('id', '=', library.id).execute();
+  await db.transaction().execute(async (trx) => {
+    await emitEvent(trx, { kind: 'books-removed', books: await removedBooks(trx, bookIds) });
+    await trx.deleteFrom('library').where('id', '=', library.id).execute();
+    await emitEvent(trx, { kind: 'library-changed', libraryId: library.id, change: 'deleted' });
+  });
   if (coversRoot !== undefined) for (const id of bookIds) await removeCovers(coversRoot, id);
   return { library, books: bookIds.length };
 }
@@ -181,6 +188,7 @@ export async function updateLibrary(db: Db, id: number, changes: LibraryChanges,
   const removedPathIds = current.paths.filter((p) => !wanted.includes(p.path)).map((p) => p.id);
 
   const removedBookIds = await db.transaction().execute(async (trx) => {
+    await emitEvent(trx, { kind: 'library-changed', libraryId: id, change: 'changed' });
     await trx
       .updateTable('library')
       .set({
@@ -210,6 +218,8 @@ export async function updateLibrary(db: Db, id: number, changes: LibraryChanges,
       if (remaining) await trx.updateTable('book').set({ library_path_id: remaining.library_path_id }).where('id', '=', bookId).execute();
       else removed.push(bookId);
     }
+    await emitEvent(trx, { kind: 'books-removed', books: await removedBooks(trx, removed) });
+    await emitEvent(trx, { kind: 'books-changed', bookIds: touched.map((t) => t.id).filter((bookId) => !removed.includes(bookId)) });
     if (removed.length > 0) await trx.deleteFrom('book').where('id', 'in', removed).execute();
     await trx.deleteFrom('library_path').where('id', 'in', removedPathIds).execute();
     return removed;
@@ -243,5 +253,6 @@ export async function addLibraryPath(db: Db, idOrName: string | number, path: st
   const library = await findLibrary(db, idOrName);
   const folder = await checkFolder(path);
   await db.insertInto('library_path').values({ library_id: library.id, path: folder }).onConflict((oc) => oc.doNothing()).execute();
+  await emitEvent(db, { kind: 'library-changed', libraryId: library.id, change: 'changed' });
   return findLibrary(db, library.id);
 }

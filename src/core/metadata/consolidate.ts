@@ -11,6 +11,7 @@ import { MetadataEditError, NAME_FIELDS, type NameField } from './metadata-field
 import { addName, renameName } from '../books/names.ts';
 import { refreshSearchText } from '../books/search-text.ts';
 import { currentNames, replaceNames } from './names-store.ts';
+import { emitEvent } from '../events/live-events.ts';
 
 export const MERGE_METADATA_TYPES = ['authors', 'categories', 'moods', 'tags', 'series', 'publishers', 'languages'] as const;
 export type MergeMetadataType = (typeof MERGE_METADATA_TYPES)[number];
@@ -53,7 +54,9 @@ async function dropIfUnused(exec: SqlExec, field: NameField, id: number): Promis
 
 async function touch(exec: SqlExec, bookIds: Iterable<number>): Promise<void> {
   const now = nowIso();
-  for (const id of bookIds) await exec.run('update book set metadata_updated_at = ? where id = ?', [now, id]);
+  const ids = [...bookIds];
+  for (const id of ids) await exec.run('update book set metadata_updated_at = ? where id = ?', [now, id]);
+  await emitEvent(exec, { kind: 'books-changed', bookIds: ids });
 }
 
 /**

@@ -20,6 +20,7 @@ import {
 } from './metadata-fields.ts';
 import { refreshSearchText } from '../books/search-text.ts';
 import { currentComicNames, currentCreators, currentNames, replaceComicNames, replaceCreators, replaceNames } from './names-store.ts';
+import { emitEvent } from '../events/live-events.ts';
 
 export const REPLACE_MODES = ['REPLACE_ALL', 'REPLACE_MISSING', 'REPLACE_WHEN_PROVIDED'] as const;
 export type ReplaceMode = (typeof REPLACE_MODES)[number];
@@ -235,6 +236,7 @@ export async function applyEdit(exec: SqlExec, bookId: number, edit: ParsedEdit,
   if (changed) {
     await refreshSearchText(exec, [bookId]);
     await exec.run('update book set metadata_updated_at = ? where id = ?', [nowIso(), bookId]);
+    await emitEvent(exec, { kind: 'books-changed', bookIds: [bookId] });
   }
   // The cover lock as it was before this request decides, as in Grimmory.
   const coverUrl = edit.thumbnailUrl && !isLocked(row, 'cover_locked') ? edit.thumbnailUrl : undefined;

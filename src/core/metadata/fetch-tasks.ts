@@ -3,6 +3,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../store/store.ts';
 import { nowIso } from '../time.ts';
+import { emitEvent } from '../events/live-events.ts';
 
 export const FETCH_TASK_STATUSES = ['IN_PROGRESS', 'COMPLETED', 'ERROR', 'CANCELLED'] as const;
 export type FetchTaskStatus = (typeof FETCH_TASK_STATUSES)[number];
@@ -46,15 +47,31 @@ export async function createFetchJob(db: Db, job: { taskId: string; userId: numb
   await db
     .insertInto('metadata_fetch_jobs')
     .values({ task_id: job.taskId, user_id: job.userId, status: 'IN_PROGRESS', started_at: nowIso(), total_books_count: job.totalBooks, completed_books: 0, options_json: JSON.stringify(job.options) })
-    .execute();
+    .execute();  await reportProgress(db, job.taskId, `Fetching metadata for ${job.totalBooks} books.`);
+}
+
+/** The job as it is now, as a MetadataBatchProgressNotification to the user who started it (or the managers). */
+async function reportProgress(db: Db, taskId: string, message: string): Promise<void> {
+  const job = await db.selectFrom('metadata_fetch_jobs').select(['user_id', 'status', 'total_books_count', 'completed_books', 'options_json']).where('task_id', '=', taskId).executeTakeFirst();
+  if (!job) return;
+  await emitEvent(db, {
+    kind: 'metadata-progress',
+    audience: job.user_id === null ? 'managers' : { userId: job.user_id },
+    taskId,
+    completed: job.completed_books,
+    total: job.total_books_count ?? 0,
+    message,
+    status: job.status,
+    review: parseJson(job.options_json)?.reviewBeforeApply === true,
+  });
 }
 
 export async function setFetchProgress(db: Db, taskId: string, completed: number, message?: string): Promise<void> {
-  await db.updateTable('metadata_fetch_jobs').set({ completed_books: completed, ...(message !== undefined ? { status_message: message } : {}) }).where('task_id', '=', taskId).execute();
+  await db.updateTable('metadata_fetch_jobs').set({ completed_books: completed, ...(message !== undefined ? { status_message: message } : {}) }).where('task_id', '=', taskId).execute();  await reportProgress(db, taskId, message ?? `Processed ${completed} books.`);
 }
 
 export async function finishFetchJob(db: Db, taskId: string, status: Exclude<FetchTaskStatus, 'IN_PROGRESS'>, message: string): Promise<void> {
-  await db.updateTable('metadata_fetch_jobs').set({ status, status_message: message, completed_at: nowIso() }).where('task_id', '=', taskId).execute();
+  await db.updateTable('metadata_fetch_jobs').set({ status, status_message: message, completed_at: nowIso() }).where('task_id', '=', taskId).execute();  await reportProgress(db, taskId, message);
 }
 
 export async function addProposal(db: Db, taskId: string, bookId: number, metadata: Json): Promise<number> {

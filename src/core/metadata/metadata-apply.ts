@@ -11,6 +11,7 @@ import { afterMetadataChange, type AfterChange } from './after-change.ts';
 import { updateMatchScore } from './match-scores.ts';
 import type { CandidateComic } from './provider.ts';
 import type { CurrentMetadata, MergePlan } from './merge.ts';
+import { emitEvent } from '../events/live-events.ts';
 
 type Row = Record<string, unknown>;
 
@@ -138,7 +139,10 @@ export async function applyMergePlan(ctx: ApplyContext, bookId: number, plan: Me
     outcome.changed.push(...result.changed);
     outcome.locked.push(...result.locked);
     if (outcome.coverUpdated) outcome.changed.push('cover');
-    if (outcome.changed.length > 0) await trx.updateTable('book').set({ metadata_updated_at: nowIso() }).where('id', '=', bookId).execute();
+    if (outcome.changed.length > 0) {
+      await trx.updateTable('book').set({ metadata_updated_at: nowIso() }).where('id', '=', bookId).execute();
+      await emitEvent(trx, { kind: 'books-metadata-changed', bookIds: [bookId] });
+    }
   });
   if (outcome.changed.length > 0) {
     outcome.followUp = await afterMetadataChange({ db: ctx.db }, ctx.coversRoot, bookId);

@@ -4,6 +4,8 @@ import { dirname, join, sep } from 'node:path';
 import type { Db } from '../store/store.ts';
 import { errorCode, type MoveFs } from './fs.ts';
 import { closeRows, setState, type JournalRow } from './journal.ts';
+import { emitEvent } from '../events/live-events.ts';
+import { removedBooks } from '../events/removed-books.ts';
 
 /**
  * Thrown by a step hook to stop a move dead, as a crash (or a kill) would: nothing is undone in-process and the
@@ -131,6 +133,9 @@ export async function commitCatalog(e: Engine, rows: JournalRow[]): Promise<void
   if (!first) return;
   await e.step('catalog', { bookId: first.book_id });
   await e.db.transaction().execute(async (trx) => {
+    // A book moved into another library leaves the sight of that library's users and enters the other's.
+    const before = await removedBooks(trx, [first.book_id]);
+    const changedLibrary = before.some((b) => b.libraryId !== first.to_library_id);
     for (const row of rows) {
       if (row.book_file_id === null) continue;
       await trx
@@ -141,6 +146,8 @@ export async function commitCatalog(e: Engine, rows: JournalRow[]): Promise<void
     }
     await trx.updateTable('book').set({ library_id: first.to_library_id, library_path_id: first.to_book_library_path_id }).where('id', '=', first.book_id).execute();
     await trx.updateTable('move_journal').set({ state: 'done', updated_at: new Date().toISOString() }).where('id', 'in', rows.map((r) => r.id)).execute();
+    if (changedLibrary) await emitEvent(trx, { kind: 'books-removed', books: before });
+    await emitEvent(trx, { kind: changedLibrary ? 'books-added' : 'books-changed', bookIds: [first.book_id] });
   });
   for (const row of rows) row.state = 'done';
 }

@@ -10,6 +10,7 @@ import type { Library, LibraryPath } from '../libraries/libraries.ts';
 import type { DB } from '../store/db-types.ts';
 import type { Store } from '../store/store.ts';
 import { writeSidecarsForNewBooks } from '../sidecar/after-scan.ts';
+import { emitEvent } from '../events/live-events.ts';
 import { nowIso } from '../time.ts';
 import { attachFile, createBook, markMissing, markPresent, relocateFile, updateFile, type BookContext } from './catalog-updates.ts';
 import { groupKey } from './grouping.ts';
@@ -80,6 +81,12 @@ interface KnownFiles {
 
 type Work = { unit: ScanUnit; task: ParseTask } & ({ kind: 'changed'; fileId: number } | { kind: 'fresh' });
 
+/** The books one batch added and changed: reported with the batch, in its transaction. */
+interface Touched {
+  added: number[];
+  changed: number[];
+}
+
 const key = (subPath: string, fileName: string): string => `${subPath}\0${fileName}`;
 const BATCH_SIZE = 64;
 const SKIP = 0;
@@ -95,6 +102,7 @@ export async function scanLibrary(store: Store, library: Library, options: ScanO
   };
   const runner = createTaskRunner(options.workers);
   const stagingDir = await createStagingDir(options.coversRoot);
+  await emitEvent(store.db, { kind: 'log', audience: 'managers', message: `Started scanning library: ${library.name}`, severity: 'INFO' });
   try {
     for (const root of library.paths) await scanRoot(store, runner, stagingDir, library, root, options, summary);
   } finally {
@@ -104,6 +112,8 @@ export async function scanLibrary(store: Store, library: Library, options: ScanO
   await store.db.updateTable('library').set({ last_scanned_at: nowIso() }).where('id', '=', library.id).execute();
   summary.warnings.push(...(await writeSidecarsForNewBooks(store, library.id, startedAt, options.coversRoot)));
   summary.durationMs = Math.round(performance.now() - started);
+  const counts = `${summary.added} added, ${summary.updated} updated, ${summary.moved} moved, ${summary.missing} missing, ${summary.restored} back`;
+  await emitEvent(store.db, { kind: 'log', audience: 'managers', message: `Finished scanning library: ${library.name} (${counts})`, severity: summary.failed.length > 0 ? 'WARN' : 'INFO' });
   options.onProgress?.({ phase: 'done', root: '', total: 0, done: 0 });
   return summary;
 }
@@ -257,7 +267,10 @@ async function scanRoot(store: Store, runner: TaskRunner, stagingDir: string, li
     pending = [];
     if (batch.length === 0) return;
     await db.transaction().execute(async (trx) => {
-      for (const item of batch) await applyResult(trx, exec, ctx, library, root, item.work, item.result, summary, moveCandidates, movedIds);
+      const touched: Touched = { added: [], changed: [] };
+      for (const item of batch) await applyResult(trx, exec, ctx, library, root, item.work, item.result, summary, moveCandidates, movedIds, touched);
+      await emitEvent(exec, { kind: 'books-added', bookIds: touched.added });
+      await emitEvent(exec, { kind: 'books-changed', bookIds: [...new Set(touched.changed)] });
     });
   };
 
@@ -274,6 +287,8 @@ async function scanRoot(store: Store, runner: TaskRunner, stagingDir: string, li
   await db.transaction().execute(async (trx) => {
     await markMissing(trx, gone);
     await markPresent(trx, restored);
+    const goneBooks = vanished.filter((f) => !movedIds.has(f.id)).map((f) => f.book_id);
+    await emitEvent(trx, { kind: 'books-changed', bookIds: [...new Set([...goneBooks, ...(await bookIdsOfFiles(trx, restored))])] });
     const stale = plan.failures.filter((f) => !plan.failuresOnDisk.has(f.id)).map((f) => f.id);
     for (let i = 0; i < stale.length; i += 500) await trx.deleteFrom('scan_failure').where('id', 'in', stale.slice(i, i + 500)).execute();
   });
@@ -306,6 +321,7 @@ async function applyResult(
   summary: ScanSummary,
   moveCandidates: Map<number, ExistingFile[]>,
   movedIds: Set<number>,
+  touched: Touched,
 ): Promise<void> {
   const { unit } = work;
   if (result.kind === 'failed') {
@@ -325,6 +341,7 @@ async function applyResult(
     if (candidate) {
       movedIds.add(candidate.id);
       await relocateFile(trx, candidate.id, { libraryPathId: root.id, subPath: unit.subPath, fileName: unit.fileName, sizeBytes: unit.sizeBytes, mtimeMs: unit.mtimeMs, partialMd5: result.partialMd5, contentHash: result.contentHash });
+      touched.changed.push(candidate.book_id);
       summary.moved++;
       return;
     }
@@ -341,6 +358,7 @@ async function applyResult(
   if (work.kind === 'changed') {
     const row = exec.get('select book_id from book_file where id = ?', [work.fileId]) as { book_id: number };
     await updateFile(exec, ctx, work.fileId, row.book_id, record, cover);
+    touched.changed.push(row.book_id);
     summary.updated++;
     return;
   }
@@ -348,11 +366,21 @@ async function applyResult(
   const owner = group === undefined ? undefined : findGroupOwner(exec, library, root, group);
   if (owner !== undefined) {
     await attachFile(exec, ctx, owner, record, cover);
+    touched.changed.push(owner);
     summary.updated++;
   } else {
-    await createBook(exec, ctx, record, cover);
+    touched.added.push(await createBook(exec, ctx, record, cover));
     summary.added++;
   }
+}
+
+async function bookIdsOfFiles(trx: Transaction<DB>, fileIds: number[]): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < fileIds.length; i += 500) {
+    const rows = await trx.selectFrom('book_file').select('book_id').distinct().where('id', 'in', fileIds.slice(i, i + 500)).execute();
+    out.push(...rows.map((r) => r.book_id));
+  }
+  return out;
 }
 
 /** The book that already holds a file of the same group in this root, if any. */

@@ -442,6 +442,13 @@ export interface EpubViewerPreferenceTable {
   spread: Generated<string | null>;
 }
 
+export interface EventOutboxTable {
+  id: Generated<number>;
+  kind: string;
+  payload: string;
+  created_at_ms: number;
+}
+
 export interface ImportIdMapTable {
   source: string;
   kind: string;
@@ -961,6 +968,7 @@ export interface DB {
   email_provider_v2: EmailProviderV2Table;
   email_recipient_v2: EmailRecipientV2Table;
   epub_viewer_preference: EpubViewerPreferenceTable;
+  event_outbox: EventOutboxTable;
   import_id_map: ImportIdMapTable;
   jwt_secret: JwtSecretTable;
   kobo_library_snapshot: KoboLibrarySnapshotTable;

@@ -549,4 +549,13 @@ export const komgaRoutes: RouteSpec[] = [
       .header('Content-Length', entry.data.length)
       .send(entry.data);
   }),
+
+  // Komga's live events (outside /api, as in Komga): the stream stays open; see docs/live-updates.md.
+  {
+    ...route('', async (reader, _request, reply, ctx) => {
+      const { openKomgaStream } = await import('../live/komga-sse.ts');
+      return openKomgaStream(ctx, reply, reader.principal.userId, String(reader.session.opdsUserId));
+    }),
+    url: '/komga/sse/v1/events',
+  },
 ];

@@ -205,6 +205,7 @@ export const ROUTE_MANIFEST: readonly RouteHead[] = [
   {"group":"komga","method":"GET","url":"/komga/api/v1/books/{bookId}/progression","auth":"custom","parts":["params"]},
   {"group":"komga","method":"PUT","url":"/komga/api/v1/books/{bookId}/progression","auth":"custom","parts":["params"]},
   {"group":"komga","method":"GET","url":"/komga/api/v1/books/{bookId}/resource/{*resource}","auth":"custom","parts":["params"]},
+  {"group":"komga","method":"GET","url":"/komga/sse/v1/events","auth":"custom"},
   {"group":"bookdrop","method":"GET","url":"/api/v1/bookdrop/files","auth":"jwt","rule":{"anyOf":["admin","canAccessBookdrop"]},"parts":["querystring"]},
   {"group":"bookdrop","method":"POST","url":"/api/v1/bookdrop/files/discard","auth":"jwt","rule":{"anyOf":["admin","canAccessBookdrop"]},"parts":["body"]},
   {"group":"bookdrop","method":"POST","url":"/api/v1/bookdrop/imports/finalize","auth":"jwt","rule":{"anyOf":["admin","canAccessBookdrop"]},"parts":["body"]},

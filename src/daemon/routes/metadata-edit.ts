@@ -21,6 +21,7 @@ import type { DaemonContext } from '../context.ts';
 import { ApiError, badRequest, forbidden } from '../http-errors.ts';
 import { ADMIN, adminOr, type RouteSpec } from '../route-spec.ts';
 import { afterBulkChange, afterChange } from './metadata-background.ts';
+import { emitEvent } from '../../core/events/live-events.ts';
 
 const BookParams = Type.Object({ bookId: Type.Integer() });
 const AnyObject = Type.Object({}, { additionalProperties: true });
@@ -160,6 +161,7 @@ export const metadataEditRoutes: RouteSpec[] = [
           await exec.run('insert into book_metadata (book_id) values (?) on conflict do nothing', [id]);
           await setAllLocks(exec, id, locked);
         }
+        await emitEvent(exec, { kind: 'books-changed', bookIds: ids });
       });
       const out: Json[] = [];
       for (const id of ids) out.push(await metadataOf(ctx, id, false));
@@ -187,6 +189,7 @@ export const metadataEditRoutes: RouteSpec[] = [
           await exec.run('insert into book_metadata (book_id) values (?) on conflict do nothing', [id]);
           await setLocks(exec, id, locks);
         }
+        await emitEvent(exec, { kind: 'books-changed', bookIds: ids });
       });
       return reply.status(200).send();
     },

@@ -24,6 +24,7 @@ import * as komga from './028-komga.ts';
 import * as importIdMap from './031-import-id-map.ts';
 import * as backupSchedule from './030-backup-schedule.ts';
 import * as searchKeys from './029-search-keys.ts';
+import * as eventOutbox from './027-event-outbox.ts';
 const MIGRATIONS: Record<string, Migration> = {
   '001-initial': initial,
   '002-auth': auth,
@@ -48,6 +49,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '031-import-id-map': importIdMap,
   '030-backup-schedule': backupSchedule,
   '029-search-keys': searchKeys,
+  '027-event-outbox': eventOutbox,
 };
 
 export const migrationProvider: MigrationProvider = {
