@@ -66,7 +66,7 @@ export async function seedGrimmory(c: mysql.Connection, root: string): Promise<S
   await insert(c, 'user_settings', [{ user_id: 1, setting_key: 'sidebarLibrarySorting', setting_value: '{"field":"name","order":"asc"}', created_at: '2024-01-02 03:04:05', updated_at: '2024-01-02 03:04:05' }]);
   await insert(c, 'user_content_restriction', [{ user_id: 2, restriction_type: 'CATEGORY', mode: 'EXCLUDE', value: 'Horror', created_at: '2024-03-01 00:00:00' }]);
   await insert(c, 'opds_user_v2', [{ user_id: 1, username: 'opds-admin', password_hash: springBcrypt('opds-pass-3'), sort_order: 'TITLE_ASC', created_at: '2024-01-05 00:00:00', updated_at: '2024-01-05 00:00:00' }]);
-  await insert(c, 'koreader_user', [{ username: 'kosync', password: 'kopass', password_md5: 'c4ca4238a0b923820dcc509a6f75849b', sync_enabled: 1, booklore_user_id: 1, sync_with_booklore_reader: 1 }]);
+  await insert(c, 'koreader_user', [{ username: 'kosync', password: 'kopass', password_md5: 'deccf30c2e1653081b566743a5fc23b2', sync_enabled: 1, booklore_user_id: 1, sync_with_booklore_reader: 1 }]);
   await insert(c, 'kobo_user_settings', [{ user_id: 1, token: KOBO_TOKEN, sync_enabled: 1, progress_mark_as_reading_threshold: 2, progress_mark_as_finished_threshold: 98, auto_add_to_shelf: 1, two_way_progress_sync: 1 }]);
   await insert(c, 'email_provider_v2', [{ id: 1, user_id: 1, name: 'Mail', host: 'smtp.example.org', port: 587, username: 'me', password: 'secret', from_address: 'me@example.org', auth: 1, start_tls: 1, is_default: 1, shared: 1, created_at: '2024-01-01 00:00:00' }]);
   await insert(c, 'email_recipient_v2', [{ user_id: 1, email: 'kindle@example.org', name: 'Kindle', is_default: 1, created_at: '2024-01-01 00:00:00' }]);
