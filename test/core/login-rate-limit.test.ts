@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AUTH_FAILURE_WINDOW_MS, FailureLimit, nameKey, SignInPolicy } from '../../src/core/auth/login-rate-limit.ts';
+import { AUTH_FAILURE_WINDOW_MS, FailureLimit, MAX_ADDRESS_FAILURES, nameKey, SignInPolicy } from '../../src/core/auth/login-rate-limit.ts';
 
 function fakeClock(start = 1_000_000): { now: () => number; advance: (ms: number) => void } {
   let t = start;
@@ -64,16 +64,14 @@ describe('failed-attempt limit', () => {
 });
 
 describe('the sign-in policy', () => {
-  it('counts an address across every name and channel: five failures anywhere block it everywhere', () => {
+  it('counts an address across every name and channel: twenty failures anywhere block it everywhere', () => {
     const clock = fakeClock();
     const policy = new SignInPolicy(clock.now);
-    policy.recordFailure('10.0.0.1', 'basic', 'random-1');
-    policy.recordFailure('10.0.0.1', 'basic', 'random-2');
-    policy.recordFailure('10.0.0.1', 'koreader', 'random-3');
-    policy.recordFailure('10.0.0.1', 'refresh');
+    const channels = ['basic', 'koreader', 'refresh', 'login'] as const;
+    for (let i = 0; i < MAX_ADDRESS_FAILURES - 1; i++) policy.recordFailure('10.0.0.1', channels[i % 4] as (typeof channels)[number], i % 4 === 2 ? undefined : `random-${i}`);
     expect(policy.isBlocked('10.0.0.1', 'login', 'alice')).toBe(false);
-    policy.recordFailure('10.0.0.1', 'login', 'random-4');
-    for (const channel of ['login', 'refresh', 'basic', 'koreader'] as const) expect(policy.isBlocked('10.0.0.1', channel, 'alice')).toBe(true);
+    policy.recordFailure('10.0.0.1', 'login', 'random-last');
+    for (const channel of channels) expect(policy.isBlocked('10.0.0.1', channel, 'alice')).toBe(true);
     expect(policy.isBlocked('10.0.0.2', 'basic', 'random-1')).toBe(false);
     clock.advance(AUTH_FAILURE_WINDOW_MS);
     expect(policy.isBlocked('10.0.0.1', 'login', 'alice')).toBe(false);
@@ -90,7 +88,7 @@ describe('the sign-in policy', () => {
 
   it('keeps a blocked address when made-up names fill the table of names', () => {
     const policy = new SignInPolicy(fakeClock().now);
-    for (let i = 0; i < 5; i++) policy.recordFailure('10.0.0.9', 'basic', `n${i}`);
+    for (let i = 0; i < MAX_ADDRESS_FAILURES; i++) policy.recordFailure('10.0.0.9', 'basic', `n${i}`);
     // 20,000 names from 4,000 addresses, five each: more names than the name table holds.
     for (let i = 0; i < 20_000; i++) policy.recordFailure(`10.1.${(i / 5) >> 8}.${(i / 5) & 255}`, 'basic', `flood-${i}`);
     expect(policy.isBlocked('10.0.0.9', 'basic', 'anyone')).toBe(true);

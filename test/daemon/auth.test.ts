@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { MAX_ADDRESS_FAILURES } from '../../src/core/auth/login-rate-limit.ts';
 import { PASSWORD_QUEUE_LIMIT } from '../../src/core/auth/password-hashing.ts';
 import { loadConfig } from '../../src/core/config.ts';
 import { openStore } from '../../src/core/store/store.ts';
@@ -77,9 +78,9 @@ describe('POST /api/v1/auth/login', () => {
     expect(blocked.json()).toMatchObject({ status: 429, message: 'Too many failed login attempts. Please try again later.' });
   });
 
-  it('after five failures from one address refuses that address for every username, not others', async () => {
+  it('after twenty failures from one address refuses that address for every username, not others', async () => {
     await d.setupAdmin('admin', 'admin-password');
-    for (let i = 0; i < 5; i++) await login(`ghost${i}`, 'wrong-password', '10.9.9.9');
+    for (let i = 0; i < MAX_ADDRESS_FAILURES; i++) await login(`ghost${i}`, 'wrong-password', '10.9.9.9');
     expect((await login('admin', 'admin-password', '10.9.9.9')).statusCode).toBe(429);
     expect((await login('admin', 'admin-password', '10.9.9.10')).statusCode).toBe(200);
   });
@@ -126,10 +127,10 @@ describe('POST /api/v1/auth/refresh', () => {
     expect((await refresh(token)).statusCode).toBe(400);
   });
 
-  it('blocks an address after five failed refreshes, even with a good token', async () => {
+  it('blocks an address after twenty failed refreshes, even with a good token', async () => {
     await d.setupAdmin('admin', 'admin-password');
     const good = (await login('admin', 'admin-password')).json() as Tokens;
-    for (let i = 0; i < 5; i++) expect((await refresh(`bogus-${i}`, '10.1.1.1')).statusCode).toBe(400);
+    for (let i = 0; i < MAX_ADDRESS_FAILURES; i++) expect((await refresh(`bogus-${i}`, '10.1.1.1')).statusCode).toBe(400);
     expect((await refresh(good.refreshToken, '10.1.1.1')).statusCode).toBe(429);
     expect((await refresh(good.refreshToken, '10.1.1.2')).statusCode).toBe(200);
   });

@@ -67,6 +67,12 @@ export class FailureLimit {
 }
 
 export const MAX_AUTH_FAILURES = 5;
+/**
+ * Failures one client address may have across every name. Larger than a name's: a household or an office shares one
+ * address (a phone with an old OPDS password must not lock everyone out of the web UI), while a flood of made-up
+ * names still meets it after a few seconds.
+ */
+export const MAX_ADDRESS_FAILURES = 20;
 export const AUTH_FAILURE_WINDOW_MS = 15 * 60 * 1000;
 
 /** Where a credential was presented. Names are counted per channel: a web login name and an OPDS account name differ. */
@@ -74,8 +80,8 @@ export type SignInChannel = 'login' | 'refresh' | 'basic' | 'koreader';
 
 /**
  * The one failed-attempt policy of every sign-in path (web login, token refresh, HTTP Basic for OPDS and Komga,
- * KOReader): Grimmory's numbers, 5 failures per 15 minutes, counted per client address across every name and
- * channel, and per account name within a channel. Either count used up refuses the attempt before any password
+ * KOReader): failures counted per client address across every name and channel (20 per 15 minutes), and per
+ * account name within a channel (Grimmory's 5 per 15 minutes). Either count used up refuses the attempt before any password
  * work. A success clears the counts of its address and name.
  */
 export class SignInPolicy {
@@ -85,7 +91,7 @@ export class SignInPolicy {
 
   constructor(now: () => number = Date.now) {
     const options = { maxFailures: MAX_AUTH_FAILURES, windowMs: AUTH_FAILURE_WINDOW_MS, maxKeys: 10_000, now };
-    this.#addresses = new FailureLimit(options);
+    this.#addresses = new FailureLimit({ ...options, maxFailures: MAX_ADDRESS_FAILURES });
     this.#names = new FailureLimit(options);
   }
 

@@ -3,6 +3,7 @@
 // send their password with every request) and for a short while when wrong (a client retrying the same wrong
 // password is not guessing). Credentials are remembered as an HMAC under a per-process key together with the stored
 // hash, never in the clear; a changed password changes the hash, so the old answer no longer applies.
+import { AUTH_FAILURE_WINDOW_MS } from './login-rate-limit.ts';
 import { createHmac, randomBytes } from 'node:crypto';
 import { verifyPassword } from './password-hashing.ts';
 
@@ -63,7 +64,8 @@ export class PasswordChecks {
     this.#accepted = new ExpiringSet(max, now);
     this.#rejected = new ExpiringSet(max, now);
     this.#acceptTtlMs = options.acceptTtlMs ?? 10 * 60 * 1000;
-    this.#rejectTtlMs = options.rejectTtlMs ?? 60 * 1000;
+    // A device retrying a stale password counts once per failure window, not once a minute.
+    this.#rejectTtlMs = options.rejectTtlMs ?? AUTH_FAILURE_WINDOW_MS;
     this.#verify = options.verify ?? verifyPassword;
   }
 
