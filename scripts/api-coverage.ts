@@ -8,6 +8,7 @@ const root = resolve(import.meta.dirname, '..');
 /** Where each Bindery extension is documented. */
 const EXTENSION_DOCS: Record<string, string> = {
   '/api/v1/bindery/export': '[backup.md](backup.md#bindery-export---user-name----all---to-dirfile)',
+  '/api/v1/auth/logout-everywhere': '[users.md](users.md#sessions-and-signing-out)',
 };
 const endpointsFile = process.argv[2] ?? join(root, '..', 'shared', 'interface', 'endpoints.md');
 const text = readFileSync(endpointsFile, 'utf8');
