@@ -2,6 +2,7 @@
 // streams and incremental updates. Enough to walk to page one and read its resources and streams without pdf.js;
 // anything it does not understand throws, and the caller falls back to pdf.js.
 import { inflateSync } from 'node:zlib';
+import { undoPngRowFilters } from './png-rows.ts';
 
 export type PdfValue = number | boolean | null | string | PdfName | PdfRef | PdfValue[] | PdfDict;
 export class PdfName {
@@ -353,7 +354,7 @@ export class PdfObjects {
     if (filters.length !== 1 || filters[0] !== 'FlateDecode') throw new Error(`unsupported filter ${filters.join(',')}`);
     let data: Buffer = inflateSync(stream.raw, { maxOutputLength: MAX_STREAM_BYTES });
     const parms = await this.resolve(stream.dict.DecodeParms);
-    if (isDict(parms) && typeof parms.Predictor === 'number' && parms.Predictor >= 10) data = undoPngPredictor(data, typeof parms.Columns === 'number' ? parms.Columns : 1);
+    if (isDict(parms) && typeof parms.Predictor === 'number' && parms.Predictor >= 10) data = undoPngRowFilters(data, typeof parms.Columns === 'number' ? parms.Columns : 1);
     return data;
   }
 }
@@ -368,45 +369,3 @@ export function filterNames(value: PdfValue | undefined): string[] {
   return [];
 }
 
-/** PNG row filters (None, Sub, Up, Average, Paeth) as cross-reference streams use them, one byte per pixel. */
-function undoPngPredictor(data: Buffer, columns: number): Buffer {
-  const rowLength = columns + 1;
-  const rows = Math.floor(data.length / rowLength);
-  const out = Buffer.alloc(rows * columns);
-  for (let r = 0; r < rows; r++) {
-    const filter = data[r * rowLength] as number;
-    for (let c = 0; c < columns; c++) {
-      const raw = data[r * rowLength + 1 + c] as number;
-      const left = c > 0 ? (out[r * columns + c - 1] as number) : 0;
-      const up = r > 0 ? (out[(r - 1) * columns + c] as number) : 0;
-      const upLeft = r > 0 && c > 0 ? (out[(r - 1) * columns + c - 1] as number) : 0;
-      let value: number;
-      switch (filter) {
-        case 0:
-          value = raw;
-          break;
-        case 1:
-          value = raw + left;
-          break;
-        case 2:
-          value = raw + up;
-          break;
-        case 3:
-          value = raw + Math.floor((left + up) / 2);
-          break;
-        case 4: {
-          const p = left + up - upLeft;
-          const pa = Math.abs(p - left);
-          const pb = Math.abs(p - up);
-          const pc = Math.abs(p - upLeft);
-          value = raw + (pa <= pb && pa <= pc ? left : pb <= pc ? up : upLeft);
-          break;
-        }
-        default:
-          throw new Error('unknown PNG predictor');
-      }
-      out[r * columns + c] = value & 0xff;
-    }
-  }
-  return out;
-}

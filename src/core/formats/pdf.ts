@@ -52,7 +52,8 @@ export async function extractPdf(path: string, options: ExtractOptions = {}, lim
       if (direct.cover) extraction.cover = { data: direct.cover, mime: 'image/jpeg' };
       return extraction;
     }
-    const pdf = await openPdf(path, size, { timeoutMs: Math.max(0, limits.openTimeoutMs - (performance.now() - opening)), maxInMemoryBytes: limits.maxInMemoryBytes });
+    // Whole milliseconds: the time left is named in the error when it runs out.
+    const pdf = await openPdf(path, size, { timeoutMs: Math.max(1, Math.ceil(limits.openTimeoutMs - (performance.now() - opening))), maxInMemoryBytes: limits.maxInMemoryBytes });
     try {
       const document = pdf.document;
       const pageCount = document.numPages;

@@ -2,6 +2,7 @@
 // classic cross-reference tables, cross-reference streams and object streams), and single objects, without loading
 // the file.
 import type { FileHandle } from 'node:fs/promises';
+import { undoPngRowFilters, UnknownRowFilterError } from '../../formats/png-rows.ts';
 import { inflateSync } from 'node:zlib';
 import { dictGet, filterNames, parseDict, parseInteger, parseIntegerArray, skipSpace, valueEnd, type DictEntry, type ParsedDict } from './pdf-syntax.ts';
 import { WriteBackError } from './types.ts';
@@ -103,37 +104,12 @@ function undoPredictor(data: Buffer, parms: DictEntry[] | undefined): Buffer {
   const columns = parseInteger(parms ? dictGet(parms, 'Columns') : undefined) ?? 1;
   const bpp = Math.max(1, Math.ceil((colors * bits) / 8));
   const rowLength = Math.ceil((colors * bits * columns) / 8);
-  const rows = Math.floor(data.length / (rowLength + 1));
-  const out = Buffer.alloc(rows * rowLength);
-  for (let r = 0; r < rows; r++) {
-    const type = data[r * (rowLength + 1)] as number;
-    const src = r * (rowLength + 1) + 1;
-    const dst = r * rowLength;
-    for (let i = 0; i < rowLength; i++) {
-      const raw = data[src + i] as number;
-      const left = i >= bpp ? (out[dst + i - bpp] as number) : 0;
-      const up = r > 0 ? (out[dst - rowLength + i] as number) : 0;
-      const upLeft = r > 0 && i >= bpp ? (out[dst - rowLength + i - bpp] as number) : 0;
-      let value: number;
-      switch (type) {
-        case 0: value = raw; break;
-        case 1: value = raw + left; break;
-        case 2: value = raw + up; break;
-        case 3: value = raw + ((left + up) >> 1); break;
-        case 4: {
-          const p = left + up - upLeft;
-          const pa = Math.abs(p - left);
-          const pb = Math.abs(p - up);
-          const pc = Math.abs(p - upLeft);
-          value = raw + (pa <= pb && pa <= pc ? left : pb <= pc ? up : upLeft);
-          break;
-        }
-        default: throw corrupt(`unknown PNG predictor row type ${type}`);
-      }
-      out[dst + i] = value & 0xff;
-    }
+  try {
+    return undoPngRowFilters(data, rowLength, bpp);
+  } catch (error) {
+    if (error instanceof UnknownRowFilterError) throw corrupt(error.message);
+    throw error;
   }
-  return out;
 }
 
 function dictValue(value: string | undefined): DictEntry[] | undefined {
