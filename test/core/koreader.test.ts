@@ -1,7 +1,7 @@
 import { conformancePath } from '../helpers/conformance.ts';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, afterEach, describe, expect, it } from 'vitest';
-import { SignInPolicy } from '../../src/core/auth/login-rate-limit.ts';
+import { MAX_ADDRESS_FAILURES, SignInPolicy } from '../../src/core/auth/login-rate-limit.ts';
 import { checkCredentials, getAccount, md5Hex, saveAccount, setSyncEnabled, setSyncWithWebReader, type SyncSession } from '../../src/core/koreader/accounts.ts';
 import {
   cfiToXPointer,
@@ -226,8 +226,11 @@ describe('the KOReader account', () => {
     await setSyncEnabled(store.db, userId, true);
     const policy = new SignInPolicy();
     for (let i = 0; i < 5; i++) expect(await checkCredentials(store.db, policy, '10.0.0.2', 'kindle', md5Hex(`guess-${i}`))).toBe('BAD_CREDENTIALS');
-    // The right key is refused too, from that address, for that name, and for the address on other names.
+    // The right key is refused too, for that name, from any address.
     expect(await checkCredentials(store.db, policy, '10.0.0.2', 'kindle', md5Hex('secret'))).toBe('RATE_LIMITED');
+    // The address is blocked on other names once it has used up its own, larger count.
+    expect(await checkCredentials(store.db, policy, '10.0.0.2', 'other-name', md5Hex('secret'))).toBe('BAD_CREDENTIALS');
+    for (let i = 6; i < MAX_ADDRESS_FAILURES; i++) policy.recordFailure('10.0.0.2', 'koreader', `guess-${i}`);
     expect(await checkCredentials(store.db, policy, '10.0.0.2', 'other-name', md5Hex('secret'))).toBe('RATE_LIMITED');
     expect(policy.isBlocked('10.0.0.3', 'koreader', 'kindle')).toBe(true);
     expect(policy.isBlocked('10.0.0.3', 'login', 'kindle')).toBe(false);
