@@ -190,6 +190,7 @@ const MAX_SECTIONS = 64;
 export class PdfObjects {
   readonly #entries = new Map<number, XrefEntry>();
   readonly #objectStreams = new Map<number, { bytes: Buffer; offsets: Map<number, number> }>();
+  readonly #openingStreams = new Set<number>();
   trailer: PdfDict = {};
   readonly readAt: ReadAt;
   readonly size: number;
@@ -248,6 +249,10 @@ export class PdfObjects {
     const widths = (stream.dict.W as number[]).map(Number);
     const index = Array.isArray(stream.dict.Index) ? (stream.dict.Index as number[]) : [0, stream.dict.Size as number];
     const rowBytes = widths.reduce((a, b) => a + b, 0);
+    // A hostile /W or /Index would otherwise walk billions of rows past the end of the data without yielding.
+    const rows = index.filter((_, i) => i % 2 === 1).reduce((a, b) => a + Number(b), 0);
+    if (widths.length < 3 || widths.some((w) => !Number.isInteger(w) || w < 0 || w > 8) || rowBytes === 0) throw new Error('malformed cross-reference stream widths');
+    if (!Number.isFinite(rows) || rows < 0 || rows * rowBytes > data.length) throw new Error('cross-reference stream shorter than its index');
     let row = 0;
     for (let s = 0; s + 1 < index.length; s += 2) {
       for (let i = 0; i < (index[s + 1] as number); i++, row++) {
@@ -326,6 +331,17 @@ export class PdfObjects {
   async #objectStream(num: number): Promise<{ bytes: Buffer; offsets: Map<number, number> }> {
     const known = this.#objectStreams.get(num);
     if (known) return known;
+    // An object stream whose /Length (or filter parameters) lives inside itself would be opened again and again.
+    if (this.#openingStreams.has(num)) throw new Error('object stream refers to itself');
+    this.#openingStreams.add(num);
+    try {
+      return await this.#parseObjectStream(num);
+    } finally {
+      this.#openingStreams.delete(num);
+    }
+  }
+
+  async #parseObjectStream(num: number): Promise<{ bytes: Buffer; offsets: Map<number, number> }> {
     const stream = await this.getStream(num);
     const bytes = await this.decode(stream);
     const first = stream.dict.First as number;
