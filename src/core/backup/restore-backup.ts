@@ -127,7 +127,9 @@ export async function restoreBackup(input: RestoreInput): Promise<RestoreResult>
       }
       await move(stagedCatalog, input.catalogPath);
     } catch (error) {
-      for (const { from, to } of moves.reverse()) await rename(to, from).catch(() => undefined);
+      const stranded: string[] = [];
+      for (const { from, to } of moves.reverse()) await rename(to, from).catch(() => stranded.push(`${to} (belongs at ${from})`));
+      if (stranded.length > 0 && error instanceof Error) error.message += `; these could not be put back and wait where they are: ${stranded.join(', ')}`;
       throw error;
     }
     await syncDirectory(input.dataDir);
@@ -135,7 +137,8 @@ export async function restoreBackup(input: RestoreInput): Promise<RestoreResult>
     let config: RestoreResult['config'] = null;
     const stagedConfig = join(staging, CONFIG_MEMBER);
     if (existsSync(stagedConfig)) {
-      const destination = input.configFile ?? manifest.configFile;
+      // Only this installation says where its config file goes: a path written in the archive is never trusted.
+      const destination = input.configFile;
       if (destination && !existsSync(destination)) {
         await mkdir(dirname(destination), { recursive: true });
         await copyFile(stagedConfig, destination);

@@ -6,6 +6,8 @@ import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 
 const BLOCK = 512;
+/** Largest pax extended header read (ours hold a path and a checksum: well under a kilobyte). */
+const MAX_PAX_BYTES = 1024 * 1024;
 const ZEROS = Buffer.alloc(BLOCK * 2);
 export const SHA256_KEYWORD = 'BINDERY.sha256';
 
@@ -181,9 +183,12 @@ export async function* readTar(source: AsyncIterable<Buffer>): AsyncGenerator<Ta
     checkHeader(block);
     const type = String.fromCharCode(block[156] as number);
     const headerSize = parseInt(block.toString('latin1', 124, 136).replace(/\0.*$/, '').trim() || '0', 8);
-    const size = pax.size !== undefined ? Number(pax.size) : headerSize;
+    // A pax size applies to the member that follows, never to another pax header; a pax header is read whole, so it
+    // is capped (a crafted size must not exhaust memory before any checksum is checked).
+    const size = type !== 'x' && pax.size !== undefined ? Number(pax.size) : headerSize;
     const padded = Math.ceil(size / BLOCK) * BLOCK;
     if (type === 'x') {
+      if (!(size >= 0 && size <= MAX_PAX_BYTES)) throw new TarFormatError(`an extended header of ${size} bytes (at most ${MAX_PAX_BYTES})`);
       const data = await reader.take(padded);
       if (data.length < padded) throw new TarFormatError('the archive is cut short');
       pax = parsePax(data.subarray(0, size));
