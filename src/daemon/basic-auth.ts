@@ -2,7 +2,7 @@
 // first (401, as Grimmory), then the route group's switch (403 before any password work: Grimmory checks the password
 // first, which let anyone spend the server's CPU on a switched-off protocol), then the sign-in policy (429), then the
 // credentials (401), then the owning user. Each caller answers the refusals in its own format.
-import { loadPrincipal, type Principal } from '../core/auth/principal.ts';
+import { principalFor, type Principal } from '../core/auth/principal.ts';
 import { checkOpdsCredentials, type OpdsSession } from '../core/opds/users.ts';
 import { readSetting } from '../core/settings/app-settings.ts';
 import type { DaemonContext } from './context.ts';
@@ -39,7 +39,8 @@ export async function signInAs(ctx: DaemonContext, session: OpdsSession, switchS
 }
 
 async function signedInAs(ctx: DaemonContext, session: OpdsSession): Promise<BasicSignIn> {
-  const principal = await loadPrincipal(ctx.store.db, session.ownerId);
+  // Readers send their credentials with every request: the principal is remembered until the catalog changes.
+  const principal = await principalFor(ctx.store, session.ownerId);
   if (!principal) return { kind: 'challenge', reason: BAD_CREDENTIALS };
   return { kind: 'signed-in', session, principal };
 }

@@ -86,6 +86,15 @@ describe('the sign-in policy', () => {
     expect(policy.isBlocked('10.0.2.1', 'basic', 'kobo')).toBe(false);
   });
 
+  it('does not let a success clear the address: one working credential cannot reopen guessing', () => {
+    const policy = new SignInPolicy(fakeClock().now);
+    for (let round = 0; round < 2; round++) {
+      for (let i = 0; i < MAX_ADDRESS_FAILURES / 2; i++) policy.recordFailure('10.0.0.7', 'basic', `guess-${round}-${i}`);
+      policy.recordSuccess('10.0.0.7', 'basic', 'kobo');
+    }
+    expect(policy.isBlocked('10.0.0.7', 'basic', 'anyone')).toBe(true);
+  });
+
   it('keeps a blocked address when made-up names fill the table of names', () => {
     const policy = new SignInPolicy(fakeClock().now);
     for (let i = 0; i < MAX_ADDRESS_FAILURES; i++) policy.recordFailure('10.0.0.9', 'basic', `n${i}`);

@@ -82,7 +82,7 @@ export type SignInChannel = 'login' | 'refresh' | 'basic' | 'koreader';
  * The one failed-attempt policy of every sign-in path (web login, token refresh, HTTP Basic for OPDS and Komga,
  * KOReader): failures counted per client address across every name and channel (20 per 15 minutes), and per
  * account name within a channel (Grimmory's 5 per 15 minutes). Either count used up refuses the attempt before any password
- * work. A success clears the counts of its address and name.
+ * work. A success clears the count of its name (not of its address).
  */
 export class SignInPolicy {
   // Apart, so a flood of made-up names cannot push an address's window out of a shared, bounded table.
@@ -104,8 +104,11 @@ export class SignInPolicy {
     if (name !== undefined) this.#names.recordFailure(nameKey(channel, name));
   }
 
-  recordSuccess(ip: string, channel: SignInChannel, name?: string): void {
-    this.#addresses.reset(addressKey(ip));
+  /**
+   * A success clears its name's count only: the address's window runs out on its own, or one working credential would
+   * let its holder guess other names without end (19 guesses, one good sign-in, again).
+   */
+  recordSuccess(_ip: string, channel: SignInChannel, name?: string): void {
     if (name !== undefined) this.#names.reset(nameKey(channel, name));
   }
 }
