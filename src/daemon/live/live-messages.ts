@@ -164,7 +164,9 @@ async function bookMessages(store: Store, cache: BatchCache, event: BookEvent, r
 }
 
 async function removalMessages(cache: BatchCache, books: RemovedBook[], recipient: Recipient): Promise<Outbound[]> {
-  // The books are gone: who could see them is decided by their library (their metadata went with them).
+  // The books are gone with their metadata, so content restrictions can no longer be tested: a user with
+  // restrictions hears of no removal (their next fetch shows it) rather than of a book they were not allowed to see.
+  if (recipient.principal.restrictions.length > 0) return [];
   const visible = books.filter((b) => canSeeLibrary(recipient.principal, b.libraryId));
   if (visible.length === 0) return [];
   const out: Outbound[] = [];

@@ -15,6 +15,8 @@ const CONNECT_WITHIN_MS = 30_000;
 /** Heart-beats are sent at the rate the client asks for, but no more often than this. */
 const MIN_HEART_BEAT_MS = 1000;
 const ALLOWED_PREFIXES = ['/topic/', '/user/queue/'];
+/** The web UI subscribes to twelve destinations; a client cannot grow a connection's state past this. */
+const MAX_SUBSCRIPTIONS = 64;
 /** Frames sent together in one WebSocket message, up to about this size. */
 const MAX_BATCH_CHARS = 64 * 1024;
 
@@ -148,6 +150,10 @@ export class StompSession implements LiveClient {
     }
     if (!ALLOWED_PREFIXES.some((prefix) => destination.startsWith(prefix))) {
       this.refuse(`Destination '${destination}' is not allowed`);
+      return;
+    }
+    if (!this.subscriptionIds.has(id) && this.subscriptionIds.size >= MAX_SUBSCRIPTIONS) {
+      this.refuse(`At most ${MAX_SUBSCRIPTIONS} subscriptions per connection`);
       return;
     }
     this.unsubscribeId(id);
