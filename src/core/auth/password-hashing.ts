@@ -59,8 +59,11 @@ let dummy: Promise<string> | undefined;
  * against it takes as long as a wrong password for one that does, so answer times do not tell which names exist.
  */
 export function dummyHash(): Promise<string> {
-  dummy ??= hashPassword(randomBytes(16).toString('hex'));
-  dummy.catch(() => (dummy = undefined));
+  if (!dummy) {
+    dummy = hashPassword(randomBytes(16).toString('hex'));
+    // A refused or failed hash is made again next time (the handler is attached once, not on every call).
+    dummy.catch(() => (dummy = undefined));
+  }
   return dummy;
 }
 

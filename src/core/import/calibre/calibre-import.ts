@@ -298,6 +298,9 @@ export async function importCalibre(options: CalibreImportOptions): Promise<Cali
       }
       for (const [p, bookId] of written) {
         if (!p.cover) continue;
+        // A cover the user locked stays, as locked fields do.
+        const locks = exec.get('select cover_locked, all_fields_locked from book_metadata where book_id = ?', [bookId]);
+        if (locks?.cover_locked === 1 || locks?.all_fields_locked === 1) continue;
         await saveCoverImages(options.coversRoot, bookId, 'book', p.cover);
         exec.run('update book set book_cover_hash = ? where id = ?', [newCoverHash(), bookId]);
         exec.run('update book_metadata set cover_updated_on = ? where book_id = ?', [nowIso(), bookId]);
