@@ -8,6 +8,8 @@ import { isAbsolute, join, resolve } from 'node:path';
 export const ConfigSchema = Type.Object(
   {
     dataDir: Type.String({ minLength: 1, description: 'Holds the catalog, covers and caches' }),
+    databaseUrl: Type.String({ pattern: '^(|postgres(ql)?://.*)$', description: 'postgres://user:password@host:port/database to keep the catalog on PostgreSQL 15+; empty: the SQLite file in the data directory' }),
+    databasePoolSize: Type.Integer({ minimum: 1, maximum: 1000, description: 'PostgreSQL connections one process holds at most' }),
     bookdropDir: Type.String({ minLength: 1, description: 'Folder watched for new books to import' }),
     port: Type.Integer({ minimum: 1, maximum: 65535, description: 'HTTP port of `bindery serve`' }),
     host: Type.String({ minLength: 1, description: 'Address `bindery serve` listens on' }),
@@ -41,6 +43,8 @@ interface SettingSource {
 
 const SOURCES: Record<ConfigKey, SettingSource> = {
   dataDir: { env: 'BINDERY_DATA_DIR', kind: 'path' },
+  databaseUrl: { env: 'BINDERY_DATABASE_URL', kind: 'string' },
+  databasePoolSize: { env: 'BINDERY_DATABASE_POOL_SIZE', kind: 'integer' },
   bookdropDir: { env: 'BINDERY_BOOKDROP_DIR', kind: 'path' },
   port: { env: 'BINDERY_PORT', kind: 'integer' },
   host: { env: 'BINDERY_HOST', kind: 'string' },
@@ -143,6 +147,8 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
   const dataDir = (merged.dataDir as string | undefined) ?? defaultDataDir(env);
   const config = {
     dataDir,
+    databaseUrl: '',
+    databasePoolSize: 10,
     bookdropDir: join(dataDir, 'bookdrop'),
     port: 6060,
     host: '0.0.0.0',
@@ -178,9 +184,10 @@ function kebab(key: string): string {
 }
 
 /** Files under the data directory. */
-export function dataPaths(config: Pick<Config, 'dataDir'>): { catalog: string; covers: string; cache: string; tmp: string } {
+export function dataPaths(config: Pick<Config, 'dataDir'> & Partial<Pick<Config, 'databaseUrl'>>): { catalog: string; covers: string; cache: string; tmp: string } {
   return {
-    catalog: join(config.dataDir, 'bindery.sqlite'),
+    /** The SQLite file, or the PostgreSQL URL when one is set. */
+    catalog: config.databaseUrl || join(config.dataDir, 'bindery.sqlite'),
     covers: join(config.dataDir, 'covers'),
     cache: join(config.dataDir, 'cache'),
     tmp: join(config.dataDir, 'tmp'),

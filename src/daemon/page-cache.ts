@@ -156,7 +156,7 @@ function keyOf(request: RouteRequest, caller: string): string {
 }
 
 function answerKept(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext, key: string): boolean {
-  const hit = cacheOf(ctx).lookup(ctx.store.sqlite, key);
+  const hit = cacheOf(ctx).lookup(ctx.store, key);
   if (!hit) return false;
   hits.set(ctx, (hits.get(ctx) ?? 0) + 1);
   reply.headers(hit.meta ?? {});
@@ -186,7 +186,7 @@ export function answerFromPageCache(request: RouteRequest, reply: FastifyReply, 
       entered.leave();
       return;
     }
-    pending.set(request, { key, since: cacheOf(ctx).generationNow(ctx.store.sqlite), released: false });
+    pending.set(request, { key, since: cacheOf(ctx).generationNow(ctx.store), released: false });
     done();
   });
 }
@@ -212,7 +212,7 @@ export function keepPage(request: FastifyRequest, reply: FastifyReply, ctx: Daem
     const value = reply.getHeader(name);
     if (value !== undefined) headers[name] = String(value);
   }
-  cacheOf(ctx).offer(ctx.store.sqlite, wanted.key, wanted.since, payload, headers);
+  cacheOf(ctx).offer(ctx.store, wanted.key, wanted.since, payload, headers);
   wanted.since = undefined;
 }
 

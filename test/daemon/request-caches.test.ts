@@ -184,7 +184,7 @@ describe('CatalogBytesCache', () => {
       computed++;
       return `${key}:${'x'.repeat(1000)}`;
     };
-    const get = (key: string) => readSnapshot(d.store.sqlite, () => cache.get(d.store.sqlite, key, text(key)));
+    const get = (key: string) => readSnapshot(d.store.sqlite, () => cache.get(d.store, key, text(key)));
     get('a');
     get('b');
     get('c');
@@ -205,7 +205,7 @@ describe('CatalogBytesCache', () => {
     expect(computed).toBe(6);
     // An answer larger than a single entry may be is sent but not kept.
     const held = cache.size;
-    const big = () => readSnapshot(d.store.sqlite, () => cache.get(d.store.sqlite, 'big', text('y'.repeat(3000))));
+    const big = () => readSnapshot(d.store.sqlite, () => cache.get(d.store, 'big', text('y'.repeat(3000))));
     expect(big().length).toBe(3000 + 1 + 1000);
     big();
     expect(computed).toBe(8);
@@ -215,17 +215,17 @@ describe('CatalogBytesCache', () => {
   it('does not keep what it read while a write transaction was open, which may yet roll back', async () => {
     const cache = new CatalogBytesCache(1 << 20);
     const count = (): string => String(d.store.sqlite.prepare('SELECT count(*) FROM book').pluck().get());
-    const committed = cache.get(d.store.sqlite, 'books', count).toString();
+    const committed = cache.get(d.store, 'books', count).toString();
     let seenInside = '';
     await expect(
       d.store.db.transaction().execute(async (trx) => {
         await trx.insertInto('book').values({ library_id: libraryA }).execute();
-        seenInside = cache.get(d.store.sqlite, 'books', count).toString();
+        seenInside = cache.get(d.store, 'books', count).toString();
         throw new Error('roll back');
       }),
     ).rejects.toThrow('roll back');
     expect(Number(seenInside)).toBe(Number(committed) + 1);
-    expect(cache.get(d.store.sqlite, 'books', count).toString()).toBe(committed);
+    expect(cache.get(d.store, 'books', count).toString()).toBe(committed);
   });
 });
 
@@ -233,17 +233,17 @@ describe('CatalogMemo', () => {
   it('does not keep what it read while a write transaction was open, which may yet roll back', async () => {
     const memo = new CatalogMemo<string, number>(10);
     const books = (): number => d.store.sqlite.prepare('SELECT count(*) FROM book').pluck().get() as number;
-    const committed = memo.get(d.store.sqlite, 'books', books);
+    const committed = memo.get(d.store, 'books', books);
     let seenInside = 0;
     await expect(
       d.store.db.transaction().execute(async (trx) => {
         await trx.insertInto('book').values({ library_id: libraryA }).execute();
-        seenInside = memo.get(d.store.sqlite, 'books', books);
+        seenInside = memo.get(d.store, 'books', books);
         throw new Error('roll back');
       }),
     ).rejects.toThrow('roll back');
     expect(seenInside).toBe(committed + 1);
-    expect(memo.get(d.store.sqlite, 'books', books)).toBe(committed);
+    expect(memo.get(d.store, 'books', books)).toBe(committed);
   });
 });
 

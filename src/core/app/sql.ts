@@ -16,13 +16,13 @@ export function columnOf<T>(store: Store, compiled: Compiled): T[] {
   return cachedStatement(store.sqlite, compiled.sql).pluck().all(...(compiled.parameters as unknown[])) as T[];
 }
 
-const memos = new WeakMap<Store['sqlite'], CatalogMemo<string, unknown>>();
+const memos = new WeakMap<Store, CatalogMemo<string, unknown>>();
 
 /** `compute` (which runs `compiled`), or its result from an earlier call while the catalog is unchanged. */
 export function remembered<T>(store: Store, compiled: Compiled, compute: () => T): T {
-  let memo = memos.get(store.sqlite);
-  if (!memo) memos.set(store.sqlite, (memo = new CatalogMemo(128)));
-  return memo.get(store.sqlite, `${compiled.sql}\u0000${JSON.stringify(compiled.parameters)}`, compute) as T;
+  let memo = memos.get(store);
+  if (!memo) memos.set(store, (memo = new CatalogMemo(128)));
+  return memo.get(store, `${compiled.sql}\u0000${JSON.stringify(compiled.parameters)}`, compute) as T;
 }
 
 /** The single number a counting query returns, remembered. */

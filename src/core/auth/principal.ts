@@ -57,7 +57,7 @@ const principals = new WeakMap<Store, CatalogMemo<number, Principal | undefined>
 export async function principalFor(store: Store, userId: number): Promise<Principal | undefined> {
   let memo = principals.get(store);
   if (!memo) principals.set(store, (memo = new CatalogMemo(1000)));
-  return memo.getAsync(store.sqlite, userId, async () => {
+  return memo.getAsync(store, userId, async () => {
     const principal = await loadPrincipal(store.db, userId);
     if (!principal) return undefined;
     Object.freeze(principal.permissions);

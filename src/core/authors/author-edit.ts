@@ -2,7 +2,7 @@
 // it touches a book file; books that credit a renamed or deleted author get their search text (and, on delete, their
 // match score) brought up to date.
 import type { Updateable } from 'kysely';
-import { kyselyExec } from '../books/sql-exec.ts';
+import { kyselyExec } from '../store/sql-exec.ts';
 import { refreshSearchText } from '../books/search-text.ts';
 import { searchKey } from '../text/search-key.ts';
 import { updateMatchScore } from '../metadata/match-scores.ts';

@@ -4,7 +4,7 @@ import { stat } from 'node:fs/promises';
 import { removeCovers } from '../covers/cover-store.ts';
 import type { FileRecord } from '../books/file-record.ts';
 import { nameIds } from '../books/names.ts';
-import { sqliteExec, type SqlValue, type SyncSqlExec } from '../books/sql-exec.ts';
+import { sqliteExec, type SqlValue, type SyncSqlExec } from '../store/sql-exec.ts';
 import type { Extraction, ExtractedMetadata } from '../formats/types.ts';
 import type { Library, LibraryPath } from '../libraries/libraries.ts';
 import { createBook, type BookContext } from '../scan/catalog-updates.ts';

@@ -50,7 +50,7 @@ function visibleShelfCounts(store: Store, principal: Principal): () => Map<numbe
   return () => {
     let memo = shelfCountMemos.get(store);
     if (!memo) shelfCountMemos.set(store, (memo = new CatalogMemo(100)));
-    return memo.get(store.sqlite, principal, count);
+    return memo.get(store, principal, count);
   };
 }
 

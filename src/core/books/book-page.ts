@@ -86,7 +86,7 @@ const memos = new WeakMap<Store, CatalogMemo<string, number>>();
 function memoNumber(store: Store, query: Compiled): number {
   let memo = memos.get(store);
   if (!memo) memos.set(store, (memo = new CatalogMemo(100)));
-  return memo.get(store.sqlite, `${query.sql}\n${JSON.stringify(query.parameters)}`, () =>
+  return memo.get(store, `${query.sql}\n${JSON.stringify(query.parameters)}`, () =>
     Number(Object.values(cachedStatement(store.sqlite, query.sql).get(...query.parameters) as Record<string, unknown>)[0]),
   );
 }

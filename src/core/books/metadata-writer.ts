@@ -5,7 +5,7 @@ import type { DB } from '../store/db-types.ts';
 import { bookSearchText, searchKeyOf } from '../text/search-key.ts';
 import { nameIds, type NameTable } from './names.ts';
 import { refreshSearchText } from './search-text.ts';
-import { isSqlExec, kyselyExec, type SqlExec } from './sql-exec.ts';
+import { isSqlExec, kyselyExec, type SqlExec } from '../store/sql-exec.ts';
 
 type Scalar = string | number | null;
 

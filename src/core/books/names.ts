@@ -2,7 +2,7 @@
 import type { Transaction } from 'kysely';
 import type { DB } from '../store/db-types.ts';
 import { searchKey } from '../text/search-key.ts';
-import { isSqlExec, kyselyExec, type SqlExec } from './sql-exec.ts';
+import { isSqlExec, kyselyExec, type SqlExec } from '../store/sql-exec.ts';
 
 export type NameTable = 'author' | 'category' | 'tag' | 'mood' | 'comic_character' | 'comic_team' | 'comic_location' | 'comic_creator';
 

@@ -1,7 +1,7 @@
 // Keeping a book's stored search keys (book_metadata.search_text and series_key, see core/text/search-key.ts) in step
 // with its metadata: every write of a title, subtitle, author, series or ISBN ends here or computes the same keys.
 import { bookSearchText, searchKeyOf } from '../text/search-key.ts';
-import type { SqlExec } from './sql-exec.ts';
+import type { SqlExec } from '../store/sql-exec.ts';
 
 /** The keys from what is stored for each book (after its metadata changed). */
 export async function refreshSearchText(exec: SqlExec, bookIds: readonly number[]): Promise<void> {

@@ -5,7 +5,7 @@
 // Retention: rows older than EVENT_RETENTION_MS, and all but the newest EVENT_RETENTION_ROWS, are deleted by whoever
 // appends or reads; a reader that falls further behind skips ahead (its clients re-fetch, see docs/live-updates.md).
 import { CompiledQuery, type Transaction } from 'kysely';
-import { isSqlExec, type SqlExec, type SqlValue } from '../books/sql-exec.ts';
+import { isSqlExec, type SqlExec, type SqlValue } from '../store/sql-exec.ts';
 import type { DB } from '../store/db-types.ts';
 import type { Db } from '../store/store.ts';
 import type { LiveEvent } from './live-events.ts';

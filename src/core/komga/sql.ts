@@ -69,17 +69,17 @@ export function column<T>(store: Store, compiled: Compiled): T[] {
   return cachedStatement(store.sqlite, compiled.sql).pluck().all(...(compiled.parameters as unknown[])) as T[];
 }
 
-const memos = new WeakMap<Store['sqlite'], CatalogMemo<string, unknown>>();
+const memos = new WeakMap<Store, CatalogMemo<string, unknown>>();
 
 /**
  * A result over the whole catalog (a total, the series of a reader), kept until the catalog changes. Paging through a
  * list asks for the same total again and again; with content restrictions counting is most of a page's cost.
  */
 export function remembered<T>(store: Store, compiled: Compiled, compute: () => T): T {
-  let memo = memos.get(store.sqlite);
-  if (!memo) memos.set(store.sqlite, (memo = new CatalogMemo(64)));
+  let memo = memos.get(store);
+  if (!memo) memos.set(store, (memo = new CatalogMemo(64)));
   const key = `${compiled.sql}\u0000${JSON.stringify(compiled.parameters)}`;
-  return memo.get(store.sqlite, key, compute) as T;
+  return memo.get(store, key, compute) as T;
 }
 
 /** SQLite's NOCASE: ASCII letters folded, everything else compared as is. */

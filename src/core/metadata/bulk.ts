@@ -1,6 +1,6 @@
 // The bulk editor (BulkMetadataUpdateRequest): the same few fields set, merged or cleared on many books, each book on
 // its own, with its locks respected.
-import { kyselyExec } from '../books/sql-exec.ts';
+import { kyselyExec } from '../store/sql-exec.ts';
 import type { Db } from '../store/store.ts';
 import { applyEdit, parseEdit } from './edit.ts';
 import { MetadataEditError } from './metadata-fields.ts';

@@ -4,7 +4,7 @@
 import type { Principal } from '../auth/principal.ts';
 import { isAdmin } from '../auth/principal.ts';
 import { visibleBookFilter } from '../auth/visibility.ts';
-import { kyselyExec, type SqlExec } from '../books/sql-exec.ts';
+import { kyselyExec, type SqlExec } from '../store/sql-exec.ts';
 import type { Db } from '../store/store.ts';
 import { nowIso } from '../time.ts';
 import { MetadataEditError, NAME_FIELDS, type NameField } from './metadata-fields.ts';

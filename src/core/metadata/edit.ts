@@ -1,7 +1,7 @@
 // Editing one book's metadata (MetadataUpdateWrapper), with Grimmory's rules: a field locked in the catalog keeps its
 // value; clear flags empty a field; the replace mode decides between overwriting, filling gaps and taking only what
 // was given; the lock flags in the request are stored last, so a lock lifted by a request applies from the next one.
-import type { SqlExec } from '../books/sql-exec.ts';
+import type { SqlExec } from '../store/sql-exec.ts';
 import { nowIso } from '../time.ts';
 import { allFieldsLocked, expandAllFieldsLock, isLocked } from './locks.ts';
 import {

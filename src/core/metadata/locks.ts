@@ -1,5 +1,5 @@
 // Metadata locks: a locked field keeps its value through edits, scans and metadata fetches until it is unlocked.
-import type { SqlExec } from '../books/sql-exec.ts';
+import type { SqlExec } from '../store/sql-exec.ts';
 import { ALL_BOOK_LOCK_COLUMNS, BOOK_LOCKS, COMIC_LOCKS } from './metadata-fields.ts';
 
 type Row = Record<string, unknown>;

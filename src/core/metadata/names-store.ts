@@ -1,6 +1,6 @@
 // Reading and replacing the name lists of a book (authors in order; categories, moods, tags as sets).
 import { nameIds, type NameTable } from '../books/names.ts';
-import type { SqlExec } from '../books/sql-exec.ts';
+import type { SqlExec } from '../store/sql-exec.ts';
 import type { NameField } from './metadata-fields.ts';
 
 export async function currentNames(exec: SqlExec, bookId: number, field: NameField): Promise<string[]> {

@@ -5,7 +5,7 @@ import type { CoverImages } from '../covers/cover-images.ts';
 import { fileRowValues, type FileRecord } from '../books/file-record.ts';
 import { writeBookMetadata, writeComicMetadata } from '../books/metadata-writer.ts';
 import { pickPrimary } from '../books/primary-file.ts';
-import { isSqlExec, kyselyExec, type SqlExec, type SqlValue } from '../books/sql-exec.ts';
+import { isSqlExec, kyselyExec, type SqlExec, type SqlValue } from '../store/sql-exec.ts';
 import type { BookFileType } from '../formats/types.ts';
 import type { DB } from '../store/db-types.ts';
 import { nowIso } from '../time.ts';

@@ -4,7 +4,7 @@ import type { Transaction } from 'kysely';
 import { DEFAULT_COVER_CROPPING, type CoverCropping } from '../covers/cover-cropping.ts';
 import { createStagingDir, type StagedCoverImages } from '../covers/cover-store.ts';
 import type { FileRecord } from '../books/file-record.ts';
-import { sqliteExec, type SyncSqlExec } from '../books/sql-exec.ts';
+import { sqliteExec, type SyncSqlExec } from '../store/sql-exec.ts';
 import type { Extraction } from '../formats/types.ts';
 import type { Library, LibraryPath } from '../libraries/libraries.ts';
 import type { DB } from '../store/db-types.ts';

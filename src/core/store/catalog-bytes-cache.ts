@@ -1,8 +1,7 @@
 // Whole serialized answers derived from the catalog (the JSON of a page of books), kept until anything in the catalog
 // changes and bounded by their total size. Kept as Buffers, outside V8's heap: as strings they made the heap, and the
 // garbage collector's slack with it, grow by about twice their size.
-import type Database from 'better-sqlite3';
-import { catalogGeneration, sameGeneration, writeInFlight, type Generation } from './snapshot.ts';
+import { sameGeneration, type Generation, type GenerationSource } from './snapshot.ts';
 
 /** A rough size of an entry's own objects (Map slot, key, Buffer). */
 const ENTRY_OVERHEAD = 200;
@@ -38,11 +37,11 @@ export class CatalogBytesCache<Meta = undefined> {
    * connection or process, any row this connection writes) empties the cache: everything in it was derived from the
    * old state. What is computed while a write transaction is open on the connection is not kept (it may yet roll back).
    */
-  get(sqlite: Database.Database, key: string, compute: () => string): Buffer {
-    const hit = this.lookup(sqlite, key);
+  get(source: GenerationSource, key: string, compute: () => string): Buffer {
+    const hit = this.lookup(source, key);
     if (hit) return hit.value;
     const value = ownBuffer(compute());
-    if (!writeInFlight(sqlite)) this.remember(key, value, undefined);
+    if (!source.writeInFlight()) this.remember(key, value, undefined);
     return value;
   }
 
@@ -50,8 +49,8 @@ export class CatalogBytesCache<Meta = undefined> {
    * The entry kept under `key` for the catalog as it is now, with the generation it was looked up at. For answers
    * computed asynchronously (outside one read transaction): pass that generation to `offer` with the answer.
    */
-  lookup(sqlite: Database.Database, key: string): { value: Buffer; meta: Meta | undefined; generation: Generation } | undefined {
-    const generation = catalogGeneration(sqlite);
+  lookup(source: GenerationSource, key: string): { value: Buffer; meta: Meta | undefined; generation: Generation } | undefined {
+    const generation = source.generation();
     if (!this.generation || !sameGeneration(this.generation, generation)) {
       this.clear();
       this.generation = generation;
@@ -68,16 +67,16 @@ export class CatalogBytesCache<Meta = undefined> {
   }
 
   /** The generation to hand to `offer` later: none while a write transaction is open (nothing read then is kept). */
-  generationNow(sqlite: Database.Database): Generation | undefined {
-    return writeInFlight(sqlite) ? undefined : catalogGeneration(sqlite);
+  generationNow(source: GenerationSource): Generation | undefined {
+    return source.writeInFlight() ? undefined : source.generation();
   }
 
   /**
    * Keeps an answer computed since `since` (from `generationNow`), only when the catalog is still at that generation
    * and no write is open: every read made in between then saw that one state.
    */
-  offer(sqlite: Database.Database, key: string, since: Generation, value: Buffer | string, meta?: Meta): void {
-    if (writeInFlight(sqlite) || !sameGeneration(since, catalogGeneration(sqlite))) return;
+  offer(source: GenerationSource, key: string, since: Generation, value: Buffer | string, meta?: Meta): void {
+    if (source.writeInFlight() || !sameGeneration(since, source.generation())) return;
     if (!this.generation || !sameGeneration(this.generation, since)) {
       this.clear();
       this.generation = since;

@@ -51,6 +51,27 @@ export function readSnapshot<T>(sqlite: Database.Database, read: () => T): T {
   }
 }
 
+/**
+ * The asynchronous form of readSnapshot, for a caller that holds the connection (Kysely's connection lock on SQLite, so
+ * no other query of this process starts a transaction on it meanwhile).
+ */
+export async function readSnapshotAsync<T>(sqlite: Database.Database, read: () => Promise<T> | T): Promise<T> {
+  if (sqlite.inTransaction) return read();
+  const c = controlOf(sqlite);
+  c.begin.run();
+  inSnapshot.add(sqlite);
+  try {
+    const out = await read();
+    if (sqlite.inTransaction) c.commit.run();
+    return out;
+  } catch (error) {
+    if (sqlite.inTransaction) c.rollback.run();
+    throw error;
+  } finally {
+    inSnapshot.delete(sqlite);
+  }
+}
+
 const statements = new WeakMap<Database.Database, Map<string, Database.Statement>>();
 
 /** A prepared statement for SQL compiled elsewhere (by Kysely), prepared once per text; the 200 most recent are kept. */
@@ -81,6 +102,16 @@ export interface Generation {
 export function catalogGeneration(sqlite: Database.Database): Generation {
   const c = controlOf(sqlite);
   return { dataVersion: c.dataVersion.get() as number, changes: c.totalChanges.get() as number };
+}
+
+/** What a cache asks of the catalog: the Store of either engine, or a raw SQLite connection (see sqliteGenerations). */
+export interface GenerationSource {
+  generation(): Generation;
+  writeInFlight(): boolean;
+}
+
+export function sqliteGenerations(sqlite: Database.Database): GenerationSource {
+  return { generation: () => catalogGeneration(sqlite), writeInFlight: () => writeInFlight(sqlite) };
 }
 
 export function sameGeneration(a: Generation, b: Generation): boolean {
@@ -124,12 +155,12 @@ export class CatalogMemo<K, V> {
     if (this.entries.size > this.limit) this.entries.delete(this.entries.keys().next().value as K);
   }
 
-  get(sqlite: Database.Database, key: K, compute: () => V): V {
-    const generation = catalogGeneration(sqlite);
+  get(source: GenerationSource, key: K, compute: () => V): V {
+    const generation = source.generation();
     const cached = this.fresh(key, generation);
     if (cached !== undefined) return cached;
     const value = compute();
-    if (!writeInFlight(sqlite)) this.remember(key, generation, value);
+    if (!source.writeInFlight()) this.remember(key, generation, value);
     return value;
   }
 
@@ -137,8 +168,8 @@ export class CatalogMemo<K, V> {
    * For values loaded through Kysely, which waits for a write transaction in flight to end before it reads (so what
    * it reads is committed). The generation is taken first: a write made while loading shows as a change next time.
    */
-  async getAsync(sqlite: Database.Database, key: K, compute: () => Promise<V>): Promise<V> {
-    const generation = catalogGeneration(sqlite);
+  async getAsync(source: GenerationSource, key: K, compute: () => Promise<V>): Promise<V> {
+    const generation = source.generation();
     const cached = this.fresh(key, generation);
     if (cached !== undefined) return cached;
     const value = await compute();

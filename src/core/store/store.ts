@@ -1,20 +1,47 @@
-// Opening the catalog: one SQLite file in the data directory, shared by the CLI and the daemon.
-import Database from 'better-sqlite3';
-import { Kysely } from 'kysely';
-import { Migrator } from 'kysely/migration';
-import { dirname } from 'node:path';
+// Opening the catalog: the embedded SQLite file in the data directory by default, or a PostgreSQL database given by
+// URL. Both are reached through the same Store; the engines' differences stay in this folder.
+import type Database from 'better-sqlite3';
+import type { Kysely, Transaction } from 'kysely';
 import type { DB } from './db-types.ts';
-import { prepareCatalogFile, prepareDataDir, tightenCatalogFiles } from './file-modes.ts';
-import { migrationProvider } from './migrations/index.ts';
-import { ConcurrentSqliteDialect } from './sqlite-dialect.ts';
+import type { SqlDialect } from './dialect.ts';
+import { isDatabaseUrl, type Engine } from './engine.ts';
+import type { Generation } from './snapshot.ts';
+import type { SqlExec } from './sql-exec.ts';
 
 export type Db = Kysely<DB>;
 
+export interface ReadScope {
+  /** Queries through the builder, inside the snapshot. */
+  db: Db;
+  exec: SqlExec;
+}
+
+export interface WriteScope {
+  db: Transaction<DB>;
+  exec: SqlExec;
+}
+
 export interface Store {
   db: Db;
-  /** The raw better-sqlite3 handle, for the few places that need synchronous bulk work. */
-  sqlite: Database.Database;
+  engine: Engine;
+  dialect: SqlDialect;
+  /** The SQLite file, or the PostgreSQL URL without its password. */
   path: string;
+  /** Raw statements with `?` placeholders; outside `write`, each commits by itself. */
+  exec: SqlExec;
+  /** Reads that must see one consistent state of the catalog. */
+  read<T>(reader: (scope: ReadScope) => Promise<T> | T): Promise<T>;
+  /** One write transaction: all of it commits, or none. */
+  write<T>(writer: (scope: WriteScope) => Promise<T>): Promise<T>;
+  /** Changes whenever any process (any replica) commits to the catalog; cheap, synchronous. */
+  generation(): Generation;
+  /** Whether this process has a write transaction open: what is read now may yet roll back, so must not be cached. */
+  writeInFlight(): boolean;
+  /**
+   * The raw better-sqlite3 handle, for the few places that still need synchronous bulk work on SQLite.
+   * On PostgreSQL reading it throws: such code must move to `exec`, `read` or `write`.
+   */
+  sqlite: Database.Database;
   close(): Promise<void>;
 }
 
@@ -26,52 +53,22 @@ export interface OpenStoreOptions {
   /** How long a writer waits for another process's write lock before failing (ms). */
   busyTimeoutMs?: number;
   readonly?: boolean;
+  /** PostgreSQL: connections this process holds at most. */
+  poolSize?: number;
 }
 
-export async function openStore(path: string, options: OpenStoreOptions = {}): Promise<Store> {
-  let sqlite: Database.Database;
-  try {
-    if (path !== ':memory:') {
-      prepareDataDir(dirname(path));
-      if (!options.readonly) prepareCatalogFile(path);
-    }
-    sqlite = new Database(path, { readonly: options.readonly ?? false });
-  } catch (error) {
-    throw new StoreError(`cannot open the catalog at ${path}: ${(error as Error).message}`, { cause: error });
+/** `location`: a SQLite file path, or a postgres:// URL. */
+export async function openStore(location: string, options: OpenStoreOptions = {}): Promise<Store> {
+  if (isDatabaseUrl(location)) {
+    const { openPostgresStore } = await import('./postgres-store.ts');
+    return openPostgresStore(location, options);
   }
-  try {
-    sqlite.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 15_000}`);
-    if (!options.readonly) sqlite.pragma('journal_mode = WAL');
-    sqlite.pragma('synchronous = NORMAL');
-    sqlite.pragma('foreign_keys = ON');
-    sqlite.pragma('cache_size = -16000');
-    sqlite.pragma('temp_store = MEMORY');
-    // -wal and -shm exist now; ones left by an older version may be looser than the catalog.
-    if (path !== ':memory:' && !options.readonly) tightenCatalogFiles(path);
-  } catch (error) {
-    sqlite.close();
-    throw new StoreError(`cannot use the catalog at ${path}: ${(error as Error).message}`, { cause: error });
+  const testServer = process.env.BINDERY_TEST_DATABASE_SERVER;
+  if (testServer && location !== ':memory:') {
+    const { testDatabaseFor } = await import('./test-databases.ts');
+    const { openPostgresStore } = await import('./postgres-store.ts');
+    return openPostgresStore(await testDatabaseFor(testServer, location), options);
   }
-
-  const db = new Kysely<DB>({ dialect: new ConcurrentSqliteDialect(sqlite) });
-  if (!options.readonly) await migrate(db, path);
-  return {
-    db,
-    sqlite,
-    path,
-    close: async () => {
-      await db.destroy();
-    },
-  };
-}
-
-/** Applies pending migrations in one transaction; on failure the previous schema stays as it was. */
-async function migrate(db: Db, path: string): Promise<void> {
-  const migrator = new Migrator({ db, provider: migrationProvider, migrationTableName: 'bindery_migration', migrationLockTableName: 'bindery_migration_lock' });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) {
-    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
-    await db.destroy();
-    throw new StoreError(`migration ${failed} failed on ${path}; the catalog was left unchanged: ${(error as Error).message}`, { cause: error });
-  }
+  const { openSqliteStore } = await import('./sqlite-store.ts');
+  return openSqliteStore(location, options);
 }

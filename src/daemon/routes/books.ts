@@ -73,7 +73,7 @@ const pageCaches = new WeakMap<Store, CatalogBytesCache>();
 function cachedPage(store: Store, principal: Principal, query: string, compute: () => unknown): Buffer {
   let cache = pageCaches.get(store);
   if (!cache) pageCaches.set(store, (cache = new CatalogBytesCache(PAGE_CACHE_BYTES)));
-  return cache.get(store.sqlite, `${principal.userId} ${query}`, () => JSON.stringify(compute()));
+  return cache.get(store, `${principal.userId} ${query}`, () => JSON.stringify(compute()));
 }
 
 const CreatePhysicalBookRequest = Type.Object({

@@ -5,7 +5,7 @@ import { isAdmin, type Principal } from '../../core/auth/principal.ts';
 import { visibleAmong } from '../../core/auth/visibility.ts';
 import { bookJson } from '../../core/books/book-view.ts';
 import { bookFiles } from '../../core/books/file-locations.ts';
-import { kyselyExec } from '../../core/books/sql-exec.ts';
+import { kyselyExec } from '../../core/store/sql-exec.ts';
 import { CoverImageError, checkCoverImage, MAX_COVER_BYTES } from '../../core/covers/cover-upload.ts';
 import { coverLocked, setCoverImage } from '../../core/covers/cover-update.ts';
 import { prepareBulkEdit } from '../../core/metadata/bulk.ts';

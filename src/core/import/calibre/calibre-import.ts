@@ -3,7 +3,7 @@
 // later run re-reads only the books whose last_modified changed, and never overwrites a field locked in Bindery.
 import { readFile, stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
-import { sqliteExec, type SyncSqlExec } from '../../books/sql-exec.ts';
+import { sqliteExec, type SyncSqlExec } from '../../store/sql-exec.ts';
 import type { NameTable } from '../../books/names.ts';
 import { makeCoverImages, type CoverImages } from '../../covers/cover-images.ts';
 import { newCoverHash, saveCoverImages } from '../../covers/cover-store.ts';

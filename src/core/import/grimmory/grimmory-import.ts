@@ -5,7 +5,7 @@ import bcrypt from 'bcryptjs';
 import { copyFile, mkdir, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { authorImagesRoot } from '../../authors/author-photos.ts';
-import { sqliteExec } from '../../books/sql-exec.ts';
+import { sqliteExec } from '../../store/sql-exec.ts';
 import { CoverChangeError, regenerateCover } from '../../covers/cover-update.ts';
 import { refreshSearchText } from '../../books/search-text.ts';
 import { searchKey } from '../../text/search-key.ts';

@@ -3,6 +3,7 @@
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import { bookSearchText, searchKey, searchKeyOf } from '../../text/search-key.ts';
+import { dialectOf } from '../dialect.ts';
 
 const SEPARATOR = '\u001f';
 
@@ -19,7 +20,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
   const books = await sql<{ book_id: number; title: string | null; subtitle: string | null; series_name: string | null; isbn_13: string | null; isbn_10: string | null; authors: string | null }>`
     select m.book_id, m.title, m.subtitle, m.series_name, m.isbn_13, m.isbn_10,
-           (select group_concat(a.name, ${SEPARATOR}) from book_metadata_author_mapping x join author a on a.id = x.author_id where x.book_id = m.book_id) as authors
+           (select ${sql.raw(dialectOf(db).groupConcat('a.name', `'${SEPARATOR}'`))} from book_metadata_author_mapping x join author a on a.id = x.author_id where x.book_id = m.book_id) as authors
       from book_metadata m`.execute(db);
   for (const b of books.rows) {
     const text = bookSearchText({ title: b.title, subtitle: b.subtitle, authors: b.authors ? b.authors.split(SEPARATOR) : [], seriesName: b.series_name, isbn13: b.isbn_13, isbn10: b.isbn_10 });

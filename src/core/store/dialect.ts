@@ -1,0 +1,73 @@
+// The few SQL spellings that differ between SQLite and PostgreSQL, named once. Domain code writes portable SQL and
+// asks this module for the rest; it never tests the engine itself.
+import type { Kysely } from 'kysely';
+import { engineOf, type Engine } from './engine.ts';
+import { POSTGRES_NOW } from './postgres-schema.ts';
+
+export interface SqlDialect {
+  engine: Engine;
+  /** An expression compared and sorted as SQLite's NOCASE does: ASCII letters folded, bytes otherwise. */
+  nocase(expression: string): string;
+  /** `expression LIKE pattern`, ASCII letters folded, `\` the escape character. */
+  likeNocase(expression: string, pattern: string): string;
+  /**
+   * A subquery of the values of a JSON array (one parameter, or the given SQL expression), as column `value`:
+   * `id IN (${dialect.jsonValues('integer')})` with `JSON.stringify(ids)` as the parameter.
+   */
+  jsonValues(type: 'integer' | 'text', parameter?: string): string;
+  /** Values of a group joined by a separator (a SQL string literal such as `','`). */
+  groupConcat(expression: string, separatorLiteral: string): string;
+  /** The larger / smaller of two values (SQLite's two-argument max/min). */
+  greatest(a: string, b: string): string;
+  least(a: string, b: string): string;
+  /** The time now as the catalog stores it: ISO 8601 text in UTC with milliseconds. */
+  now: string;
+  /** A real rounded to `digits` decimals. */
+  round(expression: string, digits: number): string;
+  /** Position (1-based) of `needle` in `haystack`, 0 when absent. */
+  position(haystack: string, needle: string): string;
+  /** A JSON array of the group's values (text). */
+  jsonGroupArray(expression: string): string;
+  /**
+   * Appended to a SELECT inside a write transaction to lock the rows it reads until commit. Empty on SQLite, whose write
+   * transactions hold the database's write lock from their start (BEGIN IMMEDIATE).
+   */
+  forUpdate: string;
+}
+
+const SQLITE: SqlDialect = {
+  engine: 'sqlite',
+  nocase: (e) => `${e} COLLATE NOCASE`,
+  likeNocase: (e, p) => `${e} LIKE ${p} ESCAPE '\\'`,
+  jsonValues: (_type, parameter = '?') => `SELECT value FROM json_each(${parameter})`,
+  groupConcat: (e, sep) => `group_concat(${e}, ${sep})`,
+  greatest: (a, b) => `max(${a}, ${b})`,
+  least: (a, b) => `min(${a}, ${b})`,
+  now: `strftime('%Y-%m-%dT%H:%M:%fZ','now')`,
+  round: (e, digits) => `round(${e}, ${digits})`,
+  position: (h, n) => `instr(${h}, ${n})`,
+  jsonGroupArray: (e) => `json_group_array(${e})`,
+  forUpdate: '',
+};
+
+const POSTGRES: SqlDialect = {
+  engine: 'postgres',
+  nocase: (e) => `lower(${e})`,
+  likeNocase: (e, p) => `${e} ILIKE ${p} ESCAPE '\\'`,
+  jsonValues: (type, parameter = '?') =>
+    type === 'integer' ? `SELECT value::bigint AS value FROM json_array_elements_text(${parameter}::json) AS value` : `SELECT value FROM json_array_elements_text(${parameter}::json) AS value`,
+  groupConcat: (e, sep) => `string_agg((${e})::text, ${sep})`,
+  greatest: (a, b) => `greatest(${a}, ${b})`,
+  least: (a, b) => `least(${a}, ${b})`,
+  now: POSTGRES_NOW,
+  round: (e, digits) => `round((${e})::numeric, ${digits})::double precision`,
+  position: (h, n) => `strpos(${h}, ${n})`,
+  jsonGroupArray: (e) => `coalesce(json_agg(${e})::text, '[]')`,
+  forUpdate: ' FOR UPDATE',
+};
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema, or a transaction of it
+export function dialectOf(db: Kysely<any> | Engine): SqlDialect {
+  const engine = typeof db === 'string' ? db : engineOf(db);
+  return engine === 'postgres' ? POSTGRES : SQLITE;
+}

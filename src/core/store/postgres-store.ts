@@ -1,0 +1,231 @@
+// The server engine: a PostgreSQL 15+ database shared by any number of Bindery processes (CLI, replicas, workers).
+// Values come back as SQLite gives them (64-bit integers and numerics as numbers), so answers are the same bytes.
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { CompiledQuery, Kysely, PostgresDialect, PostgresDriver, type DatabaseConnection, type Driver, type QueryResult, type TransactionSettings } from 'kysely';
+import type { DB } from './db-types.ts';
+import { dialectOf } from './dialect.ts';
+import { redactedLocation } from './engine.ts';
+import { migrate } from './migrate.ts';
+import { PostgresSchemaPlugin } from './postgres-schema.ts';
+import type { Generation } from './snapshot.ts';
+import { kyselyExec } from './sql-exec.ts';
+import { StoreError, type OpenStoreOptions, type Store } from './store.ts';
+
+/** Every committed write of every Bindery process is announced here, so the others drop what they cached. */
+export const CATALOG_CHANNEL = 'bindery_catalog';
+
+const INT8 = 20;
+const NUMERIC = 1700;
+
+const TYPES = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
+    if (oid === INT8 || oid === NUMERIC) return (value: string) => Number(value);
+    return pg.types.getTypeParser(oid, format as 'text');
+  }) as typeof pg.types.getTypeParser,
+};
+
+const READ_ONLY_START = /^\s*(select|show|explain|listen|unlisten|notify|set|reset|begin|start|commit|rollback|savepoint|release)\b/i;
+const WRITE_WORD = /\b(insert|update|delete|merge|create|alter|drop|truncate)\b/i;
+
+function isWrite(query: CompiledQuery): boolean {
+  const kind = query.query.kind;
+  if (kind === 'SelectQueryNode') return false;
+  if (kind !== 'RawNode') return true;
+  return !READ_ONLY_START.test(query.sql) || (/^\s*with\b/i.test(query.sql) && WRITE_WORD.test(query.sql));
+}
+
+/** What this process knows of the catalog's changes. */
+class ChangeTracker {
+  readonly instance = randomUUID();
+  /** Notifications from other processes. */
+  remote = 0;
+  /** Writes committed by this process. */
+  local = 0;
+  openWrites = 0;
+  listening = false;
+  private blind = 0;
+
+  generation(): Generation {
+    // Without the notification channel nothing tells us of others' writes: never reuse what was cached.
+    if (!this.listening) return { dataVersion: -1, changes: ++this.blind };
+    return { dataVersion: this.remote, changes: this.local };
+  }
+}
+
+/** Counts write transactions, and announces each committed write to the other processes. */
+class AnnouncingDriver extends PostgresDriver {
+  private readonly tracker: ChangeTracker;
+  private readonly inTransaction = new WeakSet<DatabaseConnection>();
+  private readonly writing = new WeakSet<DatabaseConnection>();
+
+  constructor(config: ConstructorParameters<typeof PostgresDriver>[0], tracker: ChangeTracker) {
+    super(config);
+    this.tracker = tracker;
+  }
+
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    const connection = await super.acquireConnection();
+    const execute = connection.executeQuery.bind(connection);
+    const announce = (): Promise<QueryResult<unknown>> => execute(CompiledQuery.raw('select pg_notify($1, $2)', [CATALOG_CHANNEL, this.tracker.instance]));
+    connection.executeQuery = (async <R>(query: CompiledQuery): Promise<QueryResult<R>> => {
+      const result = await execute<R>(query);
+      if (isWrite(query)) {
+        if (this.inTransaction.has(connection)) this.writing.add(connection);
+        else {
+          this.tracker.local++;
+          await announce();
+        }
+      }
+      return result;
+    }) as typeof connection.executeQuery;
+    return connection;
+  }
+
+  override async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    await super.beginTransaction(connection, settings);
+    this.inTransaction.add(connection);
+    if (settings.accessMode !== 'read only') this.tracker.openWrites++;
+  }
+
+  override async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    const wrote = this.writing.has(connection);
+    this.writing.delete(connection);
+    try {
+      // Delivered at commit, and only if the transaction commits.
+      if (wrote) await connection.executeQuery(CompiledQuery.raw('select pg_notify($1, $2)', [CATALOG_CHANNEL, this.tracker.instance]));
+      await super.commitTransaction(connection);
+    } finally {
+      this.endTransaction(connection);
+      if (wrote) this.tracker.local++;
+    }
+  }
+
+  override async rollbackTransaction(connection: Parameters<PostgresDriver['rollbackTransaction']>[0]): Promise<void> {
+    this.writing.delete(connection);
+    try {
+      await super.rollbackTransaction(connection);
+    } finally {
+      this.endTransaction(connection);
+    }
+  }
+
+  private endTransaction(connection: DatabaseConnection): void {
+    if (!this.inTransaction.delete(connection)) return;
+    // Read-only snapshots never counted.
+    if (this.tracker.openWrites > 0) this.tracker.openWrites--;
+  }
+}
+
+class AnnouncingDialect extends PostgresDialect {
+  private readonly driverConfig: ConstructorParameters<typeof PostgresDriver>[0];
+  private readonly tracker: ChangeTracker;
+  constructor(config: ConstructorParameters<typeof PostgresDriver>[0], tracker: ChangeTracker) {
+    super(config);
+    this.driverConfig = config;
+    this.tracker = tracker;
+  }
+  override createDriver(): Driver {
+    return new AnnouncingDriver(this.driverConfig, this.tracker);
+  }
+}
+
+/** Keeps a LISTEN connection open (reconnecting after a database restart) and counts others' writes. */
+function listenForChanges(url: string, tracker: ChangeTracker, onError: (error: Error) => void): () => Promise<void> {
+  let client: pg.Client | undefined;
+  let connecting: Promise<void> | undefined;
+  let closed = false;
+  let retry: NodeJS.Timeout | undefined;
+  const connect = async (): Promise<void> => {
+    if (closed) return;
+    const next = new pg.Client({ connectionString: url, application_name: 'bindery-listen' });
+    next.on('notification', (message) => {
+      if (message.payload !== tracker.instance) tracker.remote++;
+    });
+    next.on('error', (error) => {
+      tracker.listening = false;
+      onError(error);
+      void next.end().catch(() => undefined);
+      schedule();
+    });
+    try {
+      client = next;
+      await next.connect();
+      await next.query(`LISTEN ${CATALOG_CHANNEL}`);
+      if (closed) return;
+      // Whatever happened while deaf counts as a change.
+      tracker.remote++;
+      tracker.listening = true;
+    } catch (error) {
+      void next.end().catch(() => undefined);
+      onError(error as Error);
+      schedule();
+    }
+  };
+  const schedule = (): void => {
+    if (closed || retry) return;
+    retry = setTimeout(() => {
+      retry = undefined;
+      connecting = connect();
+    }, 1000);
+    retry.unref();
+  };
+  connecting = connect();
+  return async () => {
+    closed = true;
+    if (retry) clearTimeout(retry);
+    tracker.listening = false;
+    await connecting;
+    await client?.end().catch(() => undefined);
+  };
+}
+
+export async function openPostgresStore(url: string, options: OpenStoreOptions = {}): Promise<Store> {
+  const location = redactedLocation(url);
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? Number(process.env.BINDERY_DATABASE_POOL_SIZE ?? 10),
+    application_name: 'bindery',
+    types: TYPES,
+    // A database that does not answer fails the request soon, instead of queueing it for ever.
+    connectionTimeoutMillis: 10_000,
+    idleTimeoutMillis: 30_000,
+  });
+  // An idle connection the server dropped (a restart) must not bring the process down; the pool replaces it.
+  pool.on('error', () => undefined);
+  try {
+    const probe = await pool.connect();
+    probe.release();
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw new StoreError(`cannot reach the catalog database at ${location}: ${(error as Error).message}`, { cause: error });
+  }
+  const tracker = new ChangeTracker();
+  const db = new Kysely<DB>({ dialect: new AnnouncingDialect({ pool }, tracker) });
+  if (!options.readonly) await migrate(db.withPlugin(new PostgresSchemaPlugin()), url);
+  const stopListening = listenForChanges(url, tracker, () => undefined);
+  const exec = kyselyExec(db);
+  return {
+    db,
+    engine: 'postgres',
+    dialect: dialectOf('postgres'),
+    path: location,
+    exec,
+    read: (reader) =>
+      db
+        .transaction()
+        .setIsolationLevel('repeatable read')
+        .setAccessMode('read only')
+        .execute(async (trx) => reader({ db: trx, exec: kyselyExec(trx) })),
+    write: (writer) => db.transaction().execute((trx) => writer({ db: trx, exec: kyselyExec(trx) })),
+    generation: () => tracker.generation(),
+    writeInFlight: () => tracker.openWrites > 0,
+    get sqlite(): never {
+      throw new StoreError('this code path still needs the embedded SQLite catalog; it does not run on PostgreSQL yet');
+    },
+    close: async () => {
+      await stopListening();
+      await db.destroy();
+    },
+  };
+}

@@ -1,0 +1,107 @@
+// Plain SQL with `?` placeholders, for hot paths where the query builder costs more than the database's own work.
+// The same text runs on both engines: on PostgreSQL the placeholders become $1, $2, ...
+import type Database from 'better-sqlite3';
+import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
+import type { DB } from './db-types.ts';
+import { engineOf } from './engine.ts';
+
+export type SqlValue = string | number | bigint | Buffer | null;
+export type SqlRow = Record<string, unknown>;
+
+/**
+ * Results come back at once on SQLite and as promises on PostgreSQL: write `await exec.all(...)` and the code runs on
+ * both. Callers hold the transaction (see Store.write): outside one, each statement commits by itself.
+ */
+export interface SqlExec {
+  get(sql: string, params?: readonly SqlValue[]): SqlRow | undefined | Promise<SqlRow | undefined>;
+  all(sql: string, params?: readonly SqlValue[]): SqlRow[] | Promise<SqlRow[]>;
+  run(sql: string, params?: readonly SqlValue[]): void | Promise<void>;
+}
+
+/** The raw SQLite connection's flavour: every call completes before it returns. */
+export interface SyncSqlExec extends SqlExec {
+  get(sql: string, params?: readonly SqlValue[]): SqlRow | undefined;
+  all(sql: string, params?: readonly SqlValue[]): SqlRow[];
+  run(sql: string, params?: readonly SqlValue[]): void;
+}
+
+const sqliteExecs = new WeakMap<Database.Database, SyncSqlExec>();
+
+/** Statements prepared once per connection and SQL text. */
+export function sqliteExec(sqlite: Database.Database): SyncSqlExec {
+  const known = sqliteExecs.get(sqlite);
+  if (known) return known;
+  const cache = new Map<string, Database.Statement>();
+  const statement = (sql: string): Database.Statement => {
+    let prepared = cache.get(sql);
+    if (!prepared) {
+      prepared = sqlite.prepare(sql);
+      if (cache.size >= 500) cache.delete(cache.keys().next().value as string);
+      cache.set(sql, prepared);
+    }
+    return prepared;
+  };
+  const exec: SyncSqlExec = {
+    get: (sql, params = []) => statement(sql).get(...params) as SqlRow | undefined,
+    all: (sql, params = []) => statement(sql).all(...params) as SqlRow[],
+    run: (sql, params = []) => {
+      statement(sql).run(...params);
+    },
+  };
+  sqliteExecs.set(sqlite, exec);
+  return exec;
+}
+
+/**
+ * `?` placeholders as PostgreSQL numbers them. Question marks inside quoted strings and identifiers are left alone;
+ * the `?|`, `?&` and `?` JSON operators are not used anywhere in the catalog's SQL.
+ */
+export function numberedPlaceholders(sql: string): string {
+  let out = '';
+  let n = 0;
+  let quote: string | undefined;
+  for (const ch of sql) {
+    if (quote) {
+      if (ch === quote) quote = undefined;
+      out += ch;
+    } else if (ch === "'" || ch === '"') {
+      quote = ch;
+      out += ch;
+    } else if (ch === '?') {
+      out += `$${++n}`;
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+const translated = new Map<string, string>();
+
+function forPostgres(sql: string): string {
+  let text = translated.get(sql);
+  if (text === undefined) {
+    text = numberedPlaceholders(sql);
+    if (translated.size >= 2000) translated.delete(translated.keys().next().value as string);
+    translated.set(sql, text);
+  }
+  return text;
+}
+
+/** The same statements through Kysely (a transaction, or the pool on PostgreSQL), on either engine. */
+export function kyselyExec(db: Kysely<DB> | Transaction<DB>): SqlExec {
+  const postgres = engineOf(db) === 'postgres';
+  const query = async (sql: string, params: readonly SqlValue[]): Promise<SqlRow[]> =>
+    (await db.executeQuery<SqlRow>(CompiledQuery.raw(postgres ? forPostgres(sql) : sql, [...params]))).rows;
+  return {
+    get: async (sql, params = []) => (await query(sql, params))[0],
+    all: (sql, params = []) => query(sql, params),
+    run: async (sql, params = []) => {
+      await query(sql, params);
+    },
+  };
+}
+
+export function isSqlExec(value: Transaction<DB> | SqlExec): value is SqlExec {
+  return typeof (value as Partial<SqlExec>).run === 'function' && typeof (value as Partial<SqlExec>).all === 'function';
+}

@@ -1,0 +1,58 @@
+// The embedded engine: one SQLite file in WAL mode, shared by the CLI, the daemon and its workers.
+import Database from 'better-sqlite3';
+import { Kysely } from 'kysely';
+import { dirname } from 'node:path';
+import type { DB } from './db-types.ts';
+import { dialectOf } from './dialect.ts';
+import { prepareCatalogFile, prepareDataDir, tightenCatalogFiles } from './file-modes.ts';
+import { migrate } from './migrate.ts';
+import { catalogGeneration, readSnapshotAsync, writeInFlight } from './snapshot.ts';
+import { ConcurrentSqliteDialect } from './sqlite-dialect.ts';
+import { sqliteExec } from './sql-exec.ts';
+import { StoreError, type OpenStoreOptions, type Store } from './store.ts';
+
+export async function openSqliteStore(path: string, options: OpenStoreOptions = {}): Promise<Store> {
+  let sqlite: Database.Database;
+  try {
+    if (path !== ':memory:') {
+      prepareDataDir(dirname(path));
+      if (!options.readonly) prepareCatalogFile(path);
+    }
+    sqlite = new Database(path, { readonly: options.readonly ?? false });
+  } catch (error) {
+    throw new StoreError(`cannot open the catalog at ${path}: ${(error as Error).message}`, { cause: error });
+  }
+  try {
+    sqlite.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 15_000}`);
+    if (!options.readonly) sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('synchronous = NORMAL');
+    sqlite.pragma('foreign_keys = ON');
+    sqlite.pragma('cache_size = -16000');
+    sqlite.pragma('temp_store = MEMORY');
+    // -wal and -shm exist now; ones left by an older version may be looser than the catalog.
+    if (path !== ':memory:' && !options.readonly) tightenCatalogFiles(path);
+  } catch (error) {
+    sqlite.close();
+    throw new StoreError(`cannot use the catalog at ${path}: ${(error as Error).message}`, { cause: error });
+  }
+
+  const db = new Kysely<DB>({ dialect: new ConcurrentSqliteDialect(sqlite) });
+  if (!options.readonly) await migrate(db, path);
+  const exec = sqliteExec(sqlite);
+  return {
+    db,
+    engine: 'sqlite',
+    dialect: dialectOf('sqlite'),
+    sqlite,
+    path,
+    exec,
+    // Holding Kysely's connection keeps this process's other queries (and their transactions) out of the snapshot.
+    read: (reader) => db.connection().execute((connection) => readSnapshotAsync(sqlite, () => reader({ db: connection, exec }))),
+    write: (writer) => db.transaction().execute((trx) => writer({ db: trx, exec })),
+    generation: () => catalogGeneration(sqlite),
+    writeInFlight: () => writeInFlight(sqlite),
+    close: async () => {
+      await db.destroy();
+    },
+  };
+}
