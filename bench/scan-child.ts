@@ -7,7 +7,8 @@ import { scanLibrary } from '../src/core/scan/scanner.ts';
 import { openStore } from '../src/core/store/store.ts';
 
 const [dataDir, corpus, workersArg] = process.argv.slice(2) as [string, string, string];
-const paths = dataPaths({ dataDir });
+// The catalog `bindery scan` would open: BINDERY_DATABASE_URL when set, else the SQLite file in the data directory.
+const paths = dataPaths({ dataDir, databaseUrl: process.env.BINDERY_DATABASE_URL ?? '' });
 const store = await openStore(paths.catalog);
 const library = await findLibrary(store.db, 'bench').catch(() => createLibrary(store.db, { name: 'bench', paths: [corpus], organizationMode: 'BOOK_PER_FILE' }));
 
