@@ -33,13 +33,28 @@ async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>
   }
 }
 
-/** `serverUrl`: a server to use (the user must be allowed to create databases); without it a throwaway cluster. */
-export async function benchPostgres(serverUrl?: string): Promise<BenchPostgres> {
+/**
+ * How a throwaway cluster writes: `durable` as a stock PostgreSQL server does (fsync, full page writes, synchronous
+ * commit), `test` as the test suite's cluster (none of them).
+ */
+export type ClusterWrites = 'durable' | 'test';
+
+/**
+ * `serverUrl`: a server to use (the user must be allowed to create databases); without it a throwaway cluster
+ * writing as `writes` says.
+ */
+export async function benchPostgres(serverUrl?: string, writes: ClusterWrites = 'durable'): Promise<BenchPostgres> {
   let clusterDir: string | undefined;
   let url = serverUrl;
   if (!url) {
     clusterDir = mkdtempSync(join(tmpdir(), 'bindery-bench-pg-'));
     url = execFileSync(SCRIPT, ['start', clusterDir], { encoding: 'utf8' }).trim().split('\n').at(-1) as string;
+    if (writes === 'durable') {
+      await withClient(url, async (client) => {
+        for (const setting of ['fsync', 'full_page_writes', 'synchronous_commit']) await client.query(`ALTER SYSTEM SET ${setting} = on`);
+        await client.query('SELECT pg_reload_conf()');
+      });
+    }
   }
   const server = url;
   const postmaster = clusterDir ? Number(readFileSync(join(clusterDir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]) : undefined;
@@ -48,7 +63,9 @@ export async function benchPostgres(serverUrl?: string): Promise<BenchPostgres> 
   const redacted = new URL(server);
   redacted.password = '';
   return {
-    description: clusterDir ? `throwaway cluster in ${clusterDir} (scripts/pg-test-server: fsync off, synchronous_commit off)` : `${redacted.toString()}`,
+    description: clusterDir
+      ? `throwaway cluster in ${clusterDir} (scripts/pg-test-server, ${writes === 'durable' ? 'then fsync, full_page_writes and synchronous_commit on as in a stock server' : 'fsync, full_page_writes and synchronous_commit off'})`
+      : redacted.toString(),
     cpuMs: () => {
       if (postmaster === undefined) return undefined;
       // The postmaster's own time and its ended backends' (counted once it has waited for them), plus the live ones.

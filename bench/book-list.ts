@@ -33,7 +33,7 @@ if (values.serve) {
   const adminId = await createUser(store.db, { username: 'admin', password: 'admin-password', name: 'Admin', permissions: { admin: true } });
   const started = performance.now();
   const catalog = await fillCatalog(store, books, join(dir, 'library'), adminId);
-  console.log(`catalog: ${books} books written in ${((performance.now() - started) / 1000).toFixed(1)} s (raw inserts in one transaction)`);
+  console.log(`catalog: ${books} books written in ${((performance.now() - started) / 1000).toFixed(1)} s (multi-row inserts in one transaction)`);
   const readerId = await createUser(store.db, { username: 'reader', password: 'reader-password', name: 'Reader', libraryIds: [catalog.libraryId] });
   const secret = await signingSecret(store.db);
   const token = (userId: number, username: string): Promise<string> => signToken(secret, { userId, username, isDefaultPassword: false, sessionVersion: 0 }, 'access', ACCESS_TOKEN_SECONDS);

@@ -1,18 +1,20 @@
 // npm run bench:engines [-- --books 10000] [--catalog-books 100000] [--duration 10] [--connections 64] [--rounds 1]
-//                          [--only scan,requests,list] [--database-url postgres://…] [--scan-workers N] [--serve-workers 2]
+//                          [--only scan,requests,list] [--database-url postgres://…] [--pg-writes durable|test]
+//                          [--scan-workers N] [--serve-workers 2]
 // SQLite and PostgreSQL side by side in one run, with the load average and CPU per operation:
 // - scan: the synthetic corpus of bench/corpus.ts (--books, built once under bench/.corpus/) scanned into a fresh
 //   catalog of each engine, then rescanned unchanged: books/s, CPU ms per book of the bindery process, the PostgreSQL
 //   server's CPU per book, peak RSS of bindery (bench/scan-child.ts, as bench:scan runs it);
-// - requests: `bindery serve` (from the sources) on a catalog of --catalog-books synthetic books
+// - requests: `bindery serve` (the bundle, as bin/bindery runs it) on a catalog of --catalog-books synthetic books
 //   (bench/book-catalog.ts, written through openStore on both engines), 1 replica on SQLite, `--workers 2` on SQLite
 //   when serve has that flag, 1 and 2 replicas on PostgreSQL (one data directory, one database): GET
 //   /api/v1/books/{id} and /api/v1/books/page?size=50 under --connections clients (autocannon, spread over the
 //   replicas): requests/s, p50, p99, server CPU per request (bindery processes and the PostgreSQL server);
 // - list: GET /api/v1/books?stripForListView=false on 1 replica of each engine: time, size, server CPU and peak RSS.
-// The PostgreSQL server is a throwaway cluster (scripts/pg-test-server; its CPU is measured) unless --database-url
-// names one (its user must be allowed to create databases; one per catalog, dropped at the end). Rounds alternate
-// the order of the engines. Linux only (/proc).
+// The PostgreSQL server is a throwaway cluster (scripts/pg-test-server; its CPU is measured; with --pg-writes
+// durable, the default, it syncs and commits as a stock server does, against SQLite's WAL with synchronous=NORMAL)
+// unless --database-url names one (its user must be allowed to create databases; one per catalog, dropped at the
+// end). Rounds alternate the order of the engines. Linux only (/proc).
 import autocannon from 'autocannon';
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -26,7 +28,8 @@ import { createUser } from '../src/core/users/users.ts';
 import { benchPostgres, type BenchPostgres } from './bench-postgres.ts';
 import { fillCatalog, type SyntheticCatalog } from './book-catalog.ts';
 import { syntheticCorpus } from './corpus.ts';
-import { fromSource, peakRssMb, preciseCpuMs, rssMb, runCli, startDaemon, treeSum, type DaemonProcess } from './daemon-process.ts';
+import { build, BuildUnavailable } from '../scripts/build.ts';
+import { fromBundle, fromSource, peakRssMb, preciseCpuMs, ROOT, rssMb, runCli, SERVE_NODE_FLAGS, startDaemon, treeSum, type DaemonProcess, type Launcher } from './daemon-process.ts';
 
 const { values } = parseArgs({
   options: {
@@ -38,6 +41,8 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '1' },
     only: { type: 'string', default: 'scan,requests,list' },
     'database-url': { type: 'string' },
+    // How the throwaway cluster writes: durable (as a stock server) or test (scripts/pg-test-server's fsync off).
+    'pg-writes': { type: 'string', default: 'durable' },
     'scan-workers': { type: 'string' },
     'serve-workers': { type: 'string', default: '2' },
   },
@@ -64,7 +69,8 @@ const firstLine = (error: unknown): string => {
 };
 
 console.log(`machine: ${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, node ${process.version}; load average ${load()}`);
-const postgres: BenchPostgres = await benchPostgres(values['database-url']);
+if (values['pg-writes'] !== 'durable' && values['pg-writes'] !== 'test') throw new Error('--pg-writes: durable or test');
+const postgres: BenchPostgres = await benchPostgres(values['database-url'], values['pg-writes']);
 console.log(`PostgreSQL: ${postgres.description}`);
 const work = mkdtempSync(join(tmpdir(), 'bindery-engines-bench-'));
 let databases = 0;
@@ -185,10 +191,21 @@ interface Setup { label: string; engine: Engine; replicas: number; args: string[
 
 interface Running { setup: Setup; catalog: Catalog; daemons: DaemonProcess[] }
 
-async function start(setup: Setup, catalog: Catalog): Promise<Running> {
+/** `bindery serve` as bin/bindery runs it from a bundle (V8 flags, two malloc arenas), or from the sources. */
+async function serveLauncher(bundleDir: string): Promise<Launcher> {
+  try {
+    await build(bundleDir, { quiet: true });
+    return { ...fromBundle(bundleDir), env: { NODE_OPTIONS: SERVE_NODE_FLAGS, MALLOC_ARENA_MAX: '2' } };
+  } catch (error) {
+    if (!(error instanceof BuildUnavailable)) throw error;
+    return fromSource;
+  }
+}
+
+async function start(launcher: Launcher, setup: Setup, catalog: Catalog): Promise<Running> {
   const daemons: DaemonProcess[] = [];
   try {
-    for (let n = 0; n < setup.replicas; n++) daemons.push(await startDaemon(fromSource, { dataDir: catalog.dataDir, args: setup.args, env: { BINDERY_LOG_LEVEL: 'warn', ...catalog.env }, timeoutMs: 120_000 }));
+    for (let n = 0; n < setup.replicas; n++) daemons.push(await startDaemon(launcher, { dataDir: catalog.dataDir, args: setup.args, env: { BINDERY_LOG_LEVEL: 'warn', ...catalog.env }, timeoutMs: 120_000 }));
   } catch (error) {
     await Promise.all(daemons.map((d) => d.stop()));
     throw error;
@@ -283,7 +300,18 @@ async function serving(): Promise<void> {
       console.log(`${engine}: could not write the catalog: ${firstLine(error)}`);
     }
   }
-  const help = await runCli(fromSource, ['serve', '--help']);
+  const bundleDir = join(ROOT, 'node_modules', '.cache', `bindery-engines-bench-${process.pid}`);
+  const launcher = await serveLauncher(bundleDir);
+  try {
+    await serveAll(launcher, catalogs);
+  } finally {
+    rmSync(bundleDir, { recursive: true, force: true });
+  }
+}
+
+async function serveAll(launcher: Launcher, catalogs: Partial<Record<Engine, Catalog>>): Promise<void> {
+  console.log(`bindery serve: ${launcher.name === 'bundle' ? 'the bundle scripts/build.ts makes, run as bin/bindery runs it' : 'from the sources (no bundler installed)'}`);
+  const help = await runCli(launcher, ['serve', '--help']);
   const hasWorkers = /--workers\b/.test(help.stdout);
   const setups: Setup[] = [
     { label: 'SQLite, 1 replica', engine: 'SQLite', replicas: 1, args: [] },
@@ -301,7 +329,7 @@ async function serving(): Promise<void> {
       if (!catalog) continue;
       let run: Running;
       try {
-        run = await start(setup, catalog);
+        run = await start(launcher, setup, catalog);
       } catch (error) {
         console.log(`${setup.label}: could not start: ${firstLine(error)}`);
         continue;
