@@ -94,13 +94,14 @@ async function measured<T>(run: () => Promise<T>): Promise<{ result: T; postgres
 interface ScanFigures { seconds: number; cpuSeconds: number; peakRssMb: number; added: number; failed: number; load: [number, number] }
 interface ScanRow { engine: Engine; first: ScanFigures; again: ScanFigures; postgresCpuMs: [number | undefined, number | undefined] }
 
-function scanOnce(dataDir: string, corpus: string, env: NodeJS.ProcessEnv): Promise<ScanFigures> {
+/** One scan in a fresh process, into the SQLite file in `dataDir` or into `database`. */
+function scanOnce(dataDir: string, corpus: string, database: string | undefined): Promise<ScanFigures> {
   // As `bindery scan` runs (bin/bindery): two malloc arenas, a 4 MB young generation.
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      ['--max-semi-space-size=4', join(import.meta.dirname, 'scan-child.ts'), dataDir, corpus, scanWorkers],
-      { encoding: 'utf8', maxBuffer: 1 << 26, env: { ...process.env, MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2', BINDERY_LOG_LEVEL: 'warn', ...env } },
+      ['--max-semi-space-size=4', join(import.meta.dirname, 'scan-child.ts'), dataDir, corpus, scanWorkers, ...(database ? [database] : [])],
+      { encoding: 'utf8', maxBuffer: 1 << 26, env: { ...process.env, MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2', BINDERY_LOG_LEVEL: 'warn' } },
       (error, stdout, stderr) => (error ? reject(new Error(stderr || error.message)) : resolve(JSON.parse(stdout) as ScanFigures)),
     );
   });
@@ -116,9 +117,9 @@ async function scans(): Promise<void> {
       const dataDir = join(work, `scan-${round}-${engine}`);
       mkdirSync(dataDir);
       try {
-        const env = await catalogEnv(engine);
-        const first = await measured(() => scanOnce(dataDir, corpus, env));
-        const again = await measured(() => scanOnce(dataDir, corpus, env));
+        const { BINDERY_DATABASE_URL: database } = await catalogEnv(engine);
+        const first = await measured(() => scanOnce(dataDir, corpus, database));
+        const again = await measured(() => scanOnce(dataDir, corpus, database));
         const row: ScanRow = { engine, first: first.result, again: again.result, postgresCpuMs: [first.postgresCpuMs, again.postgresCpuMs] };
         rows.push(row);
         const f = row.first;
