@@ -66,9 +66,10 @@ async function insertReturningId(exec: SqlExec, sql: string, params: SqlValue[])
 }
 
 /**
- * Writes `books` books into a catalog that has none, in one new library rooted at `root` (the files do not exist): metadata with a long
- * description, one or two of 20,000 authors, two of 300 categories, one of 500 tags, an EPUB file each and a PDF for
- * one book in ten. With `userId`, that user has progress on one book in ten and a shelf with one book in twenty.
+ * Writes `books` books into a catalog that has none, in one new library rooted at `root` (the files do not exist):
+ * metadata with a long description, one or two of 20,000 authors, two of 300 categories, one of 500 tags, an EPUB file
+ * each and a PDF for one book in ten. With `userId`, that user has progress on one book in ten and a shelf with one
+ * book in twenty.
  */
 export async function fillCatalog(store: Store, books: number, root: string, userId?: number): Promise<SyntheticCatalog> {
   const now = new Date().toISOString();
