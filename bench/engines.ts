@@ -408,6 +408,14 @@ async function serveAll(launcher: Launcher, catalogs: Partial<Record<Engine, Cat
 
 // ---- The run -----------------------------------------------------------------------------------------------------
 
+// Interrupted: the throwaway cluster and the catalogs go too (the servers and scans, in the same process group, get the
+// signal themselves).
+process.once('SIGINT', () => {
+  void postgres.close().finally(() => {
+    rmSync(work, { recursive: true, force: true });
+    process.exit(130);
+  });
+});
 try {
   if (only.has('scan')) await scans();
   if (only.has('requests') || only.has('list')) await serving();
