@@ -68,6 +68,9 @@ const firstLine = (error: unknown): string => {
   return (lines.find((l) => /^\s*(\w*Error|error)\b:/.test(l)) ?? lines[0] ?? 'failed').trim();
 };
 
+// The SQLite side must be SQLite: the test suite's redirection of catalog files to PostgreSQL stays out of this process
+// and the ones it starts.
+delete process.env.BINDERY_TEST_DATABASE_SERVER;
 console.log(`machine: ${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, node ${process.version}; load average ${load()}`);
 if (values['pg-writes'] !== 'durable' && values['pg-writes'] !== 'test') throw new Error('--pg-writes: durable or test');
 const postgres: BenchPostgres = await benchPostgres(values['database-url'], values['pg-writes']);
@@ -77,7 +80,7 @@ let databases = 0;
 
 /** Where a catalog of `engine` lives: the SQLite file in `dataDir`, or a new database. */
 async function catalogEnv(engine: Engine): Promise<NodeJS.ProcessEnv> {
-  if (engine === 'SQLite') return {};
+  if (engine === 'SQLite') return { BINDERY_DATABASE_URL: '' };
   return { BINDERY_DATABASE_URL: await postgres.createDatabase(`bench_engines_${process.pid}_${++databases}`) };
 }
 
@@ -117,7 +120,7 @@ async function scans(): Promise<void> {
       const dataDir = join(work, `scan-${round}-${engine}`);
       mkdirSync(dataDir);
       try {
-        const { BINDERY_DATABASE_URL: database } = await catalogEnv(engine);
+        const database = (await catalogEnv(engine)).BINDERY_DATABASE_URL || undefined;
         const first = await measured(() => scanOnce(dataDir, corpus, database));
         const again = await measured(() => scanOnce(dataDir, corpus, database));
         const row: ScanRow = { engine, first: first.result, again: again.result, postgresCpuMs: [first.postgresCpuMs, again.postgresCpuMs] };
@@ -168,7 +171,7 @@ async function seed(engine: Engine): Promise<Catalog> {
   const dataDir = join(work, `catalog-${ENGINES.indexOf(engine)}`);
   mkdirSync(dataDir);
   const env = await catalogEnv(engine);
-  const store = await openStore(env.BINDERY_DATABASE_URL ?? join(dataDir, 'bindery.sqlite'));
+  const store = await openStore(env.BINDERY_DATABASE_URL || join(dataDir, 'bindery.sqlite'));
   try {
     const adminId = await createUser(store.db, { username: 'admin', password: 'admin-password', name: 'Admin', permissions: { admin: true } });
     const books = Number(values['catalog-books']);
