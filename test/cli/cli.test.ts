@@ -1,9 +1,8 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cliFor, runCli, type CliResult } from '../helpers/cli.ts';
-import { onPostgres } from '../helpers/engine.ts';
+import { emptyTestDatabase, onPostgres } from '../helpers/engine.ts';
 import { makeTempLibrary, writeSimpleEpub, type TempLibrary } from '../helpers/library-fixtures.ts';
 
 let lib: TempLibrary;
@@ -115,28 +114,15 @@ describe('bindery CLI', () => {
   });
 
   it.runIf(onPostgres)('keeps the catalog on PostgreSQL with --database-url: no SQLite file in the data directory', async () => {
-    const server = process.env.BINDERY_TEST_DATABASE_SERVER as string;
-    const name = `cli_test_${process.pid}_${Date.now()}`;
-    const admin = async (statement: string): Promise<void> => {
-      const client = new pg.Client({ connectionString: server });
-      await client.connect();
-      try {
-        await client.query(statement);
-      } finally {
-        await client.end();
-      }
-    };
-    await admin(`CREATE DATABASE ${name}`);
+    const database = await emptyTestDatabase();
     try {
-      const url = new URL(server);
-      url.pathname = `/${name}`;
-      expect((await bindery('--database-url', url.toString(), 'library', 'add', 'Fiction', lib.root)).code).toBe(0);
-      const listed = await runBin(['--json', 'library', 'list'], { BINDERY_DATA_DIR: lib.dataDir, BINDERY_DATABASE_URL: url.toString() });
+      expect((await bindery('--database-url', database.url, 'library', 'add', 'Fiction', lib.root)).code).toBe(0);
+      const listed = await runBin(['--json', 'library', 'list'], { BINDERY_DATA_DIR: lib.dataDir, BINDERY_DATABASE_URL: database.url });
       expect(listed.code, listed.stderr).toBe(0);
       expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ name: 'Fiction' })]);
       expect(existsSync(join(lib.dataDir, 'bindery.sqlite'))).toBe(false);
     } finally {
-      await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await database.drop();
     }
   });
 });

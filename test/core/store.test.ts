@@ -3,12 +3,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { migrationProvider } from '../../src/core/store/migrations/index.ts';
 import { sameGeneration } from '../../src/core/store/snapshot.ts';
 import { openStore, StoreError, type Store } from '../../src/core/store/store.ts';
-import { onPostgres } from '../helpers/engine.ts';
+import { emptyTestDatabase, onPostgres } from '../helpers/engine.ts';
 
 const run = promisify(execFile);
 let dir: string;
@@ -74,27 +73,14 @@ async function writeFromTwoProcesses(location: string, count: number): Promise<S
 describe.runIf(onPostgres)('store on PostgreSQL', () => {
   const server = process.env.BINDERY_TEST_DATABASE_SERVER as string;
   const secret = 'Not-This-Password-42';
-  const created: string[] = [];
+  const created: { drop(): Promise<void> }[] = [];
   const opened: Store[] = [];
-
-  async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
-    const client = new pg.Client({ connectionString: server });
-    await client.connect();
-    try {
-      return await work(client);
-    } finally {
-      await client.end();
-    }
-  }
 
   /** A new, empty database; its URL. */
   async function emptyDatabase(): Promise<string> {
-    const name = `store_test_${process.pid}_${created.length}_${Date.now()}`;
-    await admin((client) => client.query(`CREATE DATABASE ${name}`));
-    created.push(name);
-    const url = new URL(server);
-    url.pathname = `/${name}`;
-    return url.toString();
+    const database = await emptyTestDatabase();
+    created.push(database);
+    return database.url;
   }
 
   async function open(url: string): Promise<Store> {
@@ -112,10 +98,7 @@ describe.runIf(onPostgres)('store on PostgreSQL', () => {
 
   afterEach(async () => {
     for (const store of opened.splice(0)) await store.close();
-    const names = created.splice(0);
-    await admin(async (client) => {
-      for (const name of names) await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    });
+    for (const database of created.splice(0)) await database.drop();
   });
 
   it('migrates an empty database once, even when two stores open it at the same moment', async () => {
