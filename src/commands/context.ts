@@ -42,7 +42,7 @@ export function createContext(options: GlobalOptions, extraFlags: Partial<Record
   const config = loadConfig({ flags: { dataDir: options.dataDir, databaseUrl: options.databaseUrl, ...extraFlags }, configFile: options.config });
   const paths = dataPaths(config);
   let opened: Promise<OpenedCatalog> | undefined;
-  const open = (): Promise<OpenedCatalog> => (opened ??= openCatalog(paths.catalog, { log: (message) => process.stderr.write(`bindery: ${message}\n`) }));
+  const open = (): Promise<OpenedCatalog> => (opened ??= openCatalog(paths.catalog, { log: (message) => process.stderr.write(`bindery: ${message}\n`), poolSize: config.databasePoolSize }));
   let http: HttpClient | undefined;
   return {
     http: () => (http ??= createHttpClient({ allowPrivateHosts: allowedPrivateHosts(config) })),
