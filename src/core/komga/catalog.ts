@@ -3,7 +3,7 @@
 import type { RawBuilder, SqlBool } from 'kysely';
 import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
-import { bookAccessNow, canSeeLibrary } from '../auth/visibility.ts';
+import { bookAccessOf, canSeeLibrary } from '../auth/visibility.ts';
 import type { Store } from '../store/store.ts';
 import { readsMetadata } from './filters.ts';
 import { andAll, column, listedBooks, remembered } from './sql.ts';
@@ -228,8 +228,8 @@ export function pageOfBooks(
 }
 
 /** The book's row if the principal may list it (visible, not deleted, not physical); undefined otherwise. */
-export function listedBookRow(store: Store, principal: Principal, bookId: number): KomgaBookRow | undefined {
-  if (bookAccessNow(store, principal, bookId) !== 'ok') return undefined;
+export async function listedBookRow(store: Store, principal: Principal, bookId: number): Promise<KomgaBookRow | undefined> {
+  if ((await bookAccessOf(store, principal, bookId)) !== 'ok') return undefined;
   const listed = store.sqlite.prepare('SELECT 1 FROM book WHERE id = ? AND deleted = 0 AND is_physical = 0').pluck().get(bookId);
   return listed === undefined ? undefined : loadBookRows(store, [bookId])[0];
 }

@@ -25,3 +25,8 @@ export function constraintViolation(error: unknown): ConstraintKind | undefined 
   if (code.startsWith('23')) return POSTGRES[code] ?? 'other';
   return undefined;
 }
+
+/** Any integrity constraint refused the write. */
+export function isConstraintViolation(error: unknown): boolean {
+  return constraintViolation(error) !== undefined;
+}

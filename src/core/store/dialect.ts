@@ -33,6 +33,12 @@ export interface SqlDialect {
    * transactions hold the database's write lock from their start (BEGIN IMMEDIATE).
    */
   forUpdate: string;
+  /**
+   * A statement, run first in a write transaction, that keeps other writers of the table waiting until commit (readers
+   * still read): for "create it unless it exists" where no row exists yet to lock. On SQLite a harmless query, the
+   * write transaction holding the database's write lock already.
+   */
+  lockTable(table: string): string;
 }
 
 const SQLITE: SqlDialect = {
@@ -48,6 +54,7 @@ const SQLITE: SqlDialect = {
   position: (h, n) => `instr(${h}, ${n})`,
   jsonGroupArray: (e) => `json_group_array(${e})`,
   forUpdate: '',
+  lockTable: () => 'SELECT 1',
 };
 
 const POSTGRES: SqlDialect = {
@@ -64,6 +71,7 @@ const POSTGRES: SqlDialect = {
   position: (h, n) => `strpos(${h}, ${n})`,
   jsonGroupArray: (e) => `coalesce(json_agg(${e})::text, '[]')`,
   forUpdate: ' FOR UPDATE',
+  lockTable: (table) => `LOCK TABLE ${table} IN SHARE ROW EXCLUSIVE MODE`,
 };
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema, or a transaction of it

@@ -6,7 +6,7 @@ import { recommendBooks } from '../../core/books/recommendations.ts';
 import { replaceBookFileContent, ReplaceContentError, type ReplaceContentErrorCode } from '../../core/books/replace-content.ts';
 import { maxUploadMb } from '../../core/bookdrop/upload.ts';
 import { readSnapshot } from '../../core/store/snapshot.ts';
-import { checkBookAccess } from '../access.ts';
+import { requireBookAccess } from '../access.ts';
 import { principalOf } from '../authenticate.ts';
 import { accessibleBookFiles, fileOfType } from '../book-file-access.ts';
 import { ApiError } from '../http-errors.ts';
@@ -64,8 +64,8 @@ export const bookContentRoutes: RouteSpec[] = [
       const { id } = request.params as { id: number };
       const { limit } = request.query as { limit: number };
       const principal = principalOf(request);
+      await requireBookAccess(ctx, principal, id);
       return readSnapshot(ctx.store.sqlite, () => {
-        checkBookAccess(ctx, principal, id);
         const recommended = recommendBooks(ctx.store, principal, id, limit);
         const books = new Map(
           booksJson(ctx.store, recommended.map((r) => r.bookId), {

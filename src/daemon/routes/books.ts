@@ -15,7 +15,7 @@ import { CatalogBytesCache } from '../../core/store/catalog-bytes-cache.ts';
 import { readSnapshot } from '../../core/store/snapshot.ts';
 import type { Store } from '../../core/store/store.ts';
 import type { Principal } from '../../core/auth/principal.ts';
-import { checkBookAccess, requireBookAccess, requireLibraryAccess } from '../access.ts';
+import { requireBookAccess, requireLibraryAccess } from '../access.ts';
 import { audit } from '../audit.ts';
 import { principalOf } from '../authenticate.ts';
 import type { DaemonContext } from '../context.ts';
@@ -181,11 +181,8 @@ export const bookRoutes: RouteSpec[] = [
       const { bookId } = request.params as { bookId: number };
       const { withDescription } = request.query as { withDescription: boolean };
       const principal = principalOf(request);
-      // One read transaction for the check and the book (see readSnapshot).
-      return readSnapshot(ctx.store.sqlite, () => {
-        checkBookAccess(ctx, principal, bookId);
-        return fullBook(ctx, principal, bookId, { withDescription, user: { reading: true, unsetWithoutProgress: true, emptyShelves: 'empty' } });
-      });
+      await requireBookAccess(ctx, principal, bookId);
+      return readSnapshot(ctx.store.sqlite, () => fullBook(ctx, principal, bookId, { withDescription, user: { reading: true, unsetWithoutProgress: true, emptyShelves: 'empty' } }));
     },
   },
   {

@@ -170,8 +170,8 @@ function seriesOf(reader: Reader, request: RouteRequest): SeriesRef {
 }
 
 /** The book if the reader may see it (and it is listed: not deleted, not physical); a hidden book is as absent as a missing one. */
-function visibleBook(reader: Reader, bookId: number): KomgaBookRow {
-  const row = listedBookRow(reader.store, reader.principal, bookId);
+async function visibleBook(reader: Reader, bookId: number): Promise<KomgaBookRow> {
+  const row = await listedBookRow(reader.store, reader.principal, bookId);
   if (!row) throw new ApiError(404, `Book not found with ID: ${bookId}`);
   return row;
 }
@@ -342,12 +342,12 @@ export const komgaRoutes: RouteSpec[] = [
 
   route('/v1/books', (reader, _request, reply) => sendJson(reply, reader, booksPage(reader, reader.query))),
 
-  route('/v1/books/{bookId}', (reader, request, reply) => sendJson(reply, reader, bookDtos(reader, [visibleBook(reader, numericId(request, 'bookId'))])[0] as Json)),
+  route('/v1/books/{bookId}', async (reader, request, reply) => sendJson(reply, reader, bookDtos(reader, [await visibleBook(reader, numericId(request, 'bookId'))])[0] as Json)),
 
   route(
     '/v1/books/{bookId}/read-progress',
     async (reader, request, reply, ctx) => {
-      const row = visibleBook(reader, numericId(request, 'bookId'));
+      const row = await visibleBook(reader, numericId(request, 'bookId'));
       await markProgress(reader, ctx, row, bodyObject(request));
       return reply.status(204).send();
     },
@@ -357,16 +357,16 @@ export const komgaRoutes: RouteSpec[] = [
   route(
     '/v1/books/{bookId}/read-progress',
     async (reader, request, reply) => {
-      await markUnread(reader.store, reader.principal.userId, [visibleBook(reader, numericId(request, 'bookId')).id]);
+      await markUnread(reader.store, reader.principal.userId, [(await visibleBook(reader, numericId(request, 'bookId'))).id]);
       return reply.status(204).send();
     },
     'DELETE',
   ),
 
-  route('/v1/books/{bookId}/thumbnail', (reader, request, reply, ctx) => sendCover(request, reply, ctx, visibleBook(reader, numericId(request, 'bookId')).id)),
+  route('/v1/books/{bookId}/thumbnail', async (reader, request, reply, ctx) => sendCover(request, reply, ctx, (await visibleBook(reader, numericId(request, 'bookId'))).id)),
 
   route('/v1/books/{bookId}/pages', async (reader, request, reply, ctx) => {
-    const row = visibleBook(reader, numericId(request, 'bookId'));
+    const row = await visibleBook(reader, numericId(request, 'bookId'));
     const pages = await pagesOf(ctx, row.id);
     const file = pages.length > 0 ? await readableFile(ctx, row.id) : undefined;
     // Sizes in pixels come from each page's image header (read once per file version, then remembered), for zip
@@ -380,7 +380,7 @@ export const komgaRoutes: RouteSpec[] = [
   }),
 
   route('/v1/books/{bookId}/pages/{pageNumber}', async (reader, request, reply, ctx) => {
-    const row = visibleBook(reader, numericId(request, 'bookId'));
+    const row = await visibleBook(reader, numericId(request, 'bookId'));
     const numberText = paramOf(request, 'pageNumber');
     const png = reader.query.convert === 'png';
     const image = await pageImage(ctx, row.id, pageNumberOf(numberText), png ? 'png' : 'jpeg');
@@ -395,7 +395,7 @@ export const komgaRoutes: RouteSpec[] = [
   }),
 
   route('/v1/books/{bookId}/file', async (reader, request, reply, ctx) => {
-    const row = visibleBook(reader, numericId(request, 'bookId'));
+    const row = await visibleBook(reader, numericId(request, 'bookId'));
     const files = await bookFiles(ctx.store.db, row.id);
     const plan = await planFileDownload(files?.primary);
     if (plan.kind === 'missing') throw new ApiError(404, `File not found for book: ${row.id}`);
@@ -470,20 +470,20 @@ export const komgaRoutes: RouteSpec[] = [
 
   route('/v1/series/{seriesId}/collections', (reader, request, reply) => sendJson(reply, reader, collectionsOfSeries(reader, seriesOf(reader, request).id))),
   // Read lists: Bindery has none.
-  route('/v1/books/{bookId}/readlists', (reader, request, reply) => {
-    visibleBook(reader, numericId(request, 'bookId'));
+  route('/v1/books/{bookId}/readlists', async (reader, request, reply) => {
+    await visibleBook(reader, numericId(request, 'bookId'));
     return sendJson(reply, reader, []);
   }),
   ...(['previous', 'next'] as const).map((direction) =>
-    route(`/v1/books/{bookId}/${direction}`, (reader, request, reply) => {
-      const sibling = siblingBook(reader, visibleBook(reader, numericId(request, 'bookId')), direction);
+    route(`/v1/books/{bookId}/${direction}`, async (reader, request, reply) => {
+      const sibling = siblingBook(reader, await visibleBook(reader, numericId(request, 'bookId')), direction);
       if (!sibling) throw new ApiError(404, `No ${direction} book in the series`);
       return sendJson(reply, reader, bookDtos(reader, [sibling])[0] as Json);
     }),
   ),
 
   route('/v1/books/{bookId}/pages/{pageNumber}/thumbnail', async (reader, request, reply, ctx) => {
-    const row = visibleBook(reader, numericId(request, 'bookId'));
+    const row = await visibleBook(reader, numericId(request, 'bookId'));
     const numberText = paramOf(request, 'pageNumber');
     const image = await pageImage(ctx, row.id, pageNumberOf(numberText), 'jpeg');
     if (!image) throw new ApiError(404, `Page ${numberText} not found in book: ${row.id}`);
@@ -496,7 +496,7 @@ export const komgaRoutes: RouteSpec[] = [
   // The manifest, and its EPUB-only spelling (only EPUBs have one here).
   ...['/v1/books/{bookId}/manifest', '/v1/books/{bookId}/manifest/epub'].map((url) =>
     route(url, async (reader, request, reply, ctx) => {
-      const row = visibleBook(reader, numericId(request, 'bookId'));
+      const row = await visibleBook(reader, numericId(request, 'bookId'));
       const { info } = await epubInfoOf(ctx, row.id);
       const seriesTitle = (bookDtos(reader, [row])[0] as { seriesTitle: string }).seriesTitle;
       // Absolute links, as Komga's: Komelia's reader loads only URLs that start with the server address it was given.
@@ -506,13 +506,13 @@ export const komgaRoutes: RouteSpec[] = [
   ),
 
   route('/v1/books/{bookId}/positions', async (reader, request, reply, ctx) => {
-    const row = visibleBook(reader, numericId(request, 'bookId'));
+    const row = await visibleBook(reader, numericId(request, 'bookId'));
     const positions = epubPositions((await epubInfoOf(ctx, row.id)).info);
     return sendJson(reply, reader, { total: positions.length, positions } as unknown as Json, POSITION_LIST_TYPE);
   }),
 
   route('/v1/books/{bookId}/progression', async (reader, request, reply, ctx) => {
-    const row = visibleBook(reader, numericId(request, 'bookId'));
+    const row = await visibleBook(reader, numericId(request, 'bookId'));
     const progression = readProgression(reader.store, reader.principal.userId, row.id, epubPositions((await epubInfoOf(ctx, row.id)).info));
     if (!progression) return reply.status(204).send();
     return sendJson(reply, reader, progression as unknown as Json, PROGRESSION_TYPE);
@@ -521,7 +521,7 @@ export const komgaRoutes: RouteSpec[] = [
   route(
     '/v1/books/{bookId}/progression',
     async (reader, request, reply, ctx) => {
-      const row = visibleBook(reader, numericId(request, 'bookId'));
+      const row = await visibleBook(reader, numericId(request, 'bookId'));
       const { file, info } = await epubInfoOf(ctx, row.id);
       try {
         await writeProgression(reader.store, reader.principal.userId, { bookId: row.id, fileId: file.id, positions: epubPositions(info) }, parseProgression(request.body));
@@ -535,7 +535,7 @@ export const komgaRoutes: RouteSpec[] = [
   ),
 
   route('/v1/books/{bookId}/resource/{*resource}', async (reader, request, reply, ctx) => {
-    const row = visibleBook(reader, numericId(request, 'bookId'));
+    const row = await visibleBook(reader, numericId(request, 'bookId'));
     const { file } = await epubInfoOf(ctx, row.id);
     const requested = paramOf(request, '*');
     // Only the EPUB's own manifest items are served: a path climbing out of the archive names nothing.
