@@ -35,8 +35,8 @@ export function seriesNameSql(d: SqlDialect, groupUnknown: boolean): RawBuilder<
 
 /** A dialect's spelling (`d.nocase`, `d.position`) filled with SQL fragments or parameters instead of SQL text. */
 export function spelled<T>(form: (...holes: string[]) => string, values: readonly unknown[]): RawBuilder<T> {
-  const holes = values.map((_, i) => `\u0000${i}\u0000`);
-  const parts = form(...holes).split(/\u0000(\d+)\u0000/);
+  const holes = values.map((_, i) => `\uE000${i}\uE001`);
+  const parts = form(...holes).split(/\uE000(\d+)\uE001/);
   // Text at even indexes, hole numbers at odd ones.
   return sql<T>`${sql.join(
     parts.map((part, i) => (i % 2 === 0 ? sql.raw(part) : sql`${values[Number(part)]}`)),
