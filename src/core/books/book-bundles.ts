@@ -178,6 +178,17 @@ export function loadBundlesSqlite(sqlite: Database.Database, ids: readonly numbe
   const names = namesByBook(s.names.all(params) as NameRow[], NAME_KINDS);
   const files = grouped(s.files.all(params) as BookFileRow[]);
   const comics = loadComics(s, params);
+  return bundlesOf(books, metadata, names, files, comics);
+}
+
+/** Each book's rows put together, in the order of `books`. */
+function bundlesOf(
+  books: BookRow[],
+  metadata: Map<number, Json & { book_id: number }>,
+  names: Map<number, Record<(typeof NAME_KINDS)[number], string[]>>,
+  files: Map<number, BookFileRow[]>,
+  comics: Map<number, ComicParts>,
+): BookBundle[] {
   return books.map((book) => {
     const lists = names.get(book.id);
     return {
@@ -254,17 +265,5 @@ export async function loadBundles(reader: CatalogReader, ids: readonly number[],
       comics.set(row.book_id, { row, creators: creators.get(row.book_id) ?? [], characters: lists?.characters ?? [], teams: lists?.teams ?? [], locations: lists?.locations ?? [] });
     }
   }
-  return books.map((book) => {
-    const lists = names.get(book.id);
-    return {
-      book,
-      metadata: metadata.get(book.id),
-      authors: lists?.authors ?? [],
-      categories: lists?.categories ?? [],
-      tags: lists?.tags ?? [],
-      moods: lists?.moods ?? [],
-      files: files.get(book.id) ?? [],
-      comic: comics.get(book.id),
-    };
-  });
+  return bundlesOf(books, metadata, names, files, comics);
 }
