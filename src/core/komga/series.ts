@@ -609,31 +609,50 @@ export function seriesNameOf(book: Omit<BookSeriesInput, 'id'>, groupUnknown: bo
 }
 
 /**
- * The series of each book, with the visible books of that series counted only as far as `oneshot` needs (a named
- * series through its index; the unknown series stops at its second book).
+ * The series of each book, with the visible books of that series counted only as far as `oneshot` needs: the named
+ * series of all the books in one grouped statement through the name index; the unknown series stops at its second
+ * book.
  */
 export async function seriesOfBooks(store: Store, principal: Principal, books: readonly BookSeriesInput[], groupUnknown: boolean): Promise<Map<number, BookSeries>> {
   const d = store.dialect;
-  const out = new Map<number, BookSeries>();
-  const byKey = new Map<string, BookSeries>();
+  const listed = () => listedBooks(store, principal, { perRow: true });
+  const wanted = new Map<string, { libraryId: number; name: string; kind: 'named' | 'unknown' | 'title' }>();
+  const keyOf = new Map<number, string>();
   for (const book of books) {
     const { name, unknown } = seriesNameOf(book, groupUnknown);
     const key = seriesKey(book.libraryId, name);
-    let series = byKey.get(key);
-    if (!series) {
-      let condition: Cond;
-      let canonical = name;
-      if (unknown) condition = membersOf(d, { libraryId: book.libraryId, name: UNKNOWN_SERIES, kind: 'unknown' });
-      else if (book.seriesName !== null && book.seriesName.trim() !== '') {
-        condition = membersOf(d, { libraryId: book.libraryId, name, kind: 'named' });
-        const [first] = await column<string>(store, listedBooks(store, principal, { perRow: true }).where(condition).select(sql<string>`min(m.series_name)`.as('name')).compile());
-        canonical = first ?? name;
-      } else condition = sql<SqlBool>`(+book.library_id = ${book.libraryId} AND NOT ${HAS_SERIES} AND ${nocaseSql(d, sql.ref('m.title'))} = ${nocaseSql(d, name)})`;
-      const found = await column<number>(store, listedBooks(store, principal, { perRow: true }).where(condition).select('book.id').limit(2).compile());
-      series = { id: seriesId(book.libraryId, canonical), title: canonical, oneshot: found.length <= 1 };
-      byKey.set(key, series);
-    }
-    out.set(book.id, series);
+    keyOf.set(book.id, key);
+    if (!wanted.has(key)) wanted.set(key, { libraryId: book.libraryId, name, kind: unknown ? 'unknown' : book.seriesName !== null && book.seriesName.trim() !== '' ? 'named' : 'title' });
+  }
+  const found = new Map<string, BookSeries>();
+  // Named series, all of the page's at once through the name index: each one's first spelling and size.
+  const named = [...wanted.values()].filter((w) => w.kind === 'named');
+  if (named.length > 0) {
+    const seriesName = nocaseSql(d, sql.ref('m.series_name'));
+    const rows = await all<{ l: number; name: string; n: number }>(
+      store,
+      listed()
+        .where(sql<SqlBool>`(${sql.join(named.map((w) => membersOf(d, { libraryId: w.libraryId, name: w.name, kind: 'named' })), sql` OR `)})`)
+        .select([sql<number>`book.library_id`.as('l'), sql<string>`min(m.series_name)`.as('name'), sql<number>`count(*)`.as('n')])
+        .groupBy([sql`book.library_id`, seriesName])
+        .compile(),
+    );
+    for (const r of rows) found.set(seriesKey(r.l, r.name), { id: seriesId(r.l, r.name), title: r.name, oneshot: r.n <= 1 });
+  }
+  // The unknown series (most of a library, maybe) and books named like no series stop at their second book.
+  for (const [key, w] of wanted) {
+    if (w.kind === 'named' || found.has(key)) continue;
+    const condition =
+      w.kind === 'unknown'
+        ? membersOf(d, { libraryId: w.libraryId, name: UNKNOWN_SERIES, kind: 'unknown' })
+        : sql<SqlBool>`(+book.library_id = ${w.libraryId} AND NOT ${HAS_SERIES} AND ${nocaseSql(d, sql.ref('m.title'))} = ${nocaseSql(d, w.name)})`;
+    const ids = await column<number>(store, listed().where(condition).select('book.id').limit(2).compile());
+    found.set(key, { id: seriesId(w.libraryId, w.name), title: w.name, oneshot: ids.length <= 1 });
+  }
+  const out = new Map<number, BookSeries>();
+  for (const [bookId, key] of keyOf) {
+    const w = wanted.get(key) as { libraryId: number; name: string };
+    out.set(bookId, found.get(key) ?? { id: seriesId(w.libraryId, w.name), title: w.name, oneshot: true });
   }
   return out;
 }
