@@ -632,12 +632,16 @@ export async function seriesOfBooks(store: Store, principal: Principal, books: r
     const rows = await all<{ l: number; name: string; n: number }>(
       store,
       listed()
-        .where(sql<SqlBool>`(${sql.join(named.map((w) => membersOf(d, { libraryId: w.libraryId, name: w.name, kind: 'named' })), sql` OR `)})`)
+        // By name alone (an IN list the index answers); other libraries' series of those names are dropped below.
+        .where(sql<SqlBool>`${seriesName} IN (${sql.join(named.map((w) => nocaseSql(d, w.name)))})`)
         .select([sql<number>`book.library_id`.as('l'), sql<string>`min(m.series_name)`.as('name'), sql<number>`count(*)`.as('n')])
         .groupBy([sql`book.library_id`, seriesName])
         .compile(),
     );
-    for (const r of rows) found.set(seriesKey(r.l, r.name), { id: seriesId(r.l, r.name), title: r.name, oneshot: r.n <= 1 });
+    for (const r of rows) {
+      const key = seriesKey(r.l, r.name);
+      if (wanted.get(key)?.kind === 'named') found.set(key, { id: seriesId(r.l, r.name), title: r.name, oneshot: r.n <= 1 });
+    }
   }
   // The unknown series (most of a library, maybe) and books named like no series stop at their second book.
   for (const [key, w] of wanted) {
