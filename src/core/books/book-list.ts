@@ -3,7 +3,7 @@ import type { Principal } from '../auth/principal.ts';
 import { visibleBookFilter } from '../auth/visibility.ts';
 import { CatalogMemo, readSnapshot } from '../store/snapshot.ts';
 import type { Store } from '../store/store.ts';
-import { libraryRoots, loadBundles } from './book-bundles.ts';
+import { libraryRoots, loadBundlesSqlite } from './book-bundles.ts';
 import { assembleBook, type BookJsonOptions, type Json } from './book-json.ts';
 import { UserBookStates, type UserStateOptions } from './book-user-state.ts';
 
@@ -67,7 +67,7 @@ export function booksJson(store: Store, ids: readonly number[], options: BookVie
     for (let i = 0; i < ids.length; i += BATCH) {
       const batch = ids.slice(i, i + BATCH);
       const user = states.forBooks(batch);
-      for (const bundle of loadBundles(store.sqlite, batch, options)) {
+      for (const bundle of loadBundlesSqlite(store.sqlite, batch, options)) {
         byId.set(bundle.book.id, states.apply(assembleBook(bundle, roots, options), user.get(bundle.book.id), options.user));
       }
     }
@@ -89,7 +89,7 @@ export function* bookArrayChunks(store: Store, ids: readonly number[], options: 
     const batch = ids.slice(i, i + BATCH);
     const parts = readSnapshot(store.sqlite, () => {
       const user = states.forBooks(batch);
-      return loadBundles(store.sqlite, batch, options).map((bundle) =>
+      return loadBundlesSqlite(store.sqlite, batch, options).map((bundle) =>
         JSON.stringify(states.apply(assembleBook(bundle, roots, options), user.get(bundle.book.id), options.user)),
       );
     });
@@ -106,7 +106,7 @@ export function bareBooksJson(store: Store, ids: readonly number[], options: Boo
     const roots = libraryRoots(store.sqlite);
     const out: Json[] = [];
     for (let i = 0; i < ids.length; i += BATCH) {
-      for (const bundle of loadBundles(store.sqlite, ids.slice(i, i + BATCH), options)) out.push(assembleBook(bundle, roots, options));
+      for (const bundle of loadBundlesSqlite(store.sqlite, ids.slice(i, i + BATCH), options)) out.push(assembleBook(bundle, roots, options));
     }
     return out;
   });

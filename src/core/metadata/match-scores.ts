@@ -1,5 +1,5 @@
 // Keeping book.metadata_match_score current: after an edit, and for the whole catalog on request.
-import { libraryRoots, loadBundles } from '../books/book-bundles.ts';
+import { libraryRoots, loadBundlesSqlite } from '../books/book-bundles.ts';
 import { assembleBook } from '../books/book-json.ts';
 import { bookJson } from '../books/book-view.ts';
 import { readSetting } from '../settings/app-settings.ts';
@@ -31,7 +31,7 @@ export async function recalculateMatchScores(store: Store): Promise<number> {
     const batch = ids.slice(i, i + BATCH);
     const scores = readSnapshot(store.sqlite, () => {
       const roots = libraryRoots(store.sqlite);
-      return loadBundles(store.sqlite, batch, options).map((bundle) => [bundle.book.id, computeMatchScore(assembleBook(bundle, roots, options).metadata as Record<string, unknown>, weights)] as const);
+      return loadBundlesSqlite(store.sqlite, batch, options).map((bundle) => [bundle.book.id, computeMatchScore(assembleBook(bundle, roots, options).metadata as Record<string, unknown>, weights)] as const);
     });
     await store.db.transaction().execute(async (trx) => {
       for (const [id, score] of scores) await trx.updateTable('book').set({ metadata_match_score: score }).where('id', '=', id).execute();
