@@ -50,6 +50,15 @@ describe('data directory and catalog modes', () => {
     await store.close();
   });
 
+  it('leave a shared folder such as /tmp as it is when a catalog is kept straight in it', async () => {
+    const shared = join(tmp.dir, 'shared');
+    mkdirSync(shared);
+    chmodSync(shared, 0o1777);
+    const store = await openStore(join(shared, 'bindery.sqlite'));
+    await store.close();
+    expect(statSync(shared).mode & 0o7777).toBe(0o1777);
+  });
+
   it('are left alone when already stricter', async () => {
     const dataDir = join(tmp.dir, 'strict');
     mkdirSync(dataDir, { mode: 0o700 });

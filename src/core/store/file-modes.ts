@@ -33,9 +33,24 @@ function tighten(path: string, allowed: number): boolean {
   return true;
 }
 
-/** Creates the data directory (and its parents) and makes sure it is no looser than DATA_DIR_MODE. */
+/** A folder everyone may create files in, each keeping their own (the sticky bit): /tmp and the like. */
+function isSharedFolder(dir: string): boolean {
+  try {
+    const { mode } = statSync(dir);
+    return (mode & 0o1000) !== 0 && (mode & 0o002) !== 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Creates the data directory (and its parents) and makes sure it is no looser than DATA_DIR_MODE. A catalog kept
+ * straight in a shared folder such as /tmp leaves that folder as it is: tightening it would lock every other user
+ * and service out of it.
+ */
 export function prepareDataDir(dir: string): void {
   mkdirSync(dir, { recursive: true, mode: DATA_DIR_MODE });
+  if (isSharedFolder(dir)) return;
   tighten(dir, DATA_DIR_MODE);
 }
 
