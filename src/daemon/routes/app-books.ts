@@ -12,7 +12,7 @@ import { setPersonalRating } from '../../core/reading/personal-rating.ts';
 import { carriesProgress, recordProgress, type ProgressInput } from '../../core/reading/progress.ts';
 import { parseReadStatus } from '../../core/reading/read-status.ts';
 import { setReadStatus } from '../../core/reading/read-status-update.ts';
-import { checkBookAccess } from '../access.ts';
+import { requireBookAccess } from '../access.ts';
 import { principalOf } from '../authenticate.ts';
 import type { DaemonContext } from '../context.ts';
 import { syncToHardcover } from '../hardcover-sync.ts';
@@ -61,14 +61,14 @@ export const appBookRoutes: RouteSpec[] = [
     auth: 'jwt',
     schema: { querystring: BookListQuery },
     handler: (request, _reply, ctx) =>
-      appWork(() => {
+      appWork(async () => {
         const query = request.query as AppBookQuery & { page?: number; size?: number };
         const principal = principalOf(request);
         const page = pageNumber(query.page);
         const size = pageSize(query.size, LIST_SIZE);
-        const conditions = queryConditions(ctx.store, principal, query);
-        const { ids, total } = pageOfAppBooks(ctx.store, principal, conditions, appOrder(query.sort, query.dir), { offset: page * size, limit: size });
-        return appPage(summaries(request, ids, ctx), page, size, total);
+        const conditions = await queryConditions(ctx.store, principal, query);
+        const { ids, total } = await pageOfAppBooks(ctx.store, principal, conditions, appOrder(query.sort, query.dir), { offset: page * size, limit: size });
+        return appPage(await summaries(request, ids, ctx), page, size, total);
       }),
   },
   {
@@ -77,9 +77,9 @@ export const appBookRoutes: RouteSpec[] = [
     auth: 'jwt',
     schema: { querystring: BookListQuery },
     handler: (request, _reply, ctx) =>
-      appWork(() => {
+      appWork(async () => {
         const principal = principalOf(request);
-        return allAppBookIds(ctx.store, principal, queryConditions(ctx.store, principal, request.query as AppBookQuery));
+        return allAppBookIds(ctx.store, principal, await queryConditions(ctx.store, principal, request.query as AppBookQuery));
       }),
   },
   {
@@ -87,13 +87,13 @@ export const appBookRoutes: RouteSpec[] = [
     url: '/api/v1/app/books/search',
     auth: 'jwt',
     schema: { querystring: Type.Object({ q: Type.String(), ...PagingQuery }) },
-    handler: (request, _reply, ctx) => {
+    handler: async (request, _reply, ctx) => {
       const query = request.query as { q: string; page?: number; size?: number };
       if (query.q.trim() === '') throw badRequest('Query parameters are required for the search.');
       const page = pageNumber(query.page);
       const size = pageSize(query.size ?? SEARCH_SIZE, LIST_SIZE);
-      const { ids, total } = searchBooks(ctx.store, principalOf(request), query.q, { offset: page * size, limit: size });
-      return appPage(summaries(request, ids, ctx), page, size, total);
+      const { ids, total } = await searchBooks(ctx.store, principalOf(request), query.q, { offset: page * size, limit: size });
+      return appPage(await summaries(request, ids, ctx), page, size, total);
     },
   },
   {
@@ -101,28 +101,28 @@ export const appBookRoutes: RouteSpec[] = [
     url: '/api/v1/app/books/continue-reading',
     auth: 'jwt',
     schema: { querystring: LimitQuery },
-    handler: (request, _reply, ctx) => summaries(request, inProgressBooks(ctx.store, principalOf(request), 'reading', limitOf(request)), ctx),
+    handler: async (request, _reply, ctx) => summaries(request, await inProgressBooks(ctx.store, principalOf(request), 'reading', limitOf(request)), ctx),
   },
   {
     method: 'GET',
     url: '/api/v1/app/books/continue-listening',
     auth: 'jwt',
     schema: { querystring: LimitQuery },
-    handler: (request, _reply, ctx) => summaries(request, inProgressBooks(ctx.store, principalOf(request), 'listening', limitOf(request)), ctx),
+    handler: async (request, _reply, ctx) => summaries(request, await inProgressBooks(ctx.store, principalOf(request), 'listening', limitOf(request)), ctx),
   },
   {
     method: 'GET',
     url: '/api/v1/app/books/recently-added',
     auth: 'jwt',
     schema: { querystring: LimitQuery },
-    handler: (request, _reply, ctx) => summaries(request, recentlyAddedBooks(ctx.store, principalOf(request), limitOf(request)), ctx),
+    handler: async (request, _reply, ctx) => summaries(request, await recentlyAddedBooks(ctx.store, principalOf(request), limitOf(request)), ctx),
   },
   {
     method: 'GET',
     url: '/api/v1/app/books/recently-scanned',
     auth: 'jwt',
     schema: { querystring: LimitQuery },
-    handler: (request, _reply, ctx) => summaries(request, recentlyScannedBooks(ctx.store, principalOf(request), limitOf(request)), ctx),
+    handler: async (request, _reply, ctx) => summaries(request, await recentlyScannedBooks(ctx.store, principalOf(request), limitOf(request)), ctx),
   },
   {
     method: 'GET',
@@ -130,12 +130,12 @@ export const appBookRoutes: RouteSpec[] = [
     auth: 'jwt',
     schema: { querystring: Type.Object({ ...PagingQuery, libraryId: Type.Optional(Type.Integer()) }) },
     handler: (request, _reply, ctx) =>
-      appWork(() => {
+      appWork(async () => {
         const query = request.query as { page?: number; size?: number; libraryId?: number };
         const page = pageNumber(query.page);
         const size = pageSize(query.size ?? SEARCH_SIZE, LIST_SIZE);
-        const { ids, total } = randomBooks(ctx.store, principalOf(request), size, query.libraryId);
-        return appPage(summaries(request, ids, ctx), page, size, total);
+        const { ids, total } = await randomBooks(ctx.store, principalOf(request), size, query.libraryId);
+        return appPage(await summaries(request, ids, ctx), page, size, total);
       }),
   },
   {
@@ -145,7 +145,7 @@ export const appBookRoutes: RouteSpec[] = [
     schema: { params: BookIdParams },
     handler: async (request, _reply, ctx) => {
       const principal = principalOf(request);
-      checkBookAccess(ctx, principal, bookIdOf(request));
+      await requireBookAccess(ctx, principal, bookIdOf(request));
       const detail = await bookDetailJson(ctx.store, principal, bookIdOf(request));
       if (!detail) throw bookNotFound(bookIdOf(request));
       return detail;
@@ -156,9 +156,9 @@ export const appBookRoutes: RouteSpec[] = [
     url: '/api/v1/app/books/{bookId}/progress',
     auth: 'jwt',
     schema: { params: BookIdParams },
-    handler: (request, _reply, ctx) => {
+    handler: async (request, _reply, ctx) => {
       const principal = principalOf(request);
-      checkBookAccess(ctx, principal, bookIdOf(request));
+      await requireBookAccess(ctx, principal, bookIdOf(request));
       return bookProgressJson(ctx.store, principal.userId, bookIdOf(request));
     },
   },
@@ -171,7 +171,7 @@ export const appBookRoutes: RouteSpec[] = [
       const input: ProgressInput = { ...(request.body as Omit<ProgressInput, 'bookId'>), bookId: bookIdOf(request) };
       if (!carriesProgress(input)) throw badRequest('Validation error', ['progressValid: At least one progress field must be provided']);
       const principal = principalOf(request);
-      checkBookAccess(ctx, principal, input.bookId);
+      await requireBookAccess(ctx, principal, input.bookId);
       const percent = await appWork(() => recordProgress(ctx.store.db, principal.userId, input));
       syncToHardcover(ctx, principal.userId, input.bookId, percent);
       return reply.status(200).send();
@@ -188,7 +188,7 @@ export const appBookRoutes: RouteSpec[] = [
       const readStatus = parseReadStatus(status);
       if (!readStatus) throw badRequest('Request body is missing or malformed.');
       const principal = principalOf(request);
-      checkBookAccess(ctx, principal, bookIdOf(request));
+      await requireBookAccess(ctx, principal, bookIdOf(request));
       await setReadStatus(ctx.store.db, principal.userId, [bookIdOf(request)], readStatus);
       return reply.status(200).send();
     },
@@ -201,7 +201,7 @@ export const appBookRoutes: RouteSpec[] = [
     handler: async (request, reply, ctx) => {
       const { rating = null } = request.body as { rating?: number | null };
       const principal = principalOf(request);
-      checkBookAccess(ctx, principal, bookIdOf(request));
+      await requireBookAccess(ctx, principal, bookIdOf(request));
       await setPersonalRating(ctx.store.db, principal.userId, [bookIdOf(request)], rating);
       return reply.status(200).send();
     },
