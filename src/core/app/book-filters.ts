@@ -8,7 +8,7 @@ import { READ_STATUSES } from '../reading/read-status.ts';
 import { appBadRequest } from './app-error.ts';
 import type { SqlDialect } from '../store/dialect.ts';
 import { searchKey } from '../text/search-key.ts';
-import { VALUE, withValue } from './sql.ts';
+import { inForm } from '../store/dialect-forms.ts';
 
 export type Cond = RawBuilder<SqlBool>;
 export type FilterMode = 'or' | 'and' | 'not';
@@ -253,7 +253,7 @@ function creatorRole(label: string): string {
  * (no case, no accents). The book's stored search text also holds its subtitle and ISBNs, which match too.
  */
 export function searchCondition(text: string, dialect: SqlDialect): Cond {
-  return sql<SqlBool>`book.id in (select t.book_id from book_metadata t where ${withValue(dialect.position('t.search_text', VALUE), searchKey(text))} > 0)`;
+  return sql<SqlBool>`book.id in (select t.book_id from book_metadata t where ${inForm((key) => dialect.position('t.search_text', key), searchKey(text))} > 0)`;
 }
 
 /** One condition per filter the request sets; throws AppError (400) for values that name nothing. */

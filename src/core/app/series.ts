@@ -10,7 +10,8 @@ import type { Cond } from './book-filters.ts';
 import { everyBookHasMetadata, type PageOfIds } from './book-query.ts';
 import { libraryCondition, listedBooks, listedBooksByMetadata } from './book-scope.ts';
 import { FILES_SQL, groupBy, inIds, perDialect, primaryFileOf, put, type FileRow, type Json } from './book-summary.ts';
-import { columnOf, direction, nocaseValue, remembered, rememberedCount, rowsOf } from './sql.ts';
+import { columnOf, direction, remembered, rememberedCount, rowsOf } from './sql.ts';
+import { nocaseValue } from '../store/dialect-forms.ts';
 import { containsKeyPattern } from '../text/search-key.ts';
 
 const IN_SERIES = sql<SqlBool>`(m.series_name is not null and trim(m.series_name) <> '')`;

@@ -2,7 +2,6 @@
 // SQLite), and results over the whole catalog (totals, aggregates) kept until the catalog changes, since a client
 // paging through a list asks for them again.
 import { sql, type RawBuilder } from 'kysely';
-import type { SqlDialect } from '../store/dialect.ts';
 import { CatalogMemo } from '../store/snapshot.ts';
 import type { SqlExec, SqlValue } from '../store/sql-exec.ts';
 import type { Store } from '../store/store.ts';
@@ -41,23 +40,9 @@ export function rememberedCount(store: Store, compiled: Compiled): Promise<numbe
   return remembered(store, compiled, async () => Number((await columnOf<number>(store.exec, compiled))[0] ?? 0));
 }
 
-/** Where a dialect form takes the bound value (see `withValue`). */
-export const VALUE = '\u0000';
-
-/** A SQL text from the dialect with the one value it holds at VALUE bound as a parameter. */
-export function withValue<T>(text: string, value: string | number): RawBuilder<T> {
-  const [before = '', after = ''] = text.split(VALUE);
-  return sql<T>`${sql.raw(before)}${value}${sql.raw(after)}`;
-}
-
-/** A value as the dialect's `nocase` compares it, bound as a parameter. */
-export const nocaseValue = (dialect: SqlDialect, value: string): RawBuilder<string> => withValue(dialect.nocase(VALUE), value);
-
 /**
  * A sort direction with NULLs where SQLite puts them by default (first ascending, last descending), said explicitly so
  * PostgreSQL (the opposite default) gives the same order. SQLite treats these spellings as its default order.
  */
 export const direction = (descending: boolean): RawBuilder<unknown> => sql.raw(descending ? 'DESC NULLS LAST' : 'ASC NULLS FIRST');
 
-/** `(SELECT value …)` over the ids, bound as one JSON parameter: one statement text whatever the number of ids. */
-export const idsSubquery = (dialect: SqlDialect, ids: readonly number[]): RawBuilder<number> => withValue(`(${dialect.jsonValues('integer', VALUE)})`, JSON.stringify(ids));

@@ -3,7 +3,7 @@
 import { sql } from 'kysely';
 import { parseFormatPriority } from '../books/book-json.ts';
 import { pickPrimary } from '../books/primary-file.ts';
-import { idsSubquery } from '../app/sql.ts';
+import { idsSubquery } from '../store/dialect-forms.ts';
 import { dialectOf } from '../store/dialect.ts';
 import type { Db } from '../store/store.ts';
 
