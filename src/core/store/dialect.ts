@@ -39,6 +39,12 @@ export interface SqlDialect {
    * transactions hold the database's write lock from their start (BEGIN IMMEDIATE).
    */
   forUpdate: string;
+  /**
+   * A statement taking a lock on one integer key (one `?`) until the write transaction ends, for writers that read
+   * before they write rows that may not exist yet (FOR UPDATE has nothing to lock then). On SQLite a no-op: the write
+   * transaction holds the database's write lock already.
+   */
+  lockKey: string;
 }
 
 const SQLITE: SqlDialect = {
@@ -57,6 +63,7 @@ const SQLITE: SqlDialect = {
   position: (h, n) => `instr(${h}, ${n})`,
   jsonGroupArray: (e) => `json_group_array(${e})`,
   forUpdate: '',
+  lockKey: 'SELECT CAST(? AS integer) AS locked',
 };
 
 const POSTGRES: SqlDialect = {
@@ -76,6 +83,7 @@ const POSTGRES: SqlDialect = {
   position: (h, n) => `strpos(${h}, ${n})`,
   jsonGroupArray: (e) => `coalesce(json_agg(${e})::text, '[]')`,
   forUpdate: ' FOR UPDATE',
+  lockKey: 'SELECT pg_advisory_xact_lock(CAST(? AS bigint))',
 };
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema, or a transaction of it
