@@ -2,8 +2,8 @@
 // they imply in Bindery (with the user's thresholds), and the states a sync sends back.
 import type { Transaction } from 'kysely';
 import type { DB } from '../store/db-types.ts';
-import { dialectOf } from '../store/dialect.ts';
-import { kyselyExec } from '../store/sql-exec.ts';
+import { lockKeyForTransaction } from '../store/key-locks.ts';
+import { progressKey } from '../reading/progress-rows.ts';
 import type { Db } from '../store/store.ts';
 import type { KoboPrimaryFile } from './kobo-books.ts';
 import type { LocationLoader } from './span-locations.ts';
@@ -196,9 +196,6 @@ async function applyDeviceState(trx: Transaction<DB>, ctx: DeviceContext, book: 
   return webNewer ? undefined : bookmark?.ProgressPercent;
 }
 
-/** The lock key of a user's device state for a book (distinct keys for any user id below 2^20). */
-const deviceStateLockKey = (userId: number, bookId: number): number => (userId % 2 ** 20) * 2 ** 32 + (bookId % 2 ** 32);
-
 /**
  * Stores one state a device sent for a book and applies it to the user's progress; returns the device's percent when
  * it became the book's progress.
@@ -208,7 +205,7 @@ export async function saveDeviceState(db: Db, ctx: DeviceContext, book: Reported
   const stamped = stampMissingTimes({ ...incoming, EntitlementId: entitlementId }, now);
   return db.transaction().execute(async (trx) => {
     // Two reports for the same book at once (two replicas) take turns: each merges with what the other stored.
-    await kyselyExec(trx).run(dialectOf(trx).lockKey, [deviceStateLockKey(ctx.userId, book.id)]);
+    await lockKeyForTransaction(trx, progressKey(ctx.userId, book.id));
     const existing = (await storedStates(trx, ctx.userId, [entitlementId])).get(entitlementId);
     const state = existing ? mergeStates(existing, stamped) : firstState(stamped, now);
     await saveState(trx, ctx.userId, entitlementId, state);

@@ -41,3 +41,6 @@ export async function upsertProgress(db: Db, userId: number, bookIds: readonly n
     }
   });
 }
+
+/** The transaction key lock (store/key-locks.ts) under which a user's progress in a book is read and then written. */
+export const progressKey = (userId: number, bookId: number): string => `progress:${userId}:${bookId}`;

@@ -1,10 +1,11 @@
 // Recording where a user is in a book: the per-file position, the per-book legacy columns, and the status they imply.
-import { sql, type Transaction, type Updateable } from 'kysely';
-import type { DB, UserBookFileProgressTable, UserBookProgressTable } from '../store/db-types.ts';
-import { dialectOf } from '../store/dialect.ts';
+import type { Updateable } from 'kysely';
+import type { UserBookFileProgressTable, UserBookProgressTable } from '../store/db-types.ts';
+import { lockKeyForTransaction } from '../store/key-locks.ts';
 import type { Db } from '../store/store.ts';
 import { nowIso } from '../time.ts';
 import { loadBookFiles, readerKind, type ReaderKind } from './book-files.ts';
+import { progressKey } from './progress-rows.ts';
 import { roundPercent, statusAfterProgress } from './read-status.ts';
 import { ReadingError } from './reading-error.ts';
 
@@ -87,26 +88,6 @@ function hasLegacyForm(input: ProgressInput): boolean {
 }
 
 /**
- * The user's status and finish date for the book, the row locked until the transaction ends: two reports at once (two
- * replicas on PostgreSQL) then take turns, each deciding the status from what the other wrote. A first report creates
- * the row, so that there is one to lock.
- */
-async function lockedProgress(trx: Transaction<DB>, userId: number, bookId: number): Promise<{ read_status: string | null; date_finished: string | null } | undefined> {
-  const select = () =>
-    trx
-      .selectFrom('user_book_progress')
-      .select(['read_status', 'date_finished'])
-      .where('user_id', '=', userId)
-      .where('book_id', '=', bookId)
-      .modifyEnd(sql.raw(dialectOf(trx).forUpdate))
-      .executeTakeFirst();
-  const existing = await select();
-  if (existing) return existing;
-  await trx.insertInto('user_book_progress').values({ user_id: userId, book_id: bookId }).onConflict((oc) => oc.doNothing()).execute();
-  return select();
-}
-
-/**
  * Applies a reader's progress report for `userId` and returns the percent it recorded (undefined when the report carried
  * none). Throws ReadingError for a missing book, a file that is not the book's, a legacy report on a book without a
  * readable file, or a page position that is not a number.
@@ -151,7 +132,9 @@ export async function recordProgress(db: Db, userId: number, input: ProgressInpu
   }
 
   await db.transaction().execute(async (trx) => {
-    const existing = await lockedProgress(trx, userId, input.bookId);
+    // Two reports at once (two replicas) take turns, each deciding the status from what the other wrote.
+    await lockKeyForTransaction(trx, progressKey(userId, input.bookId));
+    const existing = await trx.selectFrom('user_book_progress').select(['read_status', 'date_finished']).where('user_id', '=', userId).where('book_id', '=', input.bookId).executeTakeFirst();
     if (percent !== undefined) {
       const status = statusAfterProgress(percent, existing?.read_status ?? null);
       bookPatch = { ...bookPatch, ...percentColumn(primaryKind, percent), read_status: status };

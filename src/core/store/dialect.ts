@@ -40,11 +40,10 @@ export interface SqlDialect {
    */
   forUpdate: string;
   /**
-   * A statement taking a lock on one integer key (one `?`) until the write transaction ends, for writers that read
-   * before they write rows that may not exist yet (FOR UPDATE has nothing to lock then). On SQLite a no-op: the write
-   * transaction holds the database's write lock already.
+   * A statement (one text parameter: the key) that makes every write transaction naming the same key, in any process,
+   * wait for this one to end. Empty on SQLite, where a write transaction already excludes every other writer.
    */
-  lockKey: string;
+  transactionKeyLock: string;
 }
 
 const SQLITE: SqlDialect = {
@@ -63,7 +62,7 @@ const SQLITE: SqlDialect = {
   position: (h, n) => `instr(${h}, ${n})`,
   jsonGroupArray: (e) => `json_group_array(${e})`,
   forUpdate: '',
-  lockKey: 'SELECT CAST(? AS integer) AS locked',
+  transactionKeyLock: '',
 };
 
 const POSTGRES: SqlDialect = {
@@ -83,7 +82,7 @@ const POSTGRES: SqlDialect = {
   position: (h, n) => `strpos(${h}, ${n})`,
   jsonGroupArray: (e) => `coalesce(json_agg(${e})::text, '[]')`,
   forUpdate: ' FOR UPDATE',
-  lockKey: 'SELECT pg_advisory_xact_lock(CAST(? AS bigint))',
+  transactionKeyLock: 'SELECT pg_advisory_xact_lock(hashtextextended(?, 0))',
 };
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema, or a transaction of it
