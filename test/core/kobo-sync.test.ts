@@ -95,12 +95,12 @@ describe('library sync sessions', () => {
     expect(token.lastSuccessfulSyncPointId).toEqual(expect.any(String));
     lastToken = token;
     // Nothing changed: the snapshot is reused, nothing is written.
-    const rows = (): number => Number(store.sqlite.prepare('SELECT count(*) FROM kobo_library_snapshot_book').pluck().get());
-    const before = rows();
+    const rows = async (): Promise<number> => Number((await store.exec.get('SELECT count(*) AS n FROM kobo_library_snapshot_book'))?.n);
+    const before = await rows();
     const idle = await session();
     expect(idle.pages.map(bookCount)).toEqual([0]);
     expect(idle.token.lastSuccessfulSyncPointId).toBe(token.lastSuccessfulSyncPointId);
-    expect(rows()).toBe(before);
+    expect(await rows()).toBe(before);
   });
 
   it('sends new books, then changed ones, then removals, each page at most 100, each book once', async () => {

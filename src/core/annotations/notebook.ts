@@ -3,6 +3,8 @@
 import { sql, type RawBuilder } from 'kysely';
 import { visibleBookFilter } from '../auth/visibility.ts';
 import type { Principal } from '../auth/principal.ts';
+import { dialectOf } from '../store/dialect.ts';
+import { inForm } from '../store/dialect-forms.ts';
 import type { Db } from '../store/store.ts';
 
 export const NOTEBOOK_TYPES = ['HIGHLIGHT', 'NOTE', 'BOOKMARK'] as const;
@@ -41,15 +43,15 @@ const primaryType = (alias: string): RawBuilder<unknown> => sql`(select bf.book_
 function entries(): RawBuilder<unknown> {
   return sql`(
     select a.id, 'HIGHLIGHT' as type, a.user_id, a.book_id, bm.title as book_title, a.text as text, a.note as note, a.color, a.style,
-           a.chapter_title, ${primaryType('a')} as primary_book_type, a.cfi, null as page_number, a.created_at, a.updated_at
+           a.chapter_title, ${primaryType('a')} as primary_book_type, a.cfi, cast(null as bigint) as page_number, a.created_at, a.updated_at
       from annotations a join book_metadata bm on bm.book_id = a.book_id
     union all
-    select n.id, 'NOTE', n.user_id, n.book_id, bm.title, n.selected_text, n.note_content, n.color, null,
-           n.chapter_title, ${primaryType('n')}, n.cfi, null, n.created_at, n.updated_at
+    select n.id, 'NOTE', n.user_id, n.book_id, bm.title, n.selected_text, n.note_content, n.color, cast(null as text),
+           n.chapter_title, ${primaryType('n')}, n.cfi, cast(null as bigint), n.created_at, n.updated_at
       from book_notes_v2 n join book_metadata bm on bm.book_id = n.book_id
     union all
-    select b.id, 'BOOKMARK', b.user_id, b.book_id, bm.title, b.title, b.notes, b.color, null,
-           null, ${primaryType('b')}, b.cfi, b.page_number, b.created_at, b.updated_at
+    select b.id, 'BOOKMARK', b.user_id, b.book_id, bm.title, b.title, b.notes, b.color, cast(null as text),
+           cast(null as text), ${primaryType('b')}, b.cfi, b.page_number, b.created_at, b.updated_at
       from book_marks b join book_metadata bm on bm.book_id = b.book_id
   )`;
 }
@@ -60,6 +62,9 @@ function likePattern(search: string | undefined): string | undefined {
   if (!trimmed) return undefined;
   return `%${trimmed.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
+
+/** The book title contains the pattern, ASCII letters in any case (as SQLite's LIKE). */
+const titleLike = (db: Db, pattern: string) => inForm<boolean>((p) => dialectOf(db).likeNocase('ne.book_title', p), pattern);
 
 function filtered(db: Db, principal: Principal, query: NotebookQuery) {
   const types = (query.types ?? []).map((t) => t.toUpperCase()).filter((t): t is NotebookType => (NOTEBOOK_TYPES as readonly string[]).includes(t));
@@ -72,7 +77,8 @@ function filtered(db: Db, principal: Principal, query: NotebookQuery) {
   if (types.length > 0) q = q.where(sql.ref('ne.type'), 'in', types);
   if (query.bookId !== undefined) q = q.where(sql.ref('ne.book_id'), '=', query.bookId);
   if (pattern) {
-    q = q.where(sql<boolean>`(ne.text like ${pattern} escape '\\' or ne.note like ${pattern} escape '\\' or ne.book_title like ${pattern} escape '\\' or ne.chapter_title like ${pattern} escape '\\')`);
+    const d = dialectOf(db);
+    q = q.where(sql<boolean>`(${sql.join(['ne.text', 'ne.note', 'ne.book_title', 'ne.chapter_title'].map((column) => inForm((p) => d.likeNocase(column, p), pattern)), sql` or `)})`);
   }
   return q;
 }
@@ -102,7 +108,7 @@ export async function notebookEntries(db: Db, principal: Principal, query: Noteb
   const sort = query.sort?.toLowerCase();
   const direction = sort === 'asc' || sort === 'chapter' ? 'asc' : 'desc';
   let ordered = filtered(db, principal, query).selectAll();
-  if (sort === 'chapter') ordered = ordered.orderBy(sql.ref('ne.chapter_title'), 'asc');
+  if (sort === 'chapter') ordered = ordered.orderBy(sql.ref('ne.chapter_title'), (ob) => ob.asc().nullsFirst());
   const rows = (await ordered
     .orderBy(sql.ref('ne.created_at'), direction)
     .orderBy(sql.ref('ne.type'))
@@ -118,8 +124,8 @@ export async function notebookEntries(db: Db, principal: Principal, query: Noteb
 export async function notebookBooks(db: Db, principal: Principal, search: string | undefined): Promise<{ bookId: number; bookTitle: string | null }[]> {
   const pattern = likePattern(search);
   let q = filtered(db, principal, {});
-  if (pattern) q = q.where(sql<boolean>`ne.book_title like ${pattern} escape '\\'`);
-  const rows = (await q.select([sql<number>`ne.book_id`.as('bookId'), sql<string | null>`ne.book_title`.as('bookTitle')]).distinct().orderBy(sql.ref('bookTitle')).limit(BOOK_OPTIONS_LIMIT).execute()) as unknown as { bookId: number; bookTitle: string | null }[];
+  if (pattern) q = q.where(titleLike(db, pattern));
+  const rows = (await q.select([sql<number>`ne.book_id`.as('bookId'), sql<string | null>`ne.book_title`.as('bookTitle')]).distinct().orderBy(sql.ref('bookTitle'), (ob) => ob.asc().nullsFirst()).limit(BOOK_OPTIONS_LIMIT).execute()) as unknown as { bookId: number; bookTitle: string | null }[];
   return rows;
 }
 
@@ -133,12 +139,13 @@ export async function notebookBookCounts(
   const pattern = likePattern(search);
   const matching = () => {
     const q = filtered(db, principal, {});
-    return pattern ? q.where(sql<boolean>`ne.book_title like ${pattern} escape '\\'`) : q;
+    return pattern ? q.where(titleLike(db, pattern)) : q;
   };
   const books = (await matching()
-    .select([sql<number>`ne.book_id`.as('bookId'), sql<string | null>`ne.book_title`.as('bookTitle'), sql<number>`count(*)`.as('noteCount')])
+    // One title per book: max() only names it for the grouping.
+    .select([sql<number>`ne.book_id`.as('bookId'), sql<string | null>`max(ne.book_title)`.as('bookTitle'), sql<number>`count(*)`.as('noteCount')])
     .groupBy(sql.ref('ne.book_id'))
-    .orderBy(sql.ref('bookTitle'))
+    .orderBy(sql.ref('bookTitle'), (ob) => ob.asc().nullsFirst())
     .orderBy(sql.ref('bookId'))
     .limit(page.limit)
     .offset(page.offset)

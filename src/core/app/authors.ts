@@ -4,6 +4,7 @@ import type { SqlBool } from 'kysely';
 import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
 import { visibleBookFilter } from '../auth/visibility.ts';
+import type { SqlDialect } from '../store/dialect.ts';
 import type { Store } from '../store/store.ts';
 import { appNotFound } from './app-error.ts';
 import { appPage, type AppPage } from './app-page.ts';
@@ -22,7 +23,7 @@ export interface AuthorsQuery {
   hasPhoto?: boolean;
 }
 
-const ORDERS: Record<string, string> = { name: 'a.name COLLATE NOCASE', bookcount: 'n', book_count: 'n', recent: 'a.id', id: 'a.id' };
+const ORDERS: Record<string, (d: SqlDialect) => string> = { name: (d) => d.nocase('a.name'), bookcount: () => 'n', book_count: () => 'n', recent: () => 'a.id', id: () => 'a.id' };
 
 interface AuthorRow {
   id: number;
@@ -32,7 +33,7 @@ interface AuthorRow {
 }
 
 /** Every matching author in the order, remembered while the catalog is unchanged (the app pages through them). */
-function matchingAuthors(store: Store, principal: Principal, query: AuthorsQuery): AuthorRow[] {
+function matchingAuthors(store: Store, principal: Principal, query: AuthorsQuery): Promise<AuthorRow[]> {
   const direction = sql.raw(query.dir?.toLowerCase() === 'asc' ? 'ASC' : 'DESC');
   let q = store.db
     .selectFrom('author as a')
@@ -43,22 +44,22 @@ function matchingAuthors(store: Store, principal: Principal, query: AuthorsQuery
     .where(AUTHOR_BOOK);
   if (query.libraryId !== undefined) q = q.where(libraryCondition(principal, query.libraryId));
   if (query.search !== undefined && query.search.trim() !== '') q = q.where(sql<SqlBool>`a.name_key like ${containsKeyPattern(query.search)} escape '\\'`);
-  const order = ORDERS[(query.sort ?? 'name').toLowerCase()] ?? (ORDERS.name as string);
+  const order = (ORDERS[(query.sort ?? 'name').toLowerCase()] ?? (ORDERS.name as (d: SqlDialect) => string))(store.dialect);
   const compiled = q.groupBy('a.id').orderBy(sql`${sql.raw(order)} ${direction}`).orderBy(sql`a.id ${direction}`).compile();
-  return remembered(store, compiled, () => rowsOf<AuthorRow>(store, compiled));
+  return remembered(store, compiled, () => rowsOf<AuthorRow>(store.exec, compiled));
 }
 
 /** `withPhoto`: the ids of authors that have a photo (src/core/authors/author-photos.ts). */
-export function appAuthorsPage(store: Store, principal: Principal, query: AuthorsQuery, page: number, size: number, withPhoto: ReadonlySet<number>): AppPage<Json> {
-  const matching = matchingAuthors(store, principal, query);
+export async function appAuthorsPage(store: Store, principal: Principal, query: AuthorsQuery, page: number, size: number, withPhoto: ReadonlySet<number>): Promise<AppPage<Json>> {
+  const matching = await matchingAuthors(store, principal, query);
   const all = query.hasPhoto === undefined ? matching : matching.filter((a) => withPhoto.has(a.id) === query.hasPhoto);
   const content = all.slice(page * size, page * size + size).map((a) => put({}, { id: a.id, name: a.name, asin: a.asin, bookCount: a.n, hasPhoto: withPhoto.has(a.id) }));
   return appPage(content, page, size, all.length);
 }
 
 /** AppAuthorDetail; 404 for an unknown author and for one none of whose books the caller may see. */
-export function appAuthorDetail(store: Store, principal: Principal, authorId: number, hasPhoto: boolean): Json {
-  const author = store.sqlite.prepare('SELECT id, name, description, asin FROM author WHERE id = ?').get(authorId) as
+export async function appAuthorDetail(store: Store, principal: Principal, authorId: number, hasPhoto: boolean): Promise<Json> {
+  const author = (await store.exec.get('SELECT id, name, description, asin FROM author WHERE id = ?', [authorId])) as
     | { id: number; name: string; description: string | null; asin: string | null }
     | undefined;
   const notFound = appNotFound(`Author not found with ID: ${authorId}`);
@@ -71,7 +72,7 @@ export function appAuthorDetail(store: Store, principal: Principal, authorId: nu
     .where(visibleBookFilter(principal, { perRow: true }))
     .where(AUTHOR_BOOK)
     .compile();
-  const count = Number(rowsOf<{ n: number }>(store, compiled)[0]?.n ?? 0);
+  const count = Number((await rowsOf<{ n: number }>(store.exec, compiled))[0]?.n ?? 0);
   if (count === 0 && !principal.permissions.admin) throw notFound;
   return put({}, { id: author.id, name: author.name, description: author.description, asin: author.asin, bookCount: count, hasPhoto });
 }

@@ -1,7 +1,8 @@
 // AppBookDetail and AppBookProgressResponse: one book as the app's detail page shows it, and the caller's reading
 // state in it (the per-book progress columns, and the newest position in an audiobook file).
 import { visibleBookCounts } from '../shelves/shelves.ts';
-import { cachedStatement, readSnapshot } from '../store/snapshot.ts';
+import type { SqlDialect } from '../store/dialect.ts';
+import type { SqlExec } from '../store/sql-exec.ts';
 import type { Store } from '../store/store.ts';
 import type { Principal } from '../auth/principal.ts';
 import { FILES_SQL, groupBy, headFields, namesByBook, primaryFileOf, PROGRESS_SQL, put, readProgressOf, type FileRow, type Json, type ProgressRow } from './book-summary.ts';
@@ -43,7 +44,7 @@ interface AudioPositionRow {
 
 const AUDIO_POSITION_SQL = `SELECT fp.position_data, fp.position_href, fp.progress_percent, fp.last_read_time
   FROM user_book_file_progress fp JOIN book_file f ON f.id = fp.book_file_id
-  WHERE fp.user_id = ? AND f.book_id = ? AND f.book_type = 'AUDIOBOOK' ORDER BY fp.last_read_time DESC, fp.id DESC LIMIT 1`;
+  WHERE fp.user_id = ? AND f.book_id = ? AND f.book_type = 'AUDIOBOOK' ORDER BY fp.last_read_time DESC NULLS LAST, fp.id DESC LIMIT 1`;
 
 interface ShelfRow {
   id: number;
@@ -75,17 +76,17 @@ function progressObjects(p: ProgressRow | undefined, audio: AudioPositionRow | u
   return out;
 }
 
-function readingState(store: Store, userId: number, bookId: number): { progress: ProgressRow | undefined; audio: AudioPositionRow | undefined } {
+async function readingState(exec: SqlExec, dialect: SqlDialect, userId: number, bookId: number): Promise<{ progress: ProgressRow | undefined; audio: AudioPositionRow | undefined }> {
   return {
-    progress: cachedStatement(store.sqlite, PROGRESS_SQL).get(userId, JSON.stringify([bookId])) as ProgressRow | undefined,
-    audio: cachedStatement(store.sqlite, AUDIO_POSITION_SQL).get(userId, bookId) as AudioPositionRow | undefined,
+    progress: (await exec.get(PROGRESS_SQL(dialect), [userId, JSON.stringify([bookId])])) as ProgressRow | undefined,
+    audio: (await exec.get(AUDIO_POSITION_SQL, [userId, bookId])) as AudioPositionRow | undefined,
   };
 }
 
 /** AppBookProgressResponse for the caller (every field absent when they never opened the book). */
-export function bookProgressJson(store: Store, userId: number, bookId: number): Json {
-  return readSnapshot(store.sqlite, () => {
-    const { progress, audio } = readingState(store, userId, bookId);
+export function bookProgressJson(store: Store, userId: number, bookId: number): Promise<Json> {
+  return store.read(async ({ exec }) => {
+    const { progress, audio } = await readingState(exec, store.dialect, userId, bookId);
     return { ...put({}, { readProgress: readProgressOf(progress), readStatus: progress?.read_status, lastReadTime: progress?.last_read_time }), ...progressObjects(progress, audio) };
   });
 }
@@ -124,16 +125,17 @@ function filesJson(files: FileRow[], primary: FileRow | undefined): Json[] {
  * the caller and public ones, counted by the books the caller may see.
  */
 export async function bookDetailJson(store: Store, principal: Principal, bookId: number): Promise<Json | undefined> {
-  const loaded = readSnapshot(store.sqlite, () => {
-    const book = cachedStatement(store.sqlite, DETAIL_SQL).get(bookId) as DetailRow | undefined;
+  const d = store.dialect;
+  const loaded = await store.read(async ({ exec }) => {
+    const book = (await exec.get(DETAIL_SQL, [bookId])) as DetailRow | undefined;
     if (!book) return undefined;
     const idsJson = JSON.stringify([bookId]);
     return {
       book,
-      names: namesByBook(store.sqlite, idsJson).get(bookId),
-      files: groupBy(cachedStatement(store.sqlite, FILES_SQL).all(idsJson) as FileRow[]).get(bookId) ?? [],
-      shelves: cachedStatement(store.sqlite, BOOK_SHELVES_SQL).all(bookId, principal.userId) as ShelfRow[],
-      ...readingState(store, principal.userId, bookId),
+      names: (await namesByBook(exec, d, idsJson)).get(bookId),
+      files: groupBy((await exec.all(FILES_SQL(d), [idsJson])) as unknown as FileRow[]).get(bookId) ?? [],
+      shelves: (await exec.all(BOOK_SHELVES_SQL, [bookId, principal.userId])) as unknown as ShelfRow[],
+      ...(await readingState(exec, d, principal.userId, bookId)),
     };
   });
   if (!loaded) return undefined;

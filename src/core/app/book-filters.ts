@@ -6,7 +6,9 @@ import { sql } from 'kysely';
 import { BOOK_FILE_TYPES } from '../formats/types.ts';
 import { READ_STATUSES } from '../reading/read-status.ts';
 import { appBadRequest } from './app-error.ts';
+import type { SqlDialect } from '../store/dialect.ts';
 import { searchKey } from '../text/search-key.ts';
+import { inForm } from '../store/dialect-forms.ts';
 
 export type Cond = RawBuilder<SqlBool>;
 export type FilterMode = 'or' | 'and' | 'not';
@@ -181,12 +183,14 @@ const RATING_COLUMNS = {
 const FIRST_FILE_SIZE = '(select f.file_size_kb from book_file f where f.book_id = book.id and f.is_book = 1 order by f.id limit 1)';
 
 function fileSizeFilter(values: string[], mode: FilterMode): Cond {
-  const cond = sql<SqlBool>`coalesce(${inBuckets(FIRST_FILE_SIZE, integers(values, 'fileSize'), FILE_SIZE_BUCKETS, 'fileSize')}, 0)`;
+  const cond = sql<SqlBool>`coalesce(${inBuckets(FIRST_FILE_SIZE, integers(values, 'fileSize'), FILE_SIZE_BUCKETS, 'fileSize')}, false)`;
   return mode === 'not' ? not(cond) : cond;
 }
 
+/** The year is the date's first four characters, compared as a number would be: `965` and `0965` are the same year. */
 function publishedYearFilter(values: string[], mode: FilterMode): Cond {
-  const cond = sql<SqlBool>`cast(substr(m.published_date, 1, 4) as integer) in (${sql.join(integers(values, 'publishedDate'))})`;
+  const years = integers(values, 'publishedDate').flatMap((y) => [...new Set([String(y), String(y).padStart(4, '0')])]);
+  const cond = sql<SqlBool>`substr(m.published_date, 1, 4) in (${sql.join(years)})`;
   return mode === 'not' ? not(cond) : cond;
 }
 
@@ -248,12 +252,12 @@ function creatorRole(label: string): string {
  * Grimmory's free-text book search: title, series or an author's name contains the text, compared as search keys
  * (no case, no accents). The book's stored search text also holds its subtitle and ISBNs, which match too.
  */
-export function searchCondition(text: string): Cond {
-  return sql<SqlBool>`book.id in (select t.book_id from book_metadata t where instr(t.search_text, ${searchKey(text)}) > 0)`;
+export function searchCondition(text: string, dialect: SqlDialect): Cond {
+  return sql<SqlBool>`book.id in (select t.book_id from book_metadata t where ${inForm((key) => dialect.position('t.search_text', key), searchKey(text))} > 0)`;
 }
 
 /** One condition per filter the request sets; throws AppError (400) for values that name nothing. */
-export function filterConditions(filters: BookFilters, userId: number): Cond[] {
+export function filterConditions(filters: BookFilters, userId: number, dialect: SqlDialect): Cond[] {
   const mode = filterModeOf(filters.filterMode);
   const out: Cond[] = [];
   const values = (name: ListFilter): string[] => cleanValues(filters[name]);
@@ -262,7 +266,7 @@ export function filterConditions(filters: BookFilters, userId: number): Cond[] {
     if (v.length > 0) out.push(build(v));
   };
   add('status', (v) => statusFilter(v, mode, userId));
-  if (filters.search !== undefined && filters.search.trim() !== '') out.push(searchCondition(filters.search));
+  if (filters.search !== undefined && filters.search.trim() !== '') out.push(searchCondition(filters.search, dialect));
   add('fileType', (v) => fileTypeFilter(v, mode));
   if (filters.minRating !== undefined) out.push(progressWhere(userId, sql<SqlBool>`p.personal_rating >= ${filters.minRating}`));
   if (filters.maxRating !== undefined) {

@@ -24,8 +24,8 @@ export function libraryCondition(principal: Principal, libraryId: number): Cond 
 }
 
 /** A shelf of the caller's or a public one (Grimmory makes no exception for admins here). */
-export function shelfCondition(store: Store, principal: Principal, shelfId: number): Cond {
-  const shelf = store.sqlite.prepare('SELECT user_id, is_public FROM shelf WHERE id = ?').get(shelfId) as { user_id: number; is_public: number } | undefined;
+export async function shelfCondition(store: Store, principal: Principal, shelfId: number): Promise<Cond> {
+  const shelf = (await store.exec.get('SELECT user_id, is_public FROM shelf WHERE id = ?', [shelfId])) as { user_id: number; is_public: number } | undefined;
   if (!shelf) throw appNotFound(`Shelf not found with ID: ${shelfId}`);
   if (shelf.is_public !== 1 && shelf.user_id !== principal.userId) throw appForbidden(`Access denied to shelf ${shelfId}`);
   return sql<SqlBool>`book.id in (select sm.book_id from book_shelf_mapping sm where sm.shelf_id = ${shelfId})`;
@@ -35,8 +35,8 @@ export function shelfCondition(store: Store, principal: Principal, shelfId: numb
  * The magic shelf's rules for the caller: admins may open any; others need canAccessOpds and a shelf that is theirs
  * or public. Rules that are not a rule group at all match no book.
  */
-export function magicShelfCondition(store: Store, principal: Principal, magicShelfId: number): Cond {
-  const shelf = store.sqlite.prepare('SELECT user_id, is_public, filter_json FROM magic_shelf WHERE id = ?').get(magicShelfId) as
+export async function magicShelfCondition(store: Store, principal: Principal, magicShelfId: number): Promise<Cond> {
+  const shelf = (await store.exec.get('SELECT user_id, is_public, filter_json FROM magic_shelf WHERE id = ?', [magicShelfId])) as
     | { user_id: number; is_public: number; filter_json: string }
     | undefined;
   if (!shelf) throw appNotFound(`Magic shelf not found with ID: ${magicShelfId}`);
@@ -47,11 +47,11 @@ export function magicShelfCondition(store: Store, principal: Principal, magicShe
 }
 
 /** The conditions of a scope, after checking the caller may open each part (AppError 403/404 otherwise). */
-export function scopeConditions(store: Store, principal: Principal, scope: BookScope): Cond[] {
+export async function scopeConditions(store: Store, principal: Principal, scope: BookScope): Promise<Cond[]> {
   const out: Cond[] = [];
   if (scope.libraryId !== undefined) out.push(libraryCondition(principal, scope.libraryId));
-  if (scope.shelfId !== undefined) out.push(shelfCondition(store, principal, scope.shelfId));
-  if (scope.magicShelfId !== undefined) out.push(magicShelfCondition(store, principal, scope.magicShelfId));
+  if (scope.shelfId !== undefined) out.push(await shelfCondition(store, principal, scope.shelfId));
+  if (scope.magicShelfId !== undefined) out.push(await magicShelfCondition(store, principal, scope.magicShelfId));
   return out;
 }
 

@@ -1,25 +1,35 @@
 // AppBookSummary: the mobile app's compact book, with the caller's status, rating and progress. Loaded for a page of
 // ids at once (one set query per table), in the order given.
-import type Database from 'better-sqlite3';
 import { metadataSelectList, parseFormatPriority } from '../books/book-json.ts';
 import { pickPrimary } from '../books/primary-file.ts';
-import { cachedStatement, readSnapshot } from '../store/snapshot.ts';
+import type { SqlDialect } from '../store/dialect.ts';
+import type { SqlExec } from '../store/sql-exec.ts';
 import type { Store } from '../store/store.ts';
 
 export type Json = Record<string, unknown>;
 
 /** The ids as one JSON array parameter: one statement text whatever the number of ids. */
-export const IN_IDS = 'IN (SELECT value FROM json_each(?))';
+export const inIds = (dialect: SqlDialect): string => `IN (${dialect.jsonValues('integer')})`;
+
+/** A statement text per engine, built once. */
+export function perDialect(build: (dialect: SqlDialect) => string): (dialect: SqlDialect) => string {
+  const texts = new Map<SqlDialect, string>();
+  return (dialect) => {
+    let text = texts.get(dialect);
+    if (text === undefined) texts.set(dialect, (text = build(dialect)));
+    return text;
+  };
+}
 
 /** `allMetadataLocked`, computed as the list-view Book JSON computes it (lock columns exist on book_metadata only). */
 const ALL_LOCKED = metadataSelectList([], { listView: true, withDescription: false }).slice(1).join(', ');
 
-export const SUMMARY_BOOKS_SQL = `SELECT b.id, b.library_id, b.added_on, b.metadata_match_score, b.is_physical, l.format_priority,
+export const SUMMARY_BOOKS_SQL = perDialect((d) => `SELECT b.id, b.library_id, b.added_on, b.metadata_match_score, b.is_physical, l.format_priority,
   m.title, m.series_name, m.series_number, m.cover_updated_on, m.audiobook_cover_updated_on, m.publisher, m.language, m.narrator,
   m.isbn_13, m.isbn_10, m.published_date, m.page_count, m.age_rating, m.content_rating, m.amazon_rating, m.amazon_review_count,
   m.goodreads_rating, m.goodreads_review_count, m.hardcover_rating, m.hardcover_review_count, m.ranobedb_rating,
   m.lubimyczytac_rating, m.audible_rating, m.audible_review_count, m.book_id AS has_metadata, ${ALL_LOCKED}
-  FROM book b JOIN library l ON l.id = b.library_id LEFT JOIN book_metadata m ON m.book_id = b.id WHERE b.id ${IN_IDS}`;
+  FROM book b JOIN library l ON l.id = b.library_id LEFT JOIN book_metadata m ON m.book_id = b.id WHERE b.id ${inIds(d)}`);
 
 export interface SummaryBookRow {
   id: number;
@@ -53,7 +63,8 @@ export interface SummaryBookRow {
   audible_rating: number | null;
   audible_review_count: number | null;
   has_metadata: number | null;
-  all_metadata_locked: number | null;
+  /** 1/0, or true/false where the expression is a comparison on PostgreSQL. */
+  all_metadata_locked: number | boolean | null;
 }
 
 export interface FileRow {
@@ -89,19 +100,22 @@ export interface ProgressRow {
   kobo_progress_percent: number | null;
 }
 
-const NAMES_SQL = ['book_metadata_author_mapping:author:author_id:x.sort_order', 'book_metadata_category_mapping:category:category_id:n.name', 'book_metadata_tag_mapping:tag:tag_id:n.name', 'book_metadata_mood_mapping:mood:mood_id:n.name']
-  .map((spec, kind) => {
-    const [mapping, table, column, order] = spec.split(':') as [string, string, string, string];
-    return `SELECT x.book_id, ${kind} AS kind, n.name, ${order} AS ord FROM ${mapping} x JOIN ${table} n ON n.id = x.${column} WHERE x.book_id ${IN_IDS}`;
-  })
-  .join(' UNION ALL ');
+/** Authors ordered by their credit order (`ord`), the other names by name. */
+const NAMES_SQL = perDialect((d) =>
+  ['book_metadata_author_mapping:author:author_id:x.sort_order', 'book_metadata_category_mapping:category:category_id:0', 'book_metadata_tag_mapping:tag:tag_id:0', 'book_metadata_mood_mapping:mood:mood_id:0']
+    .map((spec, kind) => {
+      const [mapping, table, column, order] = spec.split(':') as [string, string, string, string];
+      return `SELECT x.book_id, ${kind} AS kind, n.name, ${order} AS ord FROM ${mapping} x JOIN ${table} n ON n.id = x.${column} WHERE x.book_id ${inIds(d)}`;
+    })
+    .join(' UNION ALL '),
+);
 
-export const FILES_SQL = `SELECT id, book_id, file_name, file_size_kb, is_book, book_type, archive_type, is_folder_based, added_on, missing_at
-  FROM book_file WHERE book_id ${IN_IDS} ORDER BY book_id, id`;
+export const FILES_SQL = perDialect((d) => `SELECT id, book_id, file_name, file_size_kb, is_book, book_type, archive_type, is_folder_based, added_on, missing_at
+  FROM book_file WHERE book_id ${inIds(d)} ORDER BY book_id, id`);
 
-export const PROGRESS_SQL = `SELECT book_id, read_status, personal_rating, last_read_time, date_finished, epub_progress, epub_progress_href,
+export const PROGRESS_SQL = perDialect((d) => `SELECT book_id, read_status, personal_rating, last_read_time, date_finished, epub_progress, epub_progress_href,
   epub_progress_percent, pdf_progress, pdf_progress_percent, cbx_progress, cbx_progress_percent, koreader_progress_percent, koreader_device,
-  koreader_device_id, koreader_last_sync_time, kobo_progress_percent FROM user_book_progress WHERE user_id = ? AND book_id ${IN_IDS}`;
+  koreader_device_id, koreader_last_sync_time, kobo_progress_percent FROM user_book_progress WHERE user_id = ? AND book_id ${inIds(d)}`);
 
 export interface BookNames {
   authors: string[];
@@ -111,9 +125,9 @@ export interface BookNames {
 }
 
 /** Authors in credit order; categories, tags and moods by name. */
-export function namesByBook(sqlite: Database.Database, idsJson: string): Map<number, BookNames> {
-  const rows = cachedStatement(sqlite, NAMES_SQL).all(idsJson, idsJson, idsJson, idsJson) as { book_id: number; kind: number; name: string; ord: number | string }[];
-  rows.sort((a, b) => a.book_id - b.book_id || a.kind - b.kind || (a.ord < b.ord ? -1 : a.ord > b.ord ? 1 : 0));
+export async function namesByBook(exec: SqlExec, dialect: SqlDialect, idsJson: string): Promise<Map<number, BookNames>> {
+  const rows = (await exec.all(NAMES_SQL(dialect), [idsJson, idsJson, idsJson, idsJson])) as { book_id: number; kind: number; name: string; ord: number }[];
+  rows.sort((a, b) => a.book_id - b.book_id || a.kind - b.kind || a.ord - b.ord || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const out = new Map<number, BookNames>();
   const keys = ['authors', 'categories', 'tags', 'moods'] as const;
   for (const r of rows) {
@@ -219,20 +233,21 @@ function summaryJson(book: SummaryBookRow, names: BookNames | undefined, files: 
       lubimyczytacRating: book.lubimyczytac_rating,
       audibleRating: book.audible_rating,
       audibleReviewCount: book.audible_review_count,
-      allMetadataLocked: book.has_metadata !== null && book.all_metadata_locked === 1,
+      allMetadataLocked: book.has_metadata !== null && Boolean(book.all_metadata_locked),
     },
   );
 }
 
 /** AppBookSummary of each id that exists, in the order given, with `userId`'s reading state. */
-export function bookSummaries(store: Store, userId: number, ids: readonly number[]): Json[] {
+export async function bookSummaries(store: Store, userId: number, ids: readonly number[]): Promise<Json[]> {
   if (ids.length === 0) return [];
   const idsJson = JSON.stringify(ids);
-  return readSnapshot(store.sqlite, () => {
-    const books = new Map((cachedStatement(store.sqlite, SUMMARY_BOOKS_SQL).all(idsJson) as SummaryBookRow[]).map((b) => [b.id, b]));
-    const names = namesByBook(store.sqlite, idsJson);
-    const files = groupBy(cachedStatement(store.sqlite, FILES_SQL).all(idsJson) as FileRow[]);
-    const progress = new Map((cachedStatement(store.sqlite, PROGRESS_SQL).all(userId, idsJson) as ProgressRow[]).map((p) => [p.book_id, p]));
+  const d = store.dialect;
+  return store.read(async ({ exec }) => {
+    const books = new Map(((await exec.all(SUMMARY_BOOKS_SQL(d), [idsJson])) as unknown as SummaryBookRow[]).map((b) => [b.id, b]));
+    const names = await namesByBook(exec, d, idsJson);
+    const files = groupBy((await exec.all(FILES_SQL(d), [idsJson])) as unknown as FileRow[]);
+    const progress = new Map(((await exec.all(PROGRESS_SQL(d), [userId, idsJson])) as unknown as ProgressRow[]).map((p) => [p.book_id, p]));
     const out: Json[] = [];
     for (const id of ids) {
       const book = books.get(id);

@@ -4,7 +4,8 @@
 import type { RawBuilder } from 'kysely';
 import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
-import { catalogGeneration, readSnapshot, type Generation } from '../store/snapshot.ts';
+import { sameGeneration, type Generation } from '../store/snapshot.ts';
+import type { SqlExec } from '../store/sql-exec.ts';
 import type { Store } from '../store/store.ts';
 import { listedBooks, scopeConditions, type BookScope } from './book-scope.ts';
 import { rowsOf } from './sql.ts';
@@ -37,14 +38,14 @@ type Branch = RawBuilder<unknown>;
 
 /** Values of a column of the scope, counted. */
 const column = (key: CountedKey | 'languages', expression: string): Branch =>
-  sql`select ${key} as k, ${sql.raw(expression)} as name, count(*) as n from s where ${sql.raw(expression)} is not null and ${sql.raw(expression)} <> '' group by ${sql.raw(expression)}`;
+  sql`select ${sql.lit(key)} as k, ${sql.raw(expression)} as name, count(*) as n from s where ${sql.raw(expression)} is not null and ${sql.raw(expression)} <> '' group by ${sql.raw(expression)}`;
 
 /**
  * Names linked to the books through a mapping table, counted by books (a book is linked to a name once): grouped by
  * the name's id, the thousand most frequent looked up by name afterwards.
  */
 const linked = (key: CountedKey, mapping: string, table: string, idColumn: string): Branch =>
-  sql`select ${key} as k, n.name as name, g.n as n from (select ${sql.ref(`x.${idColumn}`)} as id, count(*) as n from s join ${sql.table(mapping)} x on x.book_id = s.id group by 1 order by 2 desc limit ${NAME_LIMIT}) g join ${sql.table(table)} n on n.id = g.id`;
+  sql`select ${sql.lit(key)} as k, n.name as name, g.n as n from (select ${sql.ref(`x.${idColumn}`)} as id, count(*) as n from s join ${sql.table(mapping)} x on x.book_id = s.id group by 1 order by 2 desc limit ${NAME_LIMIT}) g join ${sql.table(table)} n on n.id = g.id`;
 
 
 /** `case when e >= b1 then 'k1' …` over [key, lower bound] pairs (first match wins); null when e is null. */
@@ -101,7 +102,7 @@ function branches(userId: number, withComics: boolean): Branch[] {
     linked('authors', 'book_metadata_author_mapping', 'author', 'author_id'),
     column('languages', 's.language'),
     // The caller's status and rating per book, in one pass: `<has a row>␁<status>␁<rating>`.
-    sql`select 'progress' as k, (p.book_id is not null) || ${SEP} || coalesce(p.read_status, '') || ${SEP} || coalesce(p.personal_rating, '') as name, count(*) as n
+    sql`select 'progress' as k, (case when p.book_id is not null then '1' else '0' end) || ${SEP} || coalesce(p.read_status, '') || ${SEP} || coalesce(cast(p.personal_rating as text), '') as name, count(*) as n
         from s left join user_book_progress p on p.user_id = ${userId} and p.book_id = s.id group by 2`,
     sql`select 'fileTypes' as k, f.book_type as name, count(distinct f.book_id) as n from s join book_file f on f.book_id = s.id where f.is_book = 1 and f.book_type is not null group by f.book_type`,
     linked('categories', 'book_metadata_category_mapping', 'category', 'category_id'),
@@ -203,7 +204,7 @@ interface Cached {
   value: AppFilterOptions;
 }
 
-const cache = new WeakMap<Store['sqlite'], Map<string, Cached>>();
+const cache = new WeakMap<Store, Map<string, Cached>>();
 const CACHE_ENTRIES = 64;
 /** Counting that took longer than this is not done again for the same caller and scope within STALE_MS. */
 const EXPENSIVE_MS = 150;
@@ -214,30 +215,27 @@ const STALE_MS = 30_000;
  * Kept until the catalog changes; on a catalog where counting is expensive (tens of thousands of books), for up to 30
  * seconds even then, as Grimmory keeps them: a reader's progress reports change the catalog every few seconds.
  */
-function cached(store: Store, key: string, compute: () => AppFilterOptions): AppFilterOptions {
-  let entries = cache.get(store.sqlite);
-  if (!entries) cache.set(store.sqlite, (entries = new Map()));
-  const generation = catalogGeneration(store.sqlite);
+async function cached(store: Store, key: string, compute: () => Promise<AppFilterOptions>): Promise<AppFilterOptions> {
+  let entries = cache.get(store);
+  if (!entries) cache.set(store, (entries = new Map()));
+  const generation = store.generation();
   const hit = entries.get(key);
   const now = Date.now();
-  if (hit) {
-    const same = hit.generation.dataVersion === generation.dataVersion && hit.generation.changes === generation.changes;
-    if (same || (hit.costMs > EXPENSIVE_MS && now - hit.at < STALE_MS)) return hit.value;
-  }
+  if (hit && (sameGeneration(hit.generation, generation) || (hit.costMs > EXPENSIVE_MS && now - hit.at < STALE_MS))) return hit.value;
   const started = performance.now();
-  const value = compute();
+  const value = await compute();
   entries.delete(key);
   entries.set(key, { generation, at: now, costMs: performance.now() - started, value });
   if (entries.size > CACHE_ENTRIES) entries.delete(entries.keys().next().value as string);
   return value;
 }
 
-const hasRows = (store: Store, table: string): boolean => store.sqlite.prepare(`SELECT 1 FROM ${table} LIMIT 1`).get() !== undefined;
+const hasRows = async (exec: SqlExec, table: string): Promise<boolean> => (await exec.get(`SELECT 1 FROM ${table} LIMIT 1`)) !== undefined;
 
 /** The filter options of the scope; AppError 403/404 for a library, shelf or magic shelf the caller may not open. */
-export function appFilterOptions(store: Store, principal: Principal, scope: BookScope): AppFilterOptions {
+export async function appFilterOptions(store: Store, principal: Principal, scope: BookScope): Promise<AppFilterOptions> {
   let scoped = listedBooks(store, principal);
-  for (const cond of scopeConditions(store, principal, scope)) scoped = scoped.where(cond);
+  for (const cond of await scopeConditions(store, principal, scope)) scoped = scoped.where(cond);
   const source = scoped.select([
     'book.id',
     'book.library_id',
@@ -257,9 +255,9 @@ export function appFilterOptions(store: Store, principal: Principal, scope: Book
     'm.ranobedb_rating',
     'm.audible_rating',
   ]);
-  const withComics = COMIC_TABLES.some((t) => hasRows(store, t));
+  const withComics = (await Promise.all(COMIC_TABLES.map((t) => hasRows(store.exec, t)))).some(Boolean);
   // Kysely puts the embedded query in parentheses itself.
   const compiled = sql`with s as materialized ${source} ${sql.join(branches(principal.userId, withComics), sql` union all `)}`.compile(store.db);
   const key = `${compiled.sql}\u0000${JSON.stringify(compiled.parameters)}`;
-  return cached(store, key, () => readSnapshot(store.sqlite, () => assemble(rowsOf<{ k: string; name: string | null; n: number }>(store, compiled))));
+  return cached(store, key, async () => assemble(await rowsOf<{ k: string; name: string | null; n: number }>(store.exec, compiled)));
 }

@@ -17,7 +17,7 @@ export const RECENTLY_ADDED_DAYS = 30;
  * Books the caller is reading (READING or RE_READING) that have a book file of the kind — audiobook for listening,
  * any other format for reading — most recently read first.
  */
-export function inProgressBooks(store: Store, principal: Principal, kind: 'reading' | 'listening', limit: number): number[] {
+export function inProgressBooks(store: Store, principal: Principal, kind: 'reading' | 'listening', limit: number): Promise<number[]> {
   const fileKind = kind === 'listening' ? sql`f.book_type = 'AUDIOBOOK'` : sql`f.book_type <> 'AUDIOBOOK'`;
   const compiled = store.db
     .selectFrom('user_book_progress as p')
@@ -31,11 +31,11 @@ export function inProgressBooks(store: Store, principal: Principal, kind: 'readi
     .orderBy('p.book_id', 'desc')
     .limit(limit)
     .compile();
-  return columnOf<number>(store, compiled);
+  return columnOf<number>(store.exec, compiled);
 }
 
 /** Newest first, among books added in the last 30 days. */
-export function recentlyAddedBooks(store: Store, principal: Principal, limit: number, now: Date = new Date()): number[] {
+export function recentlyAddedBooks(store: Store, principal: Principal, limit: number, now: Date = new Date()): Promise<number[]> {
   const since = new Date(now.getTime() - RECENTLY_ADDED_DAYS * 86_400_000).toISOString();
   const compiled = listedBooks(store, principal, { libraryIndex: false })
     .where('book.added_on', '>=', since)
@@ -44,11 +44,11 @@ export function recentlyAddedBooks(store: Store, principal: Principal, limit: nu
     .orderBy('book.id', 'desc')
     .limit(limit)
     .compile();
-  return columnOf<number>(store, compiled);
+  return columnOf<number>(store.exec, compiled);
 }
 
 /** Most recently scanned first (books never scanned, such as paper books, are left out). */
-export function recentlyScannedBooks(store: Store, principal: Principal, limit: number): number[] {
+export function recentlyScannedBooks(store: Store, principal: Principal, limit: number): Promise<number[]> {
   const compiled = store.db
     .selectFrom('book')
     .select('book.id')
@@ -58,31 +58,31 @@ export function recentlyScannedBooks(store: Store, principal: Principal, limit: 
     .orderBy('book.id', 'desc')
     .limit(limit)
     .compile();
-  return columnOf<number>(store, compiled);
+  return columnOf<number>(store.exec, compiled);
 }
 
 /** Books whose title, series or an author contains the text, newest first. */
-export function searchBooks(store: Store, principal: Principal, text: string, page: { offset: number; limit: number }): PageOfIds {
-  const matching = () => listedBooks(store, principal).where(searchCondition(text));
-  const total = rememberedCount(store, matching().select(sql<number>`count(*)`.as('n')).compile());
+export async function searchBooks(store: Store, principal: Principal, text: string, page: { offset: number; limit: number }): Promise<PageOfIds> {
+  const matching = () => listedBooks(store, principal).where(searchCondition(text, store.dialect));
+  const total = await rememberedCount(store, matching().select(sql<number>`count(*)`.as('n')).compile());
   if (page.offset >= total) return { ids: [], total };
   const compiled = matching().select('book.id').orderBy('book.added_on', 'desc').orderBy('book.id', 'desc').limit(page.limit).offset(page.offset).compile();
-  return { ids: columnOf<number>(store, compiled), total };
+  return { ids: await columnOf<number>(store.exec, compiled), total };
 }
 
 /**
  * A run of `size` books starting at a random page boundary (Grimmory's "random": a random page, not a shuffle), and
  * how many books there are in all.
  */
-export function randomBooks(store: Store, principal: Principal, size: number, libraryId: number | undefined, random: () => number = Math.random): PageOfIds {
+export async function randomBooks(store: Store, principal: Principal, size: number, libraryId: number | undefined, random: () => number = Math.random): Promise<PageOfIds> {
   const scoped = () => {
     const base = listedBooks(store, principal);
     return libraryId === undefined ? base : base.where(libraryCondition(principal, libraryId));
   };
-  const total = rememberedCount(store, scoped().select(sql<number>`count(*)`.as('n')).compile());
+  const total = await rememberedCount(store, scoped().select(sql<number>`count(*)`.as('n')).compile());
   if (total === 0) return { ids: [], total };
   const start = Math.floor(random() * (Math.max(0, total - size) + 1));
   const offset = Math.floor(start / size) * size;
   const compiled = scoped().select('book.id').orderBy('book.id').limit(size).offset(offset).compile();
-  return { ids: columnOf<number>(store, compiled), total };
+  return { ids: await columnOf<number>(store.exec, compiled), total };
 }

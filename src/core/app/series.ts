@@ -3,14 +3,15 @@
 import type { SqlBool } from 'kysely';
 import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
-import { cachedStatement } from '../store/snapshot.ts';
+import type { SqlDialect } from '../store/dialect.ts';
 import type { Store } from '../store/store.ts';
 import { appPage, type AppPage } from './app-page.ts';
 import type { Cond } from './book-filters.ts';
 import { everyBookHasMetadata, type PageOfIds } from './book-query.ts';
 import { libraryCondition, listedBooks, listedBooksByMetadata } from './book-scope.ts';
-import { FILES_SQL, groupBy, IN_IDS, primaryFileOf, put, type FileRow, type Json } from './book-summary.ts';
-import { columnOf, remembered, rememberedCount, rowsOf } from './sql.ts';
+import { FILES_SQL, groupBy, inIds, perDialect, primaryFileOf, put, type FileRow, type Json } from './book-summary.ts';
+import { columnOf, direction, remembered, rememberedCount, rowsOf } from './sql.ts';
+import { nocaseValue } from '../store/dialect-forms.ts';
 import { containsKeyPattern } from '../text/search-key.ts';
 
 const IN_SERIES = sql<SqlBool>`(m.series_name is not null and trim(m.series_name) <> '')`;
@@ -26,7 +27,7 @@ export interface SeriesQuery {
 
 interface SeriesRow {
   series_name: string;
-  /** The name as SQLite lower-cases it: what the series' books are matched by. */
+  /** The name lower-cased (ASCII letters, as both engines' lower() do): what the series' books are matched by. */
   series_key: string;
   book_count: number;
   series_total: number | null;
@@ -40,27 +41,32 @@ function libraryScope(principal: Principal, libraryId: number | undefined): Cond
   return libraryId === undefined ? [] : [libraryCondition(principal, libraryId)];
 }
 
-/** Orders: name, bookCount, readProgress (books read), else the newest book (or, in progress only, the last read). */
+/**
+ * Orders: name, bookCount, readProgress (books read), else the newest book (or, in progress only, the last read).
+ * Names are ordered by their lower-cased key (as NOCASE orders them; the groups are case-blind, so no two keys tie).
+ */
 function seriesOrder(query: SeriesQuery): string {
   const dir = query.dir?.toLowerCase() === 'asc' ? 'ASC' : 'DESC';
   const nulls = dir === 'ASC' ? 'NULLS LAST' : 'NULLS FIRST';
   const recent = query.inProgressOnly ? 'last_read_time' : 'latest_added_on';
   switch ((query.sort ?? '').toLowerCase()) {
     case 'name':
-      return `series_name COLLATE NOCASE ${dir}`;
+      return `series_key ${dir}`;
     case 'bookcount':
-      return `book_count ${dir}, series_name COLLATE NOCASE ASC`;
+      return `book_count ${dir}, series_key ASC`;
     case 'readprogress':
-      return `books_read ${dir}, series_name COLLATE NOCASE ASC`;
+      return `books_read ${dir}, series_key ASC`;
     default:
-      return `${recent} ${dir} ${nulls}, series_name COLLATE NOCASE ASC`;
+      return `${recent} ${dir} ${nulls}, series_key ASC`;
   }
 }
 
+const countWhere = (condition: string) => sql<number>`coalesce(sum(case when ${sql.raw(condition)} then 1 else 0 end), 0)`;
+
 /** Every matching series, aggregated and ordered, remembered while the catalog is unchanged. */
-function matchingSeries(store: Store, principal: Principal, query: SeriesQuery): SeriesRow[] {
+async function matchingSeries(store: Store, principal: Principal, query: SeriesQuery): Promise<SeriesRow[]> {
   // From the metadata rows when every book has one: the series index then yields the books already grouped.
-  const books = (everyBookHasMetadata(store) ? listedBooksByMetadata(store, principal) : listedBooks(store, principal)) as ReturnType<typeof listedBooks>;
+  const books = ((await everyBookHasMetadata(store)) ? listedBooksByMetadata(store, principal) : listedBooks(store, principal)) as ReturnType<typeof listedBooks>;
   let q = books
     .leftJoin('user_book_progress as p', (join) => join.onRef('p.book_id', '=', 'book.id').on('p.user_id', '=', principal.userId))
     .where(IN_SERIES);
@@ -73,17 +79,17 @@ function matchingSeries(store: Store, principal: Principal, query: SeriesQuery):
       sql<number>`count(*)`.as('book_count'),
       sql<number | null>`max(m.series_total)`.as('series_total'),
       sql<string | null>`max(book.added_on)`.as('latest_added_on'),
-      sql<number>`coalesce(sum(p.read_status = 'READ'), 0)`.as('books_read'),
-      sql<number>`coalesce(sum(p.read_status in ('READING', 'RE_READING')), 0)`.as('books_reading'),
+      countWhere(`p.read_status = 'READ'`).as('books_read'),
+      countWhere(`p.read_status in ('READING', 'RE_READING')`).as('books_reading'),
       sql<string | null>`max(p.last_read_time)`.as('last_read_time'),
     ])
-    .groupBy(sql`m.series_name COLLATE NOCASE`);
-  if (query.inProgressOnly) grouped = grouped.having(sql<SqlBool>`coalesce(sum(p.read_status in ('READING', 'RE_READING')), 0) > 0`);
+    .groupBy(sql.raw(store.dialect.nocase('m.series_name')));
+  if (query.inProgressOnly) grouped = grouped.having(sql<SqlBool>`${countWhere(`p.read_status in ('READING', 'RE_READING')`)} > 0`);
   const compiled = grouped.orderBy(sql.raw(seriesOrder(query))).compile();
-  return remembered(store, compiled, () => rowsOf<SeriesRow>(store, compiled));
+  return remembered(store, compiled, () => rowsOf<SeriesRow>(store.exec, compiled));
 }
 
-const SERIES_AUTHORS_SQL = `SELECT x.book_id, a.name FROM book_metadata_author_mapping x JOIN author a ON a.id = x.author_id WHERE x.book_id ${IN_IDS} ORDER BY x.book_id, x.sort_order`;
+const SERIES_AUTHORS_SQL = perDialect((d) => `SELECT x.book_id, a.name FROM book_metadata_author_mapping x JOIN author a ON a.id = x.author_id WHERE x.book_id ${inIds(d)} ORDER BY x.book_id, x.sort_order, a.id`);
 
 interface SeriesBookRow {
   id: number;
@@ -93,26 +99,28 @@ interface SeriesBookRow {
   cover_updated_on: string | null;
 }
 
-export function appSeriesPage(store: Store, principal: Principal, query: SeriesQuery, page: number, size: number): AppPage<Json> {
-  const all = matchingSeries(store, principal, query);
+export async function appSeriesPage(store: Store, principal: Principal, query: SeriesQuery, page: number, size: number): Promise<AppPage<Json>> {
+  const all = await matchingSeries(store, principal, query);
+  const d: SqlDialect = store.dialect;
   const rows = all.slice(page * size, page * size + size);
   if (rows.length === 0) return appPage([], page, size, all.length);
   // The books of the page's series, for their authors and covers.
   // Nothing SQLite could look books up by library with (no join, no library index): it would then read every book of
   // the library instead of following the series index.
-  let q = listedBooks(store, principal, { libraryIndex: false }).where(sql<SqlBool>`m.series_name COLLATE NOCASE in (${sql.join(rows.map((r) => r.series_name))})`);
+  const names = sql.join(rows.map((r) => nocaseValue(d, r.series_name)));
+  let q = listedBooks(store, principal, { libraryIndex: false }).where(sql<SqlBool>`${sql.raw(d.nocase('m.series_name'))} in (${names})`);
   for (const cond of libraryScope(principal, query.libraryId)) q = q.where(cond);
-  const books = rowsOf<SeriesBookRow>(
-    store,
+  const books = await rowsOf<SeriesBookRow>(
+    store.exec,
     q
       .select(['book.id', 'book.library_id', sql<string>`lower(m.series_name)`.as('series_key'), 'm.series_number', 'm.cover_updated_on'])
       .orderBy(sql`m.series_number IS NULL, m.series_number, book.id`)
       .compile(),
   );
   const idsJson = JSON.stringify(books.map((b) => b.id));
-  const priorities = new Map((cachedStatement(store.sqlite, 'SELECT id, format_priority FROM library').all() as { id: number; format_priority: string | null }[]).map((l) => [l.id, l.format_priority]));
-  const files = groupBy(cachedStatement(store.sqlite, FILES_SQL).all(idsJson) as FileRow[]);
-  const authors = cachedStatement(store.sqlite, SERIES_AUTHORS_SQL).all(idsJson) as { book_id: number; name: string }[];
+  const priorities = new Map(((await store.exec.all('SELECT id, format_priority FROM library')) as { id: number; format_priority: string | null }[]).map((l) => [l.id, l.format_priority]));
+  const files = groupBy((await store.exec.all(FILES_SQL(d), [idsJson])) as unknown as FileRow[]);
+  const authors = (await store.exec.all(SERIES_AUTHORS_SQL(d), [idsJson])) as { book_id: number; name: string }[];
   const authorsByBook = new Map<number, string[]>();
   for (const a of authors) authorsByBook.set(a.book_id, [...(authorsByBook.get(a.book_id) ?? []), a.name]);
   const bySeries = new Map<string, SeriesBookRow[]>();
@@ -137,17 +145,18 @@ export function appSeriesPage(store: Store, principal: Principal, query: SeriesQ
   return appPage(content, page, size, all.length);
 }
 
-const BOOK_ORDERS: Record<string, string> = { title: 'm.title COLLATE NOCASE', seriesnumber: 'm.series_number', recentlyadded: 'book.added_on' };
+const BOOK_ORDERS: Record<string, (d: SqlDialect) => string> = { title: (d) => d.nocase('m.title'), seriesnumber: () => 'm.series_number', recentlyadded: () => 'book.added_on' };
 
 /** A page of one series' books (name compared without regard to case), by number unless asked otherwise. */
-export function seriesBooks(store: Store, principal: Principal, seriesName: string, query: { sort?: string; dir?: string; libraryId?: number }, page: { offset: number; limit: number }): PageOfIds {
-  // NOCASE compares as lower() does (ASCII letters only), and lets SQLite use the series index.
-  const conditions = [sql<SqlBool>`m.series_name = ${seriesName} COLLATE NOCASE`, ...libraryScope(principal, query.libraryId)];
+export async function seriesBooks(store: Store, principal: Principal, seriesName: string, query: { sort?: string; dir?: string; libraryId?: number }, page: { offset: number; limit: number }): Promise<PageOfIds> {
+  const d = store.dialect;
+  // Compared as lower() does (ASCII letters only); on SQLite as NOCASE, which lets it use the series index.
+  const conditions = [sql<SqlBool>`${sql.raw(d.nocase('m.series_name'))} = ${nocaseValue(d, seriesName)}`, ...libraryScope(principal, query.libraryId)];
   const matching = () => conditions.reduce((q, cond) => q.where(cond), listedBooks(store, principal, { libraryIndex: false }));
-  const total = rememberedCount(store, matching().select(sql<number>`count(*)`.as('n')).compile());
+  const total = await rememberedCount(store, matching().select(sql<number>`count(*)`.as('n')).compile());
   if (page.offset >= total) return { ids: [], total };
-  const direction = sql.raw(query.dir?.toLowerCase() === 'asc' ? 'ASC' : 'DESC');
-  const order = BOOK_ORDERS[(query.sort ?? '').toLowerCase()] ?? (BOOK_ORDERS.seriesnumber as string);
-  const compiled = matching().select('book.id').orderBy(sql`${sql.raw(order)} ${direction}`).orderBy(sql`book.id ${direction}`).limit(page.limit).offset(page.offset).compile();
-  return { ids: columnOf<number>(store, compiled), total };
+  const dir = direction(query.dir?.toLowerCase() !== 'asc');
+  const order = (BOOK_ORDERS[(query.sort ?? '').toLowerCase()] ?? (BOOK_ORDERS.seriesnumber as (d: SqlDialect) => string))(d);
+  const compiled = matching().select('book.id').orderBy(sql`${sql.raw(order)} ${dir}`).orderBy(sql`book.id ${dir}`).limit(page.limit).offset(page.offset).compile();
+  return { ids: await columnOf<number>(store.exec, compiled), total };
 }

@@ -1,6 +1,9 @@
-// Running the app queries: compiled Kysely statements on the raw connection, and results over the whole catalog
-// (totals, aggregates) kept until the catalog changes, since a client paging through a list asks for them again.
-import { CatalogMemo, cachedStatement } from '../store/snapshot.ts';
+// Running the app queries: compiled Kysely statements through the catalog's raw statements (prepared once per text on
+// SQLite), and results over the whole catalog (totals, aggregates) kept until the catalog changes, since a client
+// paging through a list asks for them again.
+import { sql, type RawBuilder } from 'kysely';
+import { CatalogMemo } from '../store/snapshot.ts';
+import type { SqlExec, SqlValue } from '../store/sql-exec.ts';
 import type { Store } from '../store/store.ts';
 
 export interface Compiled {
@@ -8,24 +11,38 @@ export interface Compiled {
   parameters: readonly unknown[];
 }
 
-export function rowsOf<T>(store: Store, compiled: Compiled): T[] {
-  return cachedStatement(store.sqlite, compiled.sql).all(...(compiled.parameters as unknown[])) as T[];
+export async function rowsOf<T>(exec: SqlExec, compiled: Compiled): Promise<T[]> {
+  return (await exec.all(compiled.sql, compiled.parameters as SqlValue[])) as T[];
 }
 
-export function columnOf<T>(store: Store, compiled: Compiled): T[] {
-  return cachedStatement(store.sqlite, compiled.sql).pluck().all(...(compiled.parameters as unknown[])) as T[];
+/** The first column of every row. */
+export async function columnOf<T>(exec: SqlExec, compiled: Compiled): Promise<T[]> {
+  const rows = await exec.all(compiled.sql, compiled.parameters as SqlValue[]);
+  return rows.map((row) => {
+    for (const key in row) return row[key];
+    return undefined;
+  }) as T[];
 }
 
 const memos = new WeakMap<Store, CatalogMemo<string, unknown>>();
 
 /** `compute` (which runs `compiled`), or its result from an earlier call while the catalog is unchanged. */
-export function remembered<T>(store: Store, compiled: Compiled, compute: () => T): T {
+export async function remembered<T>(store: Store, compiled: Compiled, compute: () => Promise<T>): Promise<T> {
+  // A write of this process still open may roll back: what is read meanwhile is not kept.
+  if (store.writeInFlight()) return compute();
   let memo = memos.get(store);
   if (!memo) memos.set(store, (memo = new CatalogMemo(128)));
-  return memo.get(store, `${compiled.sql}\u0000${JSON.stringify(compiled.parameters)}`, compute) as T;
+  return memo.getAsync(store, `${compiled.sql}\u0000${JSON.stringify(compiled.parameters)}`, compute) as Promise<T>;
 }
 
 /** The single number a counting query returns, remembered. */
-export function rememberedCount(store: Store, compiled: Compiled): number {
-  return remembered(store, compiled, () => Number(columnOf<number>(store, compiled)[0] ?? 0));
+export function rememberedCount(store: Store, compiled: Compiled): Promise<number> {
+  return remembered(store, compiled, async () => Number((await columnOf<number>(store.exec, compiled))[0] ?? 0));
 }
+
+/**
+ * A sort direction with NULLs where SQLite puts them by default (first ascending, last descending), said explicitly so
+ * PostgreSQL (the opposite default) gives the same order. SQLite treats these spellings as its default order.
+ */
+export const direction = (descending: boolean): RawBuilder<unknown> => sql.raw(descending ? 'DESC NULLS LAST' : 'ASC NULLS FIRST');
+

@@ -3,6 +3,8 @@
 import { sql } from 'kysely';
 import { parseFormatPriority } from '../books/book-json.ts';
 import { pickPrimary } from '../books/primary-file.ts';
+import { idsSubquery } from '../store/dialect-forms.ts';
+import { dialectOf } from '../store/dialect.ts';
 import type { Db } from '../store/store.ts';
 
 export interface KoboPrimaryFile {
@@ -86,7 +88,7 @@ export const FILE_COLUMNS = [
 /** The books among `ids` that still exist, in the order given. */
 export async function loadKoboBooks(db: Db, ids: readonly number[]): Promise<KoboBook[]> {
   if (ids.length === 0) return [];
-  const list = sql`(select value from json_each(${JSON.stringify(ids)}))`;
+  const list = idsSubquery(dialectOf(db), ids);
   const [books, authors, categories, files, priorities] = await Promise.all([
     db
       .selectFrom('book')
@@ -158,7 +160,7 @@ export async function loadKoboBooks(db: Db, ids: readonly number[]): Promise<Kob
 /** Just the primary files of `ids` (no metadata), by book id. */
 export async function loadPrimaries(db: Db, ids: readonly number[]): Promise<Map<number, KoboPrimaryFile>> {
   if (ids.length === 0) return new Map();
-  const list = sql`(select value from json_each(${JSON.stringify(ids)}))`;
+  const list = idsSubquery(dialectOf(db), ids);
   const [books, files, priorities] = await Promise.all([
     db.selectFrom('book').select(['id', 'library_id']).where(sql<boolean>`id in ${list}`).execute(),
     db.selectFrom('book_file').select(FILE_COLUMNS).where('book_file.is_book', '=', 1).where(sql<boolean>`book_file.book_id in ${list}`).execute(),

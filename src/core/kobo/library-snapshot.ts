@@ -3,7 +3,6 @@
 // changed, books gone. Every step is an indexed query over the snapshot rows, so a page costs the same on a 10,000-book
 // shelf as on a small one.
 import { randomUUID } from 'node:crypto';
-import type Database from 'better-sqlite3';
 import { sql, type Transaction } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
 import { visibleBookFilter } from '../auth/visibility.ts';
@@ -62,6 +61,8 @@ async function shelfContents(trx: Trx, principal: Principal, shelfId: number | u
   return rows;
 }
 
+const SNAPSHOT_ROWS_PER_INSERT = 500;
+
 type SnapshotKey = Pick<SnapshotRow, 'file_hash' | 'metadata_updated_at' | 'cover_hash'>;
 
 const sameState = (a: SnapshotKey, b: SnapshotKey): boolean => a.file_hash === b.file_hash && a.metadata_updated_at === b.metadata_updated_at && a.cover_hash === b.cover_hash;
@@ -70,10 +71,8 @@ const sameState = (a: SnapshotKey, b: SnapshotKey): boolean => a.file_hash === b
  * The snapshot a new session pages through. When the shelf is exactly as the previous (finished) snapshot holds it,
  * that snapshot is reused and nothing is written: a sync with nothing new costs two reads. Otherwise a new one is
  * written, books unchanged since the previous one already marked synced (the device has them as they are).
- *
- * `sqlite` is the connection `trx` runs on: the rows are written with one prepared statement inside the transaction.
  */
-export async function createSnapshot(trx: Trx, sqlite: Database.Database, principal: Principal, shelfId: number | undefined, previousId: string | undefined): Promise<string> {
+export async function createSnapshot(trx: Trx, principal: Principal, shelfId: number | undefined, previousId: string | undefined): Promise<string> {
   const id = randomUUID();
   const rows = await shelfContents(trx, principal, shelfId, id);
   const previous = new Map<number, SnapshotKey & { synced: number }>();
@@ -87,11 +86,12 @@ export async function createSnapshot(trx: Trx, sqlite: Database.Database, princi
     if (unchanged) return previousId;
   }
   await trx.insertInto('kobo_library_snapshot').values({ id, user_id: principal.userId, created_date: new Date().toISOString() }).execute();
-  const insert = sqlite.prepare('INSERT INTO kobo_library_snapshot_book (snapshot_id, book_id, synced, file_hash, metadata_updated_at, cover_hash) VALUES (?, ?, ?, ?, ?, ?)');
-  for (const r of rows) {
+  const marked = rows.map((r) => {
     const before = previous.get(r.book_id);
-    insert.run(id, r.book_id, before !== undefined && sameState(before, r) ? 1 : 0, r.file_hash, r.metadata_updated_at, r.cover_hash);
-  }
+    return { ...r, synced: before !== undefined && sameState(before, r) ? 1 : 0 };
+  });
+  // Many rows per statement: a shelf of thousands of books is a few statements on either engine.
+  for (let i = 0; i < marked.length; i += SNAPSHOT_ROWS_PER_INSERT) await trx.insertInto('kobo_library_snapshot_book').values(marked.slice(i, i + SNAPSHOT_ROWS_PER_INSERT)).execute();
   return id;
 }
 

@@ -90,7 +90,7 @@ export async function localSyncPage(input: SyncPageInput): Promise<LocalPage> {
     let currentId = await snapshotOf(trx, principal.userId, input.token.ongoingSyncPointId);
     if (currentId === undefined) {
       await autoAdd(trx, principal, settings, shelfId);
-      currentId = await createSnapshot(trx, store.sqlite, principal, shelfId, previousId);
+      currentId = await createSnapshot(trx, principal, shelfId, previousId);
     }
 
     let room = SYNC_PAGE_SIZE;

@@ -2,6 +2,8 @@
 // they imply in Bindery (with the user's thresholds), and the states a sync sends back.
 import type { Transaction } from 'kysely';
 import type { DB } from '../store/db-types.ts';
+import { lockKeyForTransaction } from '../store/key-locks.ts';
+import { progressKey } from '../reading/progress-rows.ts';
 import type { Db } from '../store/store.ts';
 import type { KoboPrimaryFile } from './kobo-books.ts';
 import type { LocationLoader } from './span-locations.ts';
@@ -202,6 +204,8 @@ export async function saveDeviceState(db: Db, ctx: DeviceContext, book: Reported
   const entitlementId = String(book.id);
   const stamped = stampMissingTimes({ ...incoming, EntitlementId: entitlementId }, now);
   return db.transaction().execute(async (trx) => {
+    // Two reports for the same book at once (two replicas) take turns: each merges with what the other stored.
+    await lockKeyForTransaction(trx, progressKey(ctx.userId, book.id));
     const existing = (await storedStates(trx, ctx.userId, [entitlementId])).get(entitlementId);
     const state = existing ? mergeStates(existing, stamped) : firstState(stamped, now);
     await saveState(trx, ctx.userId, entitlementId, state);

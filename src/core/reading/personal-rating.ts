@@ -1,6 +1,6 @@
 // A user's own 0-10 rating of books.
 import type { Db } from '../store/store.ts';
-import { booksWithProgress } from './progress-rows.ts';
+import { upsertProgress } from './progress-rows.ts';
 
 export const RATING_MIN = 0;
 export const RATING_MAX = 10;
@@ -16,18 +16,7 @@ export interface RatingUpdate {
 
 /** Sets (or with null clears) the rating on every book, creating progress rows where needed. */
 export async function setPersonalRating(db: Db, userId: number, bookIds: readonly number[], rating: number | null): Promise<RatingUpdate[]> {
-  await db.transaction().execute(async (trx) => {
-    const existing = await booksWithProgress(trx, userId, bookIds);
-    const unique = [...new Set(bookIds)];
-    const present = unique.filter((id) => existing.has(id));
-    const absent = unique.filter((id) => !existing.has(id));
-    for (let i = 0; i < present.length; i += 500) {
-      await trx.updateTable('user_book_progress').set({ personal_rating: rating }).where('user_id', '=', userId).where('book_id', 'in', present.slice(i, i + 500)).execute();
-    }
-    for (let i = 0; i < absent.length; i += 500) {
-      await trx.insertInto('user_book_progress').values(absent.slice(i, i + 500).map((book_id) => ({ user_id: userId, book_id, personal_rating: rating }))).execute();
-    }
-  });
+  await upsertProgress(db, userId, bookIds, { personal_rating: rating });
   return bookIds.map((bookId) => ({ bookId, personalRating: rating }));
 }
 

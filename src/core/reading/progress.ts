@@ -1,9 +1,11 @@
 // Recording where a user is in a book: the per-file position, the per-book legacy columns, and the status they imply.
 import type { Updateable } from 'kysely';
 import type { UserBookFileProgressTable, UserBookProgressTable } from '../store/db-types.ts';
+import { lockKeyForTransaction } from '../store/key-locks.ts';
 import type { Db } from '../store/store.ts';
 import { nowIso } from '../time.ts';
 import { loadBookFiles, readerKind, type ReaderKind } from './book-files.ts';
+import { progressKey } from './progress-rows.ts';
 import { roundPercent, statusAfterProgress } from './read-status.ts';
 import { ReadingError } from './reading-error.ts';
 
@@ -130,6 +132,8 @@ export async function recordProgress(db: Db, userId: number, input: ProgressInpu
   }
 
   await db.transaction().execute(async (trx) => {
+    // Two reports at once (two replicas) take turns, each deciding the status from what the other wrote.
+    await lockKeyForTransaction(trx, progressKey(userId, input.bookId));
     const existing = await trx.selectFrom('user_book_progress').select(['read_status', 'date_finished']).where('user_id', '=', userId).where('book_id', '=', input.bookId).executeTakeFirst();
     if (percent !== undefined) {
       const status = statusAfterProgress(percent, existing?.read_status ?? null);

@@ -1,22 +1,16 @@
 // Clearing one source of reading progress (Bindery's own reader, KOReader or Kobo) for some books.
-import { sql } from 'kysely';
 import type { Db } from '../store/store.ts';
 import { nowIso } from '../time.ts';
 import { booksWithProgress } from './progress-rows.ts';
 import type { StatusUpdate } from './read-status-update.ts';
 import { RESET_COLUMNS, stampsStatusChange, type ResetType } from './reset-types.ts';
 
-/** The Kobo reading-state store belongs to the Kobo sync; it may not exist in this catalog yet. */
-async function hasTable(db: Db, name: string): Promise<boolean> {
-  const { rows } = await sql<{ n: number }>`select count(*) as n from sqlite_master where type = 'table' and name = ${name}`.execute(db);
-  return Number(rows[0]?.n ?? 0) > 0;
-}
-
 /** Resets the given source for the user's books; each answer says whether there was anything to reset (a modified time). */
 export async function resetProgress(db: Db, userId: number, bookIds: readonly number[], type: ResetType, now: string = nowIso()): Promise<StatusUpdate[]> {
   const cleared = Object.fromEntries(RESET_COLUMNS[type].map((column) => [column, null]));
   const values = stampsStatusChange(type) ? { ...cleared, read_status_modified_time: now } : cleared;
-  const koboStateKept = type === 'KOBO' && (await hasTable(db, 'kobo_reading_state'));
+  // The reading state a Kobo last reported goes too, or the next sync would bring the progress back.
+  const clearsKoboState = type === 'KOBO';
   let existing = new Set<number>();
   await db.transaction().execute(async (trx) => {
     existing = await booksWithProgress(trx, userId, bookIds);
@@ -31,9 +25,8 @@ export async function resetProgress(db: Db, userId: number, bookIds: readonly nu
           .where('book_file_id', 'in', (eb) => eb.selectFrom('book_file').select('id').where('book_id', 'in', chunk))
           .execute();
       }
-      if (koboStateKept) {
-        const entitlements = chunk.map(String);
-        await sql`delete from kobo_reading_state where user_id = ${userId} and entitlement_id in (${sql.join(entitlements)})`.execute(trx);
+      if (clearsKoboState) {
+        await trx.deleteFrom('kobo_reading_state').where('user_id', '=', userId).where('entitlement_id', 'in', chunk.map(String)).execute();
       }
     }
   });

@@ -28,7 +28,8 @@ export async function audiobookProgress(db: Db, principal: Principal): Promise<A
     .leftJoin('book_metadata as m', 'm.book_id', 'reading_sessions.book_id')
     .select((eb) => [
       'reading_sessions.book_id',
-      sql<string>`coalesce(m.title, 'Unknown')`.as('title'),
+      // One metadata row per book: max() only names it for the grouping.
+      sql<string>`coalesce(max(m.title), 'Unknown')`.as('title'),
       eb.fn.max('reading_sessions.end_progress').as('progress'),
       sql<number>`coalesce((select max(f.duration_seconds) from book_file f where f.book_id = reading_sessions.book_id and f.book_type = 'AUDIOBOOK'), 0)`.as('length'),
       sql<number>`coalesce(sum(reading_sessions.duration_seconds), 0)`.as('listened'),

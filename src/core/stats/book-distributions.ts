@@ -4,6 +4,7 @@ import type { Principal } from '../auth/principal.ts';
 import type { Db } from '../store/store.ts';
 import { callerProgress } from './session-scope.ts';
 import { statusRank } from './status-order.ts';
+import { dialectOf, type SqlDialect } from '../store/dialect.ts';
 
 /** BookDistributionsResponse */
 export interface BookDistributions {
@@ -49,8 +50,15 @@ export function progressBuckets(counts: readonly { percent: number; books: numbe
  * The furthest any reader got, in percent: the web readers and Kobo store 0–100, KOReader a 0–1 fraction. (Grimmory
  * multiplies all of them by 100, which puts every book past 1 % into Completed; Bindery compares like with like.)
  */
-const FURTHEST_PERCENT = sql<number>`round(max(coalesce(user_book_progress.koreader_progress_percent * 100, 0), coalesce(user_book_progress.kobo_progress_percent, 0),
-  coalesce(user_book_progress.epub_progress_percent, 0), coalesce(user_book_progress.pdf_progress_percent, 0), coalesce(user_book_progress.cbx_progress_percent, 0)))`;
+const furthestPercent = (dialect: SqlDialect) =>
+  sql<number>`${sql.raw(
+    dialect.round(
+      ['koreader_progress_percent * 100', 'kobo_progress_percent', 'epub_progress_percent', 'pdf_progress_percent', 'cbx_progress_percent']
+        .map((column) => `coalesce(user_book_progress.${column}, 0)`)
+        .reduce((a, b) => dialect.greatest(a, b)),
+      0,
+    ),
+  )}`;
 
 
 export async function bookDistributions(db: Db, principal: Principal): Promise<BookDistributions> {
@@ -67,7 +75,7 @@ export async function bookDistributions(db: Db, principal: Principal): Promise<B
     .groupBy('user_book_progress.read_status')
     .execute();
   const percents = await callerProgress(db, principal)
-    .select((eb) => [FURTHEST_PERCENT.as('percent'), eb.fn.countAll<number>().as('books')])
+    .select((eb) => [furthestPercent(dialectOf(db)).as('percent'), eb.fn.countAll<number>().as('books')])
     .groupBy(sql`percent`)
     .execute();
   return {

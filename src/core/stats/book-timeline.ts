@@ -27,14 +27,15 @@ export async function bookTimeline(db: Db, principal: Principal, year: number): 
     .leftJoin('user_book_progress as p', (join) => join.onRef('p.book_id', '=', 'reading_sessions.book_id').onRef('p.user_id', '=', 'reading_sessions.user_id'))
     .select((eb) => [
       'reading_sessions.book_id',
-      sql<string>`coalesce(m.title, 'Unknown')`.as('title'),
-      'm.page_count',
+      // One metadata row and one progress row per book: max() only names the value for the grouping.
+      sql<string>`coalesce(max(m.title), 'Unknown')`.as('title'),
+      sql<number | null>`max(m.page_count)`.as('page_count'),
       eb.fn.min('reading_sessions.start_time').as('first'),
       eb.fn.max('reading_sessions.end_time').as('last'),
       eb.fn.countAll<number>().as('sessions'),
       sql<number>`coalesce(sum(reading_sessions.duration_seconds), 0)`.as('duration'),
       sql<number>`coalesce(max(reading_sessions.end_progress), 0.0) / 100.0`.as('progress'),
-      'p.read_status',
+      sql<string | null>`max(p.read_status)`.as('read_status'),
     ])
     .groupBy('reading_sessions.book_id')
     .orderBy(sql`first`)

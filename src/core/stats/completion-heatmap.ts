@@ -5,6 +5,7 @@ import type { Db } from '../store/store.ts';
 import { isoOf, localMidnight } from './calendar.ts';
 import { callerProgress } from './session-scope.ts';
 import { localMonthSql, offsetSpans } from './zone-offsets.ts';
+import { dialectOf } from '../store/dialect.ts';
 
 /** BookCompletionHeatmapResponse */
 export interface CompletionCount {
@@ -23,7 +24,7 @@ export async function completionHeatmap(db: Db, principal: Principal, now: Date 
   const rows = await callerProgress(db, principal)
     .where('user_book_progress.date_finished', '>=', isoOf(start))
     .where('user_book_progress.date_finished', '<', isoOf(end))
-    .select((eb) => [localMonthSql(finished, spans).as('month'), eb.fn.countAll<number>().as('books')])
+    .select((eb) => [localMonthSql(dialectOf(db), finished, spans).as('month'), eb.fn.countAll<number>().as('books')])
     .groupBy(sql`month`)
     .orderBy(sql`month`)
     .execute();

@@ -7,6 +7,7 @@ import { roundTo2 } from './rounding.ts';
 import { callerProgress } from './session-scope.ts';
 import { statusRank } from './status-order.ts';
 import { localMonthSql, offsetSpans } from './zone-offsets.ts';
+import { dialectOf } from '../store/dialect.ts';
 
 /** CompletionTimelineResponse */
 export interface CompletionMonth {
@@ -59,7 +60,7 @@ export async function completionTimeline(db: Db, principal: Principal, year: num
     .where('user_book_progress.read_status', 'not in', ['UNSET', 'UNREAD'])
     .where(SETTLED_AT, '>=', period.start)
     .where(SETTLED_AT, '<', period.end)
-    .select((eb) => [localMonthSql(SETTLED_AT, spans).as('month'), 'user_book_progress.read_status', eb.fn.countAll<number>().as('books')])
+    .select((eb) => [localMonthSql(dialectOf(db), SETTLED_AT, spans).as('month'), 'user_book_progress.read_status', eb.fn.countAll<number>().as('books')])
     .groupBy([sql`month`, 'user_book_progress.read_status'])
     .execute();
   return completionMonths(rows.map((r) => ({ month: r.month, status: r.read_status as string, books: Number(r.books) })));

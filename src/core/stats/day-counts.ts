@@ -6,6 +6,7 @@ import { dateOfDay, type Period } from './calendar.ts';
 import { callerSessions, sessionOffsets, type SessionKind } from './session-scope.ts';
 import { tallySessions } from './session-tally.ts';
 import { localDaySql } from './zone-offsets.ts';
+import { dialectOf } from '../store/dialect.ts';
 
 export interface DayActivity {
   /** Local day number (calendar.ts). */
@@ -18,7 +19,7 @@ export interface DayActivity {
 export async function sessionsPerDay(db: Db, principal: Principal, kind: SessionKind, period?: Partial<Period>): Promise<DayActivity[]> {
   const spans = await sessionOffsets(db, principal.userId, period);
   const sessions = await callerSessions(db, principal, { kind, period });
-  const days = await tallySessions(sessions, localDaySql(sql.ref('reading_sessions.start_time'), spans));
+  const days = await tallySessions(dialectOf(db), sessions, localDaySql(dialectOf(db), sql.ref('reading_sessions.start_time'), spans));
   return [...days].sort(([a], [b]) => a - b).map(([day, t]) => ({ day, sessions: t.sessions, durationSeconds: t.seconds }));
 }
 

@@ -6,6 +6,7 @@ import type { Period } from './calendar.ts';
 import { callerSessions, sessionOffsets, type SessionKind } from './session-scope.ts';
 import { tallySessions } from './session-tally.ts';
 import { localHourSql } from './zone-offsets.ts';
+import { dialectOf } from '../store/dialect.ts';
 
 /** PeakHoursResponse */
 export interface HourActivity {
@@ -18,7 +19,7 @@ export interface HourActivity {
 export async function peakHours(db: Db, principal: Principal, kind: SessionKind, period?: Period): Promise<HourActivity[]> {
   const spans = await sessionOffsets(db, principal.userId, period);
   const sessions = await callerSessions(db, principal, { kind, period });
-  const hours = await tallySessions(sessions, localHourSql(sql.ref('reading_sessions.start_time'), spans));
+  const hours = await tallySessions(dialectOf(db), sessions, localHourSql(dialectOf(db), sql.ref('reading_sessions.start_time'), spans));
   return [...hours]
     .sort(([a], [b]) => a - b)
     .map(([hourOfDay, t]) => ({ hourOfDay, sessionCount: t.sessions, totalDurationSeconds: t.seconds }));

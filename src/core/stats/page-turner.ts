@@ -2,9 +2,11 @@
 // last quarter of sessions longer than the rest?
 import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
+import { dialectOf } from '../store/dialect.ts';
 import type { Db } from '../store/store.ts';
 import { roundTo2 } from './rounding.ts';
 import { callerProgress } from './session-scope.ts';
+import { epochMsSql } from './zone-offsets.ts';
 
 /** PageTurnerScoreResponse */
 export interface PageTurnerScore {
@@ -74,8 +76,6 @@ export function gripOf(sessions: readonly TimedSession[]): Grip {
   };
 }
 
-const epochMs = (column: string) => sql<number>`cast(round(unixepoch(${sql.ref(column)}, 'subsec') * 1000) as integer)`;
-
 /** Books the caller has READ (with a finish, status or read time) and read in at least two sessions, best grip first. */
 export async function pageTurnerScores(db: Db, principal: Principal): Promise<PageTurnerScore[]> {
   const finished = callerProgress(db, principal)
@@ -87,7 +87,7 @@ export async function pageTurnerScores(db: Db, principal: Principal): Promise<Pa
     .selectFrom('reading_sessions')
     .where('reading_sessions.user_id', '=', principal.userId)
     .where('reading_sessions.book_id', 'in', finished)
-    .select(['reading_sessions.book_id', epochMs('reading_sessions.start_time').as('start'), epochMs('reading_sessions.end_time').as('end'), 'reading_sessions.duration_seconds'])
+    .select(['reading_sessions.book_id', epochMsSql(dialectOf(db), sql.ref('reading_sessions.start_time')).as('start'), epochMsSql(dialectOf(db), sql.ref('reading_sessions.end_time')).as('end'), 'reading_sessions.duration_seconds'])
     .orderBy('reading_sessions.book_id')
     .orderBy('reading_sessions.start_time')
     .execute();

@@ -5,6 +5,7 @@ import type { Db } from '../store/store.ts';
 import { dateOfDay, localPeriod } from './calendar.ts';
 import { callerSessions } from './session-scope.ts';
 import { localDaySql, offsetSpans } from './zone-offsets.ts';
+import { dialectOf } from '../store/dialect.ts';
 
 /** ReadingSpeedResponse */
 export interface ReadingSpeedDay {
@@ -27,7 +28,7 @@ export async function readingSpeed(db: Db, principal: Principal, year: number): 
     .where('reading_sessions.duration_seconds', '>', 0)
     .where('reading_sessions.progress_delta', '>', 0)
     .select((eb) => [
-      localDaySql(sql.ref('reading_sessions.created_at'), spans).as('day'),
+      localDaySql(dialectOf(db), sql.ref('reading_sessions.created_at'), spans).as('day'),
       sql<number>`avg(reading_sessions.progress_delta / (reading_sessions.duration_seconds / 60.0))`.as('speed'),
       eb.fn.countAll<number>().as('sessions'),
     ])

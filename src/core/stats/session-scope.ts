@@ -5,6 +5,8 @@ import { sql } from 'kysely';
 import { isAdmin, type Principal } from '../auth/principal.ts';
 import { visibleBookFilter } from '../auth/visibility.ts';
 import type { DB } from '../store/db-types.ts';
+import { dialectOf } from '../store/dialect.ts';
+import { idsSubquery } from '../store/dialect-forms.ts';
 import type { Db } from '../store/store.ts';
 import type { Period } from './calendar.ts';
 import { offsetSpans, type OffsetSpan } from './zone-offsets.ts';
@@ -57,12 +59,12 @@ export async function sessionScope(db: Db, principal: Principal): Promise<Sessio
   return {
     sessions: (filter = {}) => {
       let query: SessionQuery = db.selectFrom('reading_sessions').where('reading_sessions.user_id', '=', principal.userId);
-      if (filter.kind === 'reading') query = query.where(sql<SqlBool>`reading_sessions.book_type is not 'AUDIOBOOK'`);
+      if (filter.kind === 'reading') query = query.where(sql<SqlBool>`(reading_sessions.book_type is null or reading_sessions.book_type <> 'AUDIOBOOK')`);
       if (filter.kind === 'listening') query = query.where('reading_sessions.book_type', '=', 'AUDIOBOOK');
       if (filter.period?.start !== undefined) query = query.where('reading_sessions.start_time', '>=', filter.period.start);
       if (filter.period?.end !== undefined) query = query.where('reading_sessions.start_time', '<', filter.period.end);
       // One JSON parameter however many books: SQLite caps the number of parameters.
-      return hidden.length === 0 ? query : query.where(sql<SqlBool>`reading_sessions.book_id not in (select value from json_each(${JSON.stringify(hidden)}))`);
+      return hidden.length === 0 ? query : query.where(sql<SqlBool>`reading_sessions.book_id not in ${idsSubquery(dialectOf(db), hidden)}`);
     },
   };
 }

@@ -1,7 +1,9 @@
-// Sessions and seconds per key (a local day, a local hour), summed in JavaScript from one string SQLite streams out.
+// Sessions and seconds per key (a local day, a local hour), summed in JavaScript from one string the database streams out.
 // SQLite groups by sorting every row; for a long history (100,000 sessions) handing each row's key and length over
 // as "key seconds,key seconds,…" and adding them up here costs a third of a GROUP BY's time.
 import { sql, type RawBuilder } from 'kysely';
+import type { SqlDialect } from '../store/dialect.ts';
+import { inForm } from '../store/dialect-forms.ts';
 import type { SessionQuery } from './session-scope.ts';
 
 export interface Tally {
@@ -40,7 +42,8 @@ export function tallyRecords(records: string): Map<number, Tally> {
 }
 
 /** The sessions of `query` tallied per value of `key` (an integer expression over the session row). */
-export async function tallySessions(query: SessionQuery, key: RawBuilder<number>): Promise<Map<number, Tally>> {
-  const row = await query.select(sql<string | null>`group_concat(${key} || ' ' || reading_sessions.duration_seconds)`.as('records')).executeTakeFirst();
+export async function tallySessions(dialect: SqlDialect, query: SessionQuery, key: RawBuilder<number>): Promise<Map<number, Tally>> {
+  const records = inForm<string | null>((e) => dialect.groupConcat(e, `','`), sql`${key} || ' ' || reading_sessions.duration_seconds`);
+  const row = await query.select(records.as('records')).executeTakeFirst();
   return tallyRecords(row?.records ?? '');
 }

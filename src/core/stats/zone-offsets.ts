@@ -2,6 +2,8 @@
 // SQLite's 'localtime' (the C library's zone data may be missing, as in slim containers, or differ from the one
 // JavaScript uses), so a day or hour computed in SQL is the one calendar.ts computes for the same instant.
 import { sql, type Expression, type RawBuilder } from 'kysely';
+import type { SqlDialect } from '../store/dialect.ts';
+import { inForm } from '../store/dialect-forms.ts';
 import { isoOf } from './calendar.ts';
 
 /** Instants before `until` (stored ISO text; null: no end) are `seconds` east of UTC. */
@@ -58,18 +60,24 @@ function offsetOf(column: Expression<string | null>, spans: readonly OffsetSpan[
   return sql<number>`(case when ${column} < ${boundary} then ${offsetOf(column, spans, from, mid)} else ${offsetOf(column, spans, mid, to)} end)`;
 }
 
+/** Seconds since 1970 of the instant in `column`. */
+const epochSeconds = (dialect: SqlDialect, column: Expression<string | null>): RawBuilder<number> => inForm(dialect.epochSeconds, column);
+
 /** Local seconds since 1970 plus the shift. */
-const shiftedLocalSeconds = (column: Expression<string | null>, spans: readonly OffsetSpan[]): RawBuilder<number> =>
-  sql<number>`(unixepoch(${column}) + ${offsetOf(column, spans)} + ${sql.lit(SHIFT_DAYS * 86_400)})`;
+const shiftedLocalSeconds = (dialect: SqlDialect, column: Expression<string | null>, spans: readonly OffsetSpan[]): RawBuilder<number> =>
+  sql<number>`(${epochSeconds(dialect, column)} + ${offsetOf(column, spans)} + ${sql.lit(SHIFT_DAYS * 86_400)})`;
 
 /** The local day number of the instant in `column` (see calendar.ts). */
-export const localDaySql = (column: Expression<string | null>, spans: readonly OffsetSpan[]): RawBuilder<number> =>
-  sql<number>`(${shiftedLocalSeconds(column, spans)} / 86400 - ${sql.lit(SHIFT_DAYS)})`;
+export const localDaySql = (dialect: SqlDialect, column: Expression<string | null>, spans: readonly OffsetSpan[]): RawBuilder<number> =>
+  sql<number>`(${shiftedLocalSeconds(dialect, column, spans)} / 86400 - ${sql.lit(SHIFT_DAYS)})`;
 
 /** The local hour (0–23) of the instant in `column`. */
-export const localHourSql = (column: Expression<string | null>, spans: readonly OffsetSpan[]): RawBuilder<number> =>
-  sql<number>`(${shiftedLocalSeconds(column, spans)} % 86400 / 3600)`;
+export const localHourSql = (dialect: SqlDialect, column: Expression<string | null>, spans: readonly OffsetSpan[]): RawBuilder<number> =>
+  sql<number>`(${shiftedLocalSeconds(dialect, column, spans)} % 86400 / 3600)`;
 
 /** The local `yyyy-MM` of the instant in `column`. */
-export const localMonthSql = (column: Expression<string | null>, spans: readonly OffsetSpan[]): RawBuilder<string> =>
-  sql<string>`strftime('%Y-%m', unixepoch(${column}) + ${offsetOf(column, spans)}, 'unixepoch')`;
+export const localMonthSql = (dialect: SqlDialect, column: Expression<string | null>, spans: readonly OffsetSpan[]): RawBuilder<string> =>
+  inForm(dialect.utcMonthOfSeconds, sql`${epochSeconds(dialect, column)} + ${offsetOf(column, spans)}`);
+
+/** Milliseconds since 1970 of the instant in `column`. */
+export const epochMsSql = (dialect: SqlDialect, column: Expression<string | null>): RawBuilder<number> => inForm(dialect.epochMs, column);

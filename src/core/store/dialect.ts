@@ -24,6 +24,12 @@ export interface SqlDialect {
   now: string;
   /** A real rounded to `digits` decimals. */
   round(expression: string, digits: number): string;
+  /** Whole seconds since 1970 (UTC) of a stored ISO 8601 instant. */
+  epochSeconds(expression: string): string;
+  /** Milliseconds since 1970 (UTC), rounded, of a stored ISO 8601 instant. */
+  epochMs(expression: string): string;
+  /** `yyyy-MM` of an instant given as seconds since 1970, read in UTC. */
+  utcMonthOfSeconds(seconds: string): string;
   /** Position (1-based) of `needle` in `haystack`, 0 when absent. */
   position(haystack: string, needle: string): string;
   /** A JSON array of the group's values (text). */
@@ -43,6 +49,11 @@ export interface SqlDialect {
    * write transaction holding the database's write lock already.
    */
   lockTable(table: string): string;
+  /**
+   * A statement (one text parameter: the key) that makes every write transaction naming the same key, in any process,
+   * wait for this one to end. Empty on SQLite, where a write transaction already excludes every other writer.
+   */
+  transactionKeyLock: string;
 }
 
 const SQLITE: SqlDialect = {
@@ -55,12 +66,16 @@ const SQLITE: SqlDialect = {
   least: (a, b) => `min(${a}, ${b})`,
   now: `strftime('%Y-%m-%dT%H:%M:%fZ','now')`,
   round: (e, digits) => `round(${e}, ${digits})`,
+  epochSeconds: (e) => `unixepoch(${e})`,
+  epochMs: (e) => `cast(round(unixepoch(${e}, 'subsec') * 1000) as integer)`,
+  utcMonthOfSeconds: (s) => `strftime('%Y-%m', ${s}, 'unixepoch')`,
   position: (h, n) => `instr(${h}, ${n})`,
   jsonGroupArray: (e) => `json_group_array(${e})`,
   numberFromText: (e) => `CAST(${e} AS REAL)`,
   integerPart: (e) => `CAST(${e} AS INTEGER)`,
   forUpdate: '',
   lockTable: () => 'SELECT 1',
+  transactionKeyLock: '',
 };
 
 const POSTGRES: SqlDialect = {
@@ -74,6 +89,9 @@ const POSTGRES: SqlDialect = {
   least: (a, b) => `least(${a}, ${b})`,
   now: POSTGRES_NOW,
   round: (e, digits) => `round((${e})::numeric, ${digits})::double precision`,
+  epochSeconds: (e) => `floor(extract(epoch from (${e})::timestamptz))::bigint`,
+  epochMs: (e) => `round(extract(epoch from (${e})::timestamptz) * 1000)::bigint`,
+  utcMonthOfSeconds: (s) => `to_char(to_timestamp(${s}) at time zone 'UTC', 'YYYY-MM')`,
   position: (h, n) => `strpos(${h}, ${n})`,
   jsonGroupArray: (e) => `coalesce(json_agg(${e})::text, '[]')`,
   numberFromText: (e) =>
@@ -81,6 +99,7 @@ const POSTGRES: SqlDialect = {
   integerPart: (e) => `CAST(trunc(${e}) AS bigint)`,
   forUpdate: ' FOR UPDATE',
   lockTable: (table) => `LOCK TABLE ${table} IN SHARE ROW EXCLUSIVE MODE`,
+  transactionKeyLock: 'SELECT pg_advisory_xact_lock(hashtextextended(?, 0))',
 };
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema, or a transaction of it

@@ -61,14 +61,14 @@ export const appBookRoutes: RouteSpec[] = [
     auth: 'jwt',
     schema: { querystring: BookListQuery },
     handler: (request, _reply, ctx) =>
-      appWork(() => {
+      appWork(async () => {
         const query = request.query as AppBookQuery & { page?: number; size?: number };
         const principal = principalOf(request);
         const page = pageNumber(query.page);
         const size = pageSize(query.size, LIST_SIZE);
-        const conditions = queryConditions(ctx.store, principal, query);
-        const { ids, total } = pageOfAppBooks(ctx.store, principal, conditions, appOrder(query.sort, query.dir), { offset: page * size, limit: size });
-        return appPage(summaries(request, ids, ctx), page, size, total);
+        const conditions = await queryConditions(ctx.store, principal, query);
+        const { ids, total } = await pageOfAppBooks(ctx.store, principal, conditions, appOrder(query.sort, query.dir), { offset: page * size, limit: size });
+        return appPage(await summaries(request, ids, ctx), page, size, total);
       }),
   },
   {
@@ -77,9 +77,9 @@ export const appBookRoutes: RouteSpec[] = [
     auth: 'jwt',
     schema: { querystring: BookListQuery },
     handler: (request, _reply, ctx) =>
-      appWork(() => {
+      appWork(async () => {
         const principal = principalOf(request);
-        return allAppBookIds(ctx.store, principal, queryConditions(ctx.store, principal, request.query as AppBookQuery));
+        return allAppBookIds(ctx.store, principal, await queryConditions(ctx.store, principal, request.query as AppBookQuery));
       }),
   },
   {
@@ -87,13 +87,13 @@ export const appBookRoutes: RouteSpec[] = [
     url: '/api/v1/app/books/search',
     auth: 'jwt',
     schema: { querystring: Type.Object({ q: Type.String(), ...PagingQuery }) },
-    handler: (request, _reply, ctx) => {
+    handler: async (request, _reply, ctx) => {
       const query = request.query as { q: string; page?: number; size?: number };
       if (query.q.trim() === '') throw badRequest('Query parameters are required for the search.');
       const page = pageNumber(query.page);
       const size = pageSize(query.size ?? SEARCH_SIZE, LIST_SIZE);
-      const { ids, total } = searchBooks(ctx.store, principalOf(request), query.q, { offset: page * size, limit: size });
-      return appPage(summaries(request, ids, ctx), page, size, total);
+      const { ids, total } = await searchBooks(ctx.store, principalOf(request), query.q, { offset: page * size, limit: size });
+      return appPage(await summaries(request, ids, ctx), page, size, total);
     },
   },
   {
@@ -101,28 +101,28 @@ export const appBookRoutes: RouteSpec[] = [
     url: '/api/v1/app/books/continue-reading',
     auth: 'jwt',
     schema: { querystring: LimitQuery },
-    handler: (request, _reply, ctx) => summaries(request, inProgressBooks(ctx.store, principalOf(request), 'reading', limitOf(request)), ctx),
+    handler: async (request, _reply, ctx) => summaries(request, await inProgressBooks(ctx.store, principalOf(request), 'reading', limitOf(request)), ctx),
   },
   {
     method: 'GET',
     url: '/api/v1/app/books/continue-listening',
     auth: 'jwt',
     schema: { querystring: LimitQuery },
-    handler: (request, _reply, ctx) => summaries(request, inProgressBooks(ctx.store, principalOf(request), 'listening', limitOf(request)), ctx),
+    handler: async (request, _reply, ctx) => summaries(request, await inProgressBooks(ctx.store, principalOf(request), 'listening', limitOf(request)), ctx),
   },
   {
     method: 'GET',
     url: '/api/v1/app/books/recently-added',
     auth: 'jwt',
     schema: { querystring: LimitQuery },
-    handler: (request, _reply, ctx) => summaries(request, recentlyAddedBooks(ctx.store, principalOf(request), limitOf(request)), ctx),
+    handler: async (request, _reply, ctx) => summaries(request, await recentlyAddedBooks(ctx.store, principalOf(request), limitOf(request)), ctx),
   },
   {
     method: 'GET',
     url: '/api/v1/app/books/recently-scanned',
     auth: 'jwt',
     schema: { querystring: LimitQuery },
-    handler: (request, _reply, ctx) => summaries(request, recentlyScannedBooks(ctx.store, principalOf(request), limitOf(request)), ctx),
+    handler: async (request, _reply, ctx) => summaries(request, await recentlyScannedBooks(ctx.store, principalOf(request), limitOf(request)), ctx),
   },
   {
     method: 'GET',
@@ -130,12 +130,12 @@ export const appBookRoutes: RouteSpec[] = [
     auth: 'jwt',
     schema: { querystring: Type.Object({ ...PagingQuery, libraryId: Type.Optional(Type.Integer()) }) },
     handler: (request, _reply, ctx) =>
-      appWork(() => {
+      appWork(async () => {
         const query = request.query as { page?: number; size?: number; libraryId?: number };
         const page = pageNumber(query.page);
         const size = pageSize(query.size ?? SEARCH_SIZE, LIST_SIZE);
-        const { ids, total } = randomBooks(ctx.store, principalOf(request), size, query.libraryId);
-        return appPage(summaries(request, ids, ctx), page, size, total);
+        const { ids, total } = await randomBooks(ctx.store, principalOf(request), size, query.libraryId);
+        return appPage(await summaries(request, ids, ctx), page, size, total);
       }),
   },
   {

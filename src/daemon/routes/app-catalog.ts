@@ -67,14 +67,14 @@ export const appCatalogRoutes: RouteSpec[] = [
       querystring: Type.Object(ListQuery),
     },
     handler: (request, _reply, ctx) =>
-      appWork(() => {
+      appWork(async () => {
         const { seriesName } = request.params as { seriesName: string };
         const query = request.query as { page?: number; size?: number; sort?: string; dir?: string; libraryId?: number };
         const principal = principalOf(request);
         const page = pageNumber(query.page);
         const size = pageSize(query.size, SERIES_SIZE);
-        const { ids, total } = seriesBooks(ctx.store, principal, seriesName, { dir: 'asc', ...query }, { offset: page * size, limit: size });
-        return appPage(bookSummaries(ctx.store, principal.userId, ids), page, size, total);
+        const { ids, total } = await seriesBooks(ctx.store, principal, seriesName, { dir: 'asc', ...query }, { offset: page * size, limit: size });
+        return appPage(await bookSummaries(ctx.store, principal.userId, ids), page, size, total);
       }),
   },
   {

@@ -11,7 +11,7 @@ import { appWork, PagingQuery } from './app-shared.ts';
 
 const MAGIC_SHELF_SIZE = 20;
 /** Grimmory pages a magic shelf without an order: the books come as stored, oldest first. */
-const BY_ID = { column: { expression: 'book.id' }, descending: false };
+const BY_ID = { column: { expression: () => 'book.id' }, descending: false };
 
 export const appShelfRoutes: RouteSpec[] = [
   {
@@ -32,15 +32,15 @@ export const appShelfRoutes: RouteSpec[] = [
     auth: 'jwt',
     schema: { params: Type.Object({ magicShelfId: Type.Integer() }), querystring: Type.Object(PagingQuery) },
     handler: (request, _reply, ctx) =>
-      appWork(() => {
+      appWork(async () => {
         const { magicShelfId } = request.params as { magicShelfId: number };
         const query = request.query as { page?: number; size?: number };
         const principal = principalOf(request);
         const page = pageNumber(query.page);
         // A size that is not positive gets the list's default of 50, as Grimmory's app pages do.
         const size = pageSize(query.size ?? MAGIC_SHELF_SIZE, 50);
-        const { ids, total } = pageOfAppBooks(ctx.store, principal, [magicShelfCondition(ctx.store, principal, magicShelfId)], BY_ID, { offset: page * size, limit: size });
-        return appPage(bookSummaries(ctx.store, principal.userId, ids), page, size, total);
+        const { ids, total } = await pageOfAppBooks(ctx.store, principal, [await magicShelfCondition(ctx.store, principal, magicShelfId)], BY_ID, { offset: page * size, limit: size });
+        return appPage(await bookSummaries(ctx.store, principal.userId, ids), page, size, total);
       }),
   },
 ];
