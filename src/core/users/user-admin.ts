@@ -2,12 +2,12 @@
 import { AccountError, accountError, invalidInput, userNotFound } from '../auth/account-error.ts';
 import { PERMISSION_NAMES, rowFromPermissions, type Permissions } from '../auth/permissions.ts';
 import { revokeAllSessions } from '../auth/sessions.ts';
+import { constraintViolation } from '../store/constraint-errors.ts';
 import type { Db } from '../store/store.ts';
 import { createUser, hashPassword, PASSWORD_MAX, PASSWORD_MIN, UserError, verifyPassword } from './users.ts';
 
 function isUniqueViolation(error: unknown): boolean {
-  const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' && code.startsWith('SQLITE_CONSTRAINT');
+  return constraintViolation(error) !== undefined;
 }
 
 /** Runs a write, turning a unique-constraint clash (e-mail already used) into Grimmory's data-conflict error. */
