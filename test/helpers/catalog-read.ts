@@ -1,6 +1,5 @@
 // Reading a catalog from a test the way another process would see it: through a store of its own, so on either
 // engine (the suite maps catalog paths to PostgreSQL databases on its PostgreSQL run).
-import { storeRows } from './catalog-rows.ts';
 import type { SqlValue } from '../../src/core/store/sql-exec.ts';
 import { openStore } from '../../src/core/store/store.ts';
 
@@ -14,11 +13,4 @@ export async function readRows<T>(catalog: string, sql: string, ...params: SqlVa
 }
 
 /** Every table's rows in primary-key order, for before/after comparisons. */
-export async function catalogSnapshot(catalog: string): Promise<Record<string, unknown[]>> {
-  const store = await openStore(catalog);
-  try {
-    return await storeRows(store);
-  } finally {
-    await store.close();
-  }
-}
+export { catalogRows as catalogSnapshot } from './catalog-rows.ts';

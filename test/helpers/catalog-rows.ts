@@ -17,9 +17,8 @@ export async function storeRows(store: Store): Promise<Record<string, SqlRow[]>>
   });
 }
 
-/** `location`: a catalog path as the suite opens it (either engine), or a postgres:// URL. */
-export async function catalogRows(location: string): Promise<Record<string, SqlRow[]>> {
-  const store = await openStore(location);
+async function rowsOf(opening: Promise<Store>): Promise<Record<string, SqlRow[]>> {
+  const store = await opening;
   try {
     return await storeRows(store);
   } finally {
@@ -27,12 +26,8 @@ export async function catalogRows(location: string): Promise<Record<string, SqlR
   }
 }
 
+/** `location`: a catalog path as the suite opens it (either engine), or a postgres:// URL. */
+export const catalogRows = (location: string): Promise<Record<string, SqlRow[]>> => rowsOf(openStore(location));
+
 /** A SQLite file as such (a copy written by `db copy --to FILE`), whatever engine the suite runs on. */
-export async function sqliteFileRows(path: string): Promise<Record<string, SqlRow[]>> {
-  const store = await openSqliteFile(path);
-  try {
-    return await storeRows(store);
-  } finally {
-    await store.close();
-  }
-}
+export const sqliteFileRows = (path: string): Promise<Record<string, SqlRow[]>> => rowsOf(openSqliteFile(path));
