@@ -42,6 +42,7 @@ const registrations = await Promise.all([
   import('./commands/restore.ts').then((m) => m.registerRestore),
   import('./commands/export.ts').then((m) => m.registerExport),
   import('./commands/import.ts').then((m) => m.registerImport),
+  import('./commands/db.ts').then((m) => m.registerDb),
 ]);
 for (const register of registrations) register(program, run);
 

@@ -17,7 +17,7 @@ export function registerImportBinderyExport(parent: Command, run: RunCommand): v
         const { importExport } = await import('../core/export/import-export.ts');
         const store = await ctx.store();
         const status = await statusLine(ctx, `importing ${archive}`);
-        const result = await exportCli(() => importExport({ sqlite: store.sqlite, archive, asUser: flags.as, dryRun: flags.dryRun })).finally(() => status.stop());
+        const result = await exportCli(() => importExport({ store, archive, asUser: flags.as, dryRun: flags.dryRun })).finally(() => status.stop());
         const incomplete = result.users.missing.length > 0 || result.books.unmatched.length > 0;
         if (ctx.json) {
           ctx.printJson(result);

@@ -30,6 +30,7 @@ export function registerRestore(program: Command, run: RunCommand): void {
             archive,
             configFile: configFileOf(program),
             onProgress: (members, bytes) => status.update(`restoring: ${members} files checked, ${megabytes(bytes)}`),
+            onCatalogProgress: (rows, total) => status.update(`restoring the catalog: ${rows} of ${total} rows`),
           }),
         ).finally(() => status.stop());
         if (ctx.json) {

@@ -1,7 +1,6 @@
 // bindery backup / backup verify / restore, run as a script or cron job runs them: a backup taken while another
 // process keeps writing is consistent and restores table for table; damaged archives are refused and change nothing;
 // a backup killed half-way leaves no file under the final name; restore refuses while a daemon runs.
-import Database from 'better-sqlite3';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -11,6 +10,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expiredBackups } from '../../src/core/backup/retention.ts';
 import { openStore } from '../../src/core/store/store.ts';
+import { catalogRows } from '../helpers/catalog-rows.ts';
 import { seedBook, seedLibrary } from '../helpers/catalog-seed.ts';
 import { BIN, runCli } from '../helpers/cli.ts';
 import { makeTempDir, type TempDir } from '../helpers/temp-dir.ts';
@@ -37,16 +37,6 @@ function treeDigest(dir: string): Record<string, string> {
   return out;
 }
 
-function tableRows(catalog: string): Record<string, unknown[]> {
-  const db = new Database(catalog, { readonly: true });
-  try {
-    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").pluck().all() as string[];
-    return Object.fromEntries(tables.map((t) => [t, db.prepare(`SELECT * FROM "${t}" ORDER BY rowid`).all()]));
-  } finally {
-    db.close();
-  }
-}
-
 function startWriter(): Promise<ChildProcess> {
   const child = spawn(process.execPath, [join(import.meta.dirname, '..', 'helpers', 'progress-writer.ts'), catalogOf(dataDir), String(userId), String(bookId)], { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
@@ -61,12 +51,12 @@ async function stopWriter(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-function sessionCount(): number {
-  const db = new Database(catalogOf(dataDir), { readonly: true });
+async function sessionCount(): Promise<number> {
+  const store = await openStore(catalogOf(dataDir));
   try {
-    return db.prepare('SELECT count(*) FROM reading_sessions').pluck().get() as number;
+    return Number((await store.exec.get('SELECT count(*) AS n FROM reading_sessions'))?.n);
   } finally {
-    db.close();
+    await store.close();
   }
 }
 
@@ -100,7 +90,7 @@ describe('bindery backup while another process writes, then restore', () => {
     const writer = await startWriter();
     try {
       await new Promise((r) => setTimeout(r, 200));
-      const before = sessionCount();
+      const before = await sessionCount();
       const res = await bindery(dataDir, '--json', 'backup', '--to', tmp.file('backups/'));
       expect(res.code, res.stdout + res.stderr).toBe(0);
       const result = JSON.parse(res.stdout) as { path: string; tables: Record<string, number>; sections: Record<string, { files: number }> };
@@ -112,7 +102,7 @@ describe('bindery backup while another process writes, then restore', () => {
       expect(result.sections['custom-fonts']?.files).toBe(1);
       // The writer kept going during the backup: the snapshot is a moment of a catalog in motion.
       expect(result.tables.reading_sessions).toBeGreaterThanOrEqual(before);
-      expect(sessionCount()).toBeGreaterThan(before);
+      expect(await sessionCount()).toBeGreaterThan(before);
     } finally {
       await stopWriter(writer);
     }
@@ -131,8 +121,8 @@ describe('bindery backup while another process writes, then restore', () => {
     expect(res.code, res.stdout + res.stderr).toBe(0);
     expect(JSON.parse(res.stdout)).toMatchObject({ files: { covers: 80, icons: 1, 'custom-fonts': 1 }, previousDir: null });
 
-    const source = tableRows(catalogOf(dataDir));
-    const restored = tableRows(catalogOf(target));
+    const source = await catalogRows(catalogOf(dataDir));
+    const restored = await catalogRows(catalogOf(target));
     expect(Object.keys(restored)).toEqual(Object.keys(source));
     const sessions = restored.reading_sessions as { id: number; duration_seconds: number }[];
     const progress = restored.user_book_progress as { epub_progress_percent: number }[];

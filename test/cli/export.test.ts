@@ -1,7 +1,6 @@
 // bindery export and import bindery-export between two catalogs: what a user owns goes out as JSON Lines and Markdown
 // and comes back into another Bindery, books matched by file hash, path and ISBN; a second import changes nothing;
 // the API gives a signed-in user their own data only.
-import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,6 +8,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readTar } from '../../src/core/backup/tar.ts';
 import { openStore, type Store } from '../../src/core/store/store.ts';
+import { catalogRows } from '../helpers/catalog-rows.ts';
 import { seedBook, seedLibrary } from '../helpers/catalog-seed.ts';
 import { runCli } from '../helpers/cli.ts';
 import { startTestDaemon } from '../helpers/daemon.ts';
@@ -38,16 +38,8 @@ async function seedBooks(store: Store, root: string, books: { title: string; fil
   return ids;
 }
 
-function digest(dir: string): string {
-  const db = new Database(join(dir, 'bindery.sqlite'), { readonly: true });
-  try {
-    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all() as string[];
-    const hash = createHash('sha256');
-    for (const t of tables) hash.update(JSON.stringify(db.prepare(`SELECT * FROM "${t}" ORDER BY rowid`).all()));
-    return hash.digest('hex');
-  } finally {
-    db.close();
-  }
+async function digest(dir: string): Promise<string> {
+  return createHash('sha256').update(JSON.stringify(await catalogRows(join(dir, 'bindery.sqlite')))).digest('hex');
 }
 
 async function members(archive: Buffer): Promise<Record<string, string>> {
@@ -141,29 +133,30 @@ describe('bindery import bindery-export', () => {
     expect(result.counts.progress).toMatchObject({ added: 1, skipped: 1 });
     for (const kind of ['annotations', 'notes', 'bookmarks', 'sessions', 'shelves', 'ratings']) expect(result.counts[kind], kind).toMatchObject({ added: 1 });
 
-    const db = new Database(join(target(), 'bindery.sqlite'), { readonly: true });
+    const store = await openStore(join(target(), 'bindery.sqlite'));
     try {
-      const alice = db.prepare("SELECT id FROM users WHERE username = 'alice'").pluck().get();
-      const titleOf = (bookId: unknown) => db.prepare('SELECT title FROM book_metadata WHERE book_id = ?').pluck().get(bookId);
-      const progress = db.prepare('SELECT * FROM user_book_progress WHERE user_id = ?').all(alice) as { book_id: number; epub_progress_percent: number; personal_rating: number }[];
-      expect(progress.map((p) => [titleOf(p.book_id), p.epub_progress_percent, p.personal_rating])).toEqual([['The Dispossessed', 42.5, 5]]);
-      const annotation = db.prepare('SELECT book_id, text FROM annotations WHERE user_id = ?').get(alice) as { book_id: number };
-      expect(titleOf(annotation.book_id)).toBe('Always Coming Home');
-      const bookmark = db.prepare('SELECT book_id FROM book_marks WHERE user_id = ?').get(alice) as { book_id: number };
-      expect(titleOf(bookmark.book_id)).toBe('The Lathe of Heaven');
-      const shelved = db.prepare("SELECT m.book_id FROM book_shelf_mapping m JOIN shelf s ON s.id = m.shelf_id WHERE s.name = 'Hainish' AND s.user_id = ?").pluck().all(alice);
-      expect(shelved.map(titleOf).sort()).toEqual(['The Dispossessed', 'The Lathe of Heaven']);
+      const one = async (sql: string, ...params: (string | number)[]) => store.exec.get(sql, params);
+      const alice = (await one("SELECT id FROM users WHERE username = 'alice'"))?.id as number;
+      const titleOf = async (bookId: unknown) => (await one('SELECT title FROM book_metadata WHERE book_id = ?', bookId as number))?.title;
+      const progress = (await store.exec.all('SELECT * FROM user_book_progress WHERE user_id = ?', [alice])) as { book_id: number; epub_progress_percent: number; personal_rating: number }[];
+      expect(await Promise.all(progress.map(async (p) => [await titleOf(p.book_id), p.epub_progress_percent, p.personal_rating]))).toEqual([['The Dispossessed', 42.5, 5]]);
+      const annotation = await one('SELECT book_id, text FROM annotations WHERE user_id = ?', alice);
+      expect(await titleOf(annotation?.book_id)).toBe('Always Coming Home');
+      const bookmark = await one('SELECT book_id FROM book_marks WHERE user_id = ?', alice);
+      expect(await titleOf(bookmark?.book_id)).toBe('The Lathe of Heaven');
+      const shelved = await store.exec.all("SELECT m.book_id FROM book_shelf_mapping m JOIN shelf s ON s.id = m.shelf_id WHERE s.name = 'Hainish' AND s.user_id = ?", [alice]);
+      expect((await Promise.all(shelved.map((r) => titleOf(r.book_id)))).sort()).toEqual(['The Dispossessed', 'The Lathe of Heaven']);
     } finally {
-      db.close();
+      await store.close();
     }
   });
 
   it('changes nothing when run again', async () => {
-    const before = digest(target());
+    const before = await digest(target());
     const res = await bindery(target(), '--json', 'import', 'bindery-export', aliceArchive);
     const result = JSON.parse(res.stdout) as { counts: Record<string, { added: number; updated: number; unchanged: number }> };
     for (const [kind, c] of Object.entries(result.counts)) expect([kind, c.added, c.updated]).toEqual([kind, 0, 0]);
-    expect(digest(target())).toBe(before);
+    expect(await digest(target())).toBe(before);
   });
 
   it('imports into another user with --as, and skips users this catalog lacks', async () => {
@@ -171,10 +164,10 @@ describe('bindery import bindery-export', () => {
     expect(JSON.parse(asCarol.stdout)).toMatchObject({ dryRun: true, users: { matched: ['carol'] }, counts: { annotations: { added: 1 } } });
     const all = await bindery(source(), '--json', 'export', '--all', '--to', tmp.file('exports/all.tar.gz'));
     expect(all.code).toBe(0);
-    const before = digest(target());
+    const before = await digest(target());
     const res = await bindery(target(), '--json', 'import', 'bindery-export', '--dry-run', tmp.file('exports/all.tar.gz'));
     expect(JSON.parse(res.stdout)).toMatchObject({ users: { matched: ['alice'], missing: ['bob'] } });
-    expect(digest(target())).toBe(before);
+    expect(await digest(target())).toBe(before);
   });
 
   it('refuses a damaged export and changes nothing', async () => {
@@ -183,11 +176,11 @@ describe('bindery import bindery-export', () => {
     tar.write('X', at);
     const bad = tmp.file('bad.tar.gz');
     writeFileSync(bad, gzipSync(tar));
-    const before = digest(target());
+    const before = await digest(target());
     const res = await bindery(target(), '--json', 'import', 'bindery-export', bad);
     expect(res.code).toBe(7);
     expect(JSON.parse(res.stdout).error.message).toMatch(/does not match its checksum/);
-    expect(digest(target())).toBe(before);
+    expect(await digest(target())).toBe(before);
   });
 });
 

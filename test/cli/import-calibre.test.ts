@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore } from '../../src/core/store/store.ts';
 import { CALIBRE_FIXTURE, materializeCalibreLibrary } from '../helpers/calibre-library.ts';
 import { readRows } from '../helpers/catalog-read.ts';
 import { runCli } from '../helpers/cli.ts';
@@ -80,14 +81,14 @@ describe('bindery import calibre', () => {
     expect(report.covers.imported).toBe(1);
     expect(digest(join(root, 'metadata.db'))).toBe(before);
 
-    const meta = (title: string): Record<string, unknown> => readRows<Record<string, unknown>>(catalog, 'select * from book_metadata m where m.title = ?', title)[0] as Record<string, unknown>;
+    const meta = async (title: string): Promise<Record<string, unknown>> => (await readRows<Record<string, unknown>>(catalog, 'select * from book_metadata m where m.title = ?', title))[0] as Record<string, unknown>;
     for (const book of listed) {
-      const m = meta(book.title);
+      const m = await meta(book.title);
       expect(m, book.title).toBeDefined();
       const bookId = m.book_id as number;
-      const authors = readRows<{ name: string }>(catalog, 'select a.name from book_metadata_author_mapping x join author a on a.id = x.author_id where x.book_id = ? order by x.sort_order', bookId).map((a) => a.name);
+      const authors = (await readRows<{ name: string }>(catalog, 'select a.name from book_metadata_author_mapping x join author a on a.id = x.author_id where x.book_id = ? order by x.sort_order', bookId)).map((a) => a.name);
       expect(authors.join(' & ')).toBe(book.authors);
-      const tags = readRows<{ name: string }>(catalog, 'select t.name from book_metadata_tag_mapping x join tag t on t.id = x.tag_id where x.book_id = ? order by t.name', bookId).map((t) => t.name);
+      const tags = (await readRows<{ name: string }>(catalog, 'select t.name from book_metadata_tag_mapping x join tag t on t.id = x.tag_id where x.book_id = ? order by t.name', bookId)).map((t) => t.name);
       expect(tags).toEqual([...book.tags].sort());
       expect(m.series_name).toBe(book.series ?? null);
       expect(m.series_number).toBe(book.series ? book.series_index : null);
@@ -104,20 +105,20 @@ describe('bindery import calibre', () => {
       expect(m.hardcover_id).toBe(book.identifiers.hardcover ?? null);
     }
     // Files stay in calibre's folders; the cover comes from cover.jpg.
-    const [leGuin] = readRows<{ id: number; book_cover_hash: string }>(catalog, "select b.id, b.book_cover_hash from book b join book_metadata m on m.book_id = b.id where m.title = 'The Left Hand of Darkness'");
-    expect(readRows(catalog, 'select file_sub_path, file_name, book_type from book_file where book_id = ? order by id', leGuin?.id)).toEqual([
+    const [leGuin] = await readRows<{ id: number; book_cover_hash: string }>(catalog, "select b.id, b.book_cover_hash from book b join book_metadata m on m.book_id = b.id where m.title = 'The Left Hand of Darkness'");
+    expect(await readRows(catalog, 'select file_sub_path, file_name, book_type from book_file where book_id = ? order by id', leGuin?.id as number)).toEqual([
       { file_sub_path: 'Ursula K. Le Guin/The Left Hand of Darkness (1)', file_name: 'The Left Hand of Darkness - Ursula K. Le Guin.epub', book_type: 'EPUB' },
       { file_sub_path: 'Ursula K. Le Guin/The Left Hand of Darkness (1)', file_name: 'The Left Hand of Darkness - Ursula K. Le Guin.pdf', book_type: 'PDF' },
     ]);
     expect(leGuin?.book_cover_hash).toMatch(/^BL-/);
     expect(existsSync(join(dataDir, 'covers', String(leGuin?.id), 'cover.jpg'))).toBe(true);
     // Mapped columns: read status, personal rating, date finished, shelves of the user.
-    expect(readRows(catalog, "select m.title, p.read_status, p.personal_rating, p.date_finished from user_book_progress p join book_metadata m on m.book_id = p.book_id order by m.title")).toEqual([
+    expect(await readRows(catalog, "select m.title, p.read_status, p.personal_rating, p.date_finished from user_book_progress p join book_metadata m on m.book_id = p.book_id order by m.title")).toEqual([
       { title: 'A Memory Called Empire', read_status: null, personal_rating: 6, date_finished: null },
       { title: 'Good Omens', read_status: 'UNREAD', personal_rating: null, date_finished: null },
       { title: 'The Left Hand of Darkness', read_status: 'READ', personal_rating: 10, date_finished: '2024-02-11T00:00:00.000Z' },
     ]);
-    expect(readRows(catalog, "select s.name, m.title from book_shelf_mapping x join shelf s on s.id = x.shelf_id join book_metadata m on m.book_id = x.book_id order by s.name, m.title")).toEqual([
+    expect(await readRows(catalog, "select s.name, m.title from book_shelf_mapping x join shelf s on s.id = x.shelf_id join book_metadata m on m.book_id = x.book_id order by s.name, m.title")).toEqual([
       { name: 'Favourites', title: 'A Memory Called Empire' },
       { name: 'Favourites', title: 'The Left Hand of Darkness' },
       { name: 'To lend', title: 'The Left Hand of Darkness' },
@@ -132,13 +133,13 @@ describe('bindery import calibre', () => {
     calibre.prepare("update books set title = 'Der Proceß', last_modified = '2030-01-01 00:00:00+00:00' where id = 3").run();
     calibre.prepare("update books set title = 'Good Omens (revised)', last_modified = '2030-01-01 00:00:00+00:00' where id = 2").run();
     calibre.close();
-    const lock = new Database(catalog);
-    lock.prepare("update book_metadata set title_locked = 1 where title = 'Good Omens'").run();
-    lock.close();
+    const lock = await openStore(catalog);
+    await lock.exec.run("update book_metadata set title_locked = 1 where title = 'Good Omens'");
+    await lock.close();
     const third = JSON.parse((await bindery(...args)).stdout);
     expect(third.books).toMatchObject({ imported: 0, updated: 2, unchanged: 3 });
-    expect(meta('Der Proceß')).toBeDefined();
-    expect(meta('Good Omens')).toBeDefined();
-    expect(readRows(catalog, 'select count(*) as n from book')).toEqual([{ n: 5 }]);
+    expect(await meta('Der Proceß')).toBeDefined();
+    expect(await meta('Good Omens')).toBeDefined();
+    expect(await readRows(catalog, 'select count(*) as n from book')).toEqual([{ n: 5 }]);
   });
 });

@@ -63,8 +63,8 @@ describe.skipIf(!available && !process.env.CI)('bindery import grimmory', () => 
       'book_notes_v2: version',
       'pdf_annotations: version',
     ]);
-    expect(readRows(join(dataDir, 'bindery.sqlite'), 'select count(*) as n from book')).toEqual([{ n: 0 }]);
-    expect(readRows(join(dataDir, 'bindery.sqlite'), 'select count(*) as n from import_id_map')).toEqual([{ n: 0 }]);
+    expect(await readRows(join(dataDir, 'bindery.sqlite'), 'select count(*) as n from book')).toEqual([{ n: 0 }]);
+    expect(await readRows(join(dataDir, 'bindery.sqlite'), 'select count(*) as n from import_id_map')).toEqual([{ n: 0 }]);
   });
 
   it('imports everything with a place in Bindery, reports the rest, and a second run changes nothing', async () => {
@@ -82,59 +82,59 @@ describe.skipIf(!available && !process.env.CI)('bindery import grimmory', () => 
     expect(tables.app_settings.skipped).toEqual([{ reason: 'no Bindery meaning', count: 2, examples: ['cover_image_resolution', 'grimmlink_experimental_flag'] }]);
 
     // Users keep their passwords (bcrypt from Spring), permissions, restrictions.
-    const [admin] = readRows<{ id: number; password_hash: string; email: string; created_at: string }>(catalog, "select * from users where username = 'admin'");
+    const [admin] = await readRows<{ id: number; password_hash: string; email: string; created_at: string }>(catalog, "select * from users where username = 'admin'");
     expect(admin?.id).toBe(1);
     expect(await verifyPassword(GRIMMORY_PASSWORD, admin?.password_hash as string)).toBe(true);
     expect(admin?.created_at).toBe('2024-01-02T03:04:05.000Z');
-    expect(readRows(catalog, 'select id, username, locale, is_default_password from users order by id')).toEqual([
+    expect(await readRows(catalog, 'select id, username, locale, is_default_password from users order by id')).toEqual([
       { id: 1, username: 'admin', locale: 'en', is_default_password: 0 },
       { id: 2, username: 'reader', locale: 'de', is_default_password: 1 },
     ]);
-    expect(readRows(catalog, 'select permission_admin, permission_sync_kobo from user_permissions where user_id = 1')).toEqual([{ permission_admin: 1, permission_sync_kobo: 1 }]);
-    expect(readRows(catalog, 'select user_id, restriction_type, mode, value from user_content_restriction')).toEqual([{ user_id: 2, restriction_type: 'CATEGORY', mode: 'EXCLUDE', value: 'Horror' }]);
-    expect(readRows(catalog, 'select user_id, library_id from user_library_mapping order by user_id')).toEqual([{ user_id: 1, library_id: 1 }, { user_id: 2, library_id: 1 }]);
+    expect(await readRows(catalog, 'select permission_admin, permission_sync_kobo from user_permissions where user_id = 1')).toEqual([{ permission_admin: 1, permission_sync_kobo: 1 }]);
+    expect(await readRows(catalog, 'select user_id, restriction_type, mode, value from user_content_restriction')).toEqual([{ user_id: 2, restriction_type: 'CATEGORY', mode: 'EXCLUDE', value: 'Horror' }]);
+    expect(await readRows(catalog, 'select user_id, library_id from user_library_mapping order by user_id')).toEqual([{ user_id: 1, library_id: 1 }, { user_id: 2, library_id: 1 }]);
     // Devices keep syncing: the Kobo token, KOReader account, OPDS account.
-    expect(readRows(catalog, 'select token, two_way_progress_sync, progress_mark_as_finished_threshold from kobo_user_settings')).toEqual([{ token: KOBO_TOKEN, two_way_progress_sync: 1, progress_mark_as_finished_threshold: 98 }]);
-    const koreader = readRows<{ username: string; key_hash: string; booklore_user_id: number; sync_with_booklore_reader: number }>(catalog, 'select username, key_hash, booklore_user_id, sync_with_booklore_reader from koreader_user');
+    expect(await readRows(catalog, 'select token, two_way_progress_sync, progress_mark_as_finished_threshold from kobo_user_settings')).toEqual([{ token: KOBO_TOKEN, two_way_progress_sync: 1, progress_mark_as_finished_threshold: 98 }]);
+    const koreader = await readRows<{ username: string; key_hash: string; booklore_user_id: number; sync_with_booklore_reader: number }>(catalog, 'select username, key_hash, booklore_user_id, sync_with_booklore_reader from koreader_user');
     expect(koreader).toMatchObject([{ username: 'kosync', booklore_user_id: 1, sync_with_booklore_reader: 1 }]);
     // Only a hash of the MD5 key KOReader sends is kept (docs/koreader.md), and it verifies Grimmory's password.
     expect(bcrypt.compareSync(createHash('md5').update('kopass').digest('hex'), koreader[0]?.key_hash ?? '')).toBe(true);
-    expect(readRows(catalog, 'select username, sort_order from opds_user_v2')).toEqual([{ username: 'opds-admin', sort_order: 'TITLE_ASC' }]);
-    expect(readRows(catalog, 'select entitlement_id, user_id from kobo_reading_state')).toEqual([{ entitlement_id: '10', user_id: 1 }]);
-    expect(readRows(catalog, 'select book_id, synced from kobo_library_snapshot_book')).toEqual([{ book_id: 10, synced: 1 }]);
+    expect(await readRows(catalog, 'select username, sort_order from opds_user_v2')).toEqual([{ username: 'opds-admin', sort_order: 'TITLE_ASC' }]);
+    expect(await readRows(catalog, 'select entitlement_id, user_id from kobo_reading_state')).toEqual([{ entitlement_id: '10', user_id: 1 }]);
+    expect(await readRows(catalog, 'select book_id, synced from kobo_library_snapshot_book')).toEqual([{ book_id: 10, synced: 1 }]);
     // Libraries with the remapped folder; books on disk with their files, ids kept.
-    expect(readRows(catalog, 'select path from library_path')).toEqual([{ path: files.booksDir }]);
-    expect(readRows(catalog, 'select id from book order by id')).toEqual([{ id: 10 }, { id: 11 }, { id: 13 }, { id: 14 }]);
-    const [file] = readRows<{ library_path_id: number; file_sub_path: string; size_bytes: number; initial_hash: string }>(catalog, 'select * from book_file where id = 100');
+    expect(await readRows(catalog, 'select path from library_path')).toEqual([{ path: files.booksDir }]);
+    expect(await readRows(catalog, 'select id from book order by id')).toEqual([{ id: 10 }, { id: 11 }, { id: 13 }, { id: 14 }]);
+    const [file] = await readRows<{ library_path_id: number; file_sub_path: string; size_bytes: number; initial_hash: string }>(catalog, 'select * from book_file where id = 100');
     expect(file).toMatchObject({ library_path_id: 1, file_sub_path: 'Le Guin', initial_hash: 'aaaa0000aaaa0000aaaa0000aaaa0000' });
     expect(file?.size_bytes).toBeGreaterThan(0);
     // Metadata with locks; the search text is Bindery's own.
-    expect(readRows(catalog, 'select title, title_locked, cover_locked, published_date, search_text from book_metadata where book_id = 10')).toEqual([
+    expect(await readRows(catalog, 'select title, title_locked, cover_locked, published_date, search_text from book_metadata where book_id = 10')).toEqual([
       { title: 'The Left Hand of Darkness', title_locked: 1, cover_locked: 1, published_date: '1969-03-01', search_text: 'the left hand of darkness ursula k. le guin hainish cycle 9780441478125' },
     ]);
-    expect(readRows(catalog, 'select issue_number, issue_number_locked from comic_metadata')).toEqual([{ issue_number: '1', issue_number_locked: 1 }]);
-    expect(readRows(catalog, 'select role from comic_metadata_creator_mapping')).toEqual([{ role: 'ARTIST' }]);
+    expect(await readRows(catalog, 'select issue_number, issue_number_locked from comic_metadata')).toEqual([{ issue_number: '1', issue_number_locked: 1 }]);
+    expect(await readRows(catalog, 'select role from comic_metadata_creator_mapping')).toEqual([{ role: 'ARTIST' }]);
     // Reading data of every kind.
-    expect(readRows(catalog, 'select read_status, epub_progress, koreader_progress_percent, kobo_progress_percent, personal_rating from user_book_progress where book_id = 10')).toEqual([
+    expect(await readRows(catalog, 'select read_status, epub_progress, koreader_progress_percent, kobo_progress_percent, personal_rating from user_book_progress where book_id = 10')).toEqual([
       { read_status: 'READING', epub_progress: 'epubcfi(/6/4!/4/2/1:0)', koreader_progress_percent: 0.455, kobo_progress_percent: 44, personal_rating: 8 },
     ]);
-    expect(readRows(catalog, 'select date_finished from user_book_progress where book_id = 11')).toEqual([{ date_finished: '2024-01-02T03:04:05.000Z' }]);
+    expect(await readRows(catalog, 'select date_finished from user_book_progress where book_id = 11')).toEqual([{ date_finished: '2024-01-02T03:04:05.000Z' }]);
     for (const table of ['user_book_file_progress', 'book_marks', 'annotations', 'book_notes', 'book_notes_v2', 'pdf_annotations', 'reading_sessions', 'ebook_viewer_preference', 'epub_viewer_preference', 'pdf_viewer_preference', 'new_pdf_viewer_preference', 'cbx_viewer_preference', 'magic_shelf', 'email_provider_v2', 'email_recipient_v2', 'user_email_provider_preference', 'audit_log']) {
-      expect(readRows<{ n: number }>(catalog, `select count(*) as n from ${table}`)[0]?.n, table).toBe(1);
+      expect((await readRows<{ n: number }>(catalog, `select count(*) as n from ${table}`))[0]?.n, table).toBe(1);
     }
-    expect(readRows(catalog, 'select book_id, shelf_id from book_shelf_mapping order by shelf_id')).toEqual([{ book_id: 10, shelf_id: 1 }, { book_id: 10, shelf_id: 2 }]);
-    expect(JSON.parse((readRows<{ filter_json: string }>(catalog, 'select filter_json from magic_shelf')[0] as { filter_json: string }).filter_json).rules[0].value).toBe(1);
-    expect(readRows(catalog, "select val from app_settings where name = 'komga_api_enabled'")).toEqual([{ val: 'true' }]);
+    expect(await readRows(catalog, 'select book_id, shelf_id from book_shelf_mapping order by shelf_id')).toEqual([{ book_id: 10, shelf_id: 1 }, { book_id: 10, shelf_id: 2 }]);
+    expect(JSON.parse(((await readRows<{ filter_json: string }>(catalog, 'select filter_json from magic_shelf'))[0] as { filter_json: string }).filter_json).rules[0].value).toBe(1);
+    expect(await readRows(catalog, "select val from app_settings where name = 'komga_api_enabled'")).toEqual([{ val: 'true' }]);
     // Covers and author photos from Grimmory's data folder.
     expect(existsSync(join(dataDir, 'covers', '10', 'cover.jpg'))).toBe(true);
     expect(existsSync(join(dataDir, 'author-images', '1', 'photo.jpg'))).toBe(true);
 
-    const before = catalogSnapshot(catalog);
+    const before = await catalogSnapshot(catalog);
     const second = await runCli(importArgs(dataDir, '--from', url, '--password-file', passwordFile));
     expect(second.code).toBe(5);
     const again = JSON.parse(second.stdout);
     for (const stage of again.stages) for (const table of stage.tables) expect(table.imported, table.table).toBe(0);
-    expect(catalogSnapshot(catalog)).toEqual(before);
+    expect(await catalogSnapshot(catalog)).toEqual(before);
   });
 
   it('reads a mariadb-dump file to the same catalog as the live server', async () => {
@@ -143,8 +143,8 @@ describe.skipIf(!available && !process.env.CI)('bindery import grimmory', () => 
     const fromDump = tmp.file('dump');
     const result = await runCli(importArgs(fromDump, '--from-dump', dump));
     expect(result.code, result.stderr + result.stdout).toBe(5);
-    const live = catalogSnapshot(join(tmp.file('live'), 'bindery.sqlite'));
-    const dumped = catalogSnapshot(join(fromDump, 'bindery.sqlite'));
+    const live = await catalogSnapshot(join(tmp.file('live'), 'bindery.sqlite'));
+    const dumped = await catalogSnapshot(join(fromDump, 'bindery.sqlite'));
     // Rows and fields Bindery stamps with the time of the run (seeded schedules, default creation times) differ, and
     // so do salted hashes.
     const today = new Date().toISOString().slice(0, 10);
@@ -206,6 +206,6 @@ describe.skipIf(!available && !process.env.CI)('bindery import grimmory', () => 
     const result = await runCli(importArgs(dataDir, '--from', url));
     expect(result.code).toBe(2);
     expect(JSON.parse(result.stdout).error).toEqual({ code: 'UNSUPPORTED_SCHEMA', message: expect.stringContaining('version 145') });
-    expect(existsSync(join(dataDir, 'bindery.sqlite')) ? readRows(join(dataDir, 'bindery.sqlite'), 'select count(*) as n from users') : [{ n: 0 }]).toEqual([{ n: 0 }]);
+    expect(await readRows(join(dataDir, 'bindery.sqlite'), 'select count(*) as n from users')).toEqual([{ n: 0 }]);
   });
 });

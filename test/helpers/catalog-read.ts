@@ -1,17 +1,16 @@
-// Reading a catalog file from a test, read-only, the way another process would see it.
-import Database from 'better-sqlite3';
+// Reading a catalog from a test the way another process would see it: through a store of its own, so on either
+// engine (the suite maps catalog paths to PostgreSQL databases on its PostgreSQL run).
+import type { SqlValue } from '../../src/core/store/sql-exec.ts';
+import { openStore } from '../../src/core/store/store.ts';
 
-export function readRows<T>(catalog: string, sql: string, ...params: unknown[]): T[] {
-  const db = new Database(catalog, { readonly: true });
+export async function readRows<T>(catalog: string, sql: string, ...params: SqlValue[]): Promise<T[]> {
+  const store = await openStore(catalog);
   try {
-    return db.prepare(sql).all(...params) as T[];
+    return (await store.exec.all(sql, params)) as T[];
   } finally {
-    db.close();
+    await store.close();
   }
 }
 
 /** Every table's rows in primary-key order, for before/after comparisons. */
-export function catalogSnapshot(catalog: string): Record<string, unknown[]> {
-  const tables = readRows<{ name: string }>(catalog, "select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like 'bindery_migration%' order by name");
-  return Object.fromEntries(tables.map(({ name }) => [name, readRows(catalog, `select * from ${name} order by 1`)]));
-}
+export { catalogRows as catalogSnapshot } from './catalog-rows.ts';

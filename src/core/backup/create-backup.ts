@@ -11,13 +11,15 @@ import {
   BACKUP_FORMAT, BACKUP_FORMAT_VERSION, BackupError, backupFileName, CATALOG_MEMBER, CONFIG_MEMBER, DATA_SECTIONS, MANIFEST_MEMBER, MEMBERS_LIST,
   memberLine, type BackupManifest, type DataSection,
 } from './backup-format.ts';
-import { catalogFacts, snapshotCatalog } from './catalog-snapshot.ts';
+import { catalogFacts } from './catalog-facts.ts';
+import { snapshotCatalog } from '../store/catalog-snapshot.ts';
+import { embeddedCatalogFile } from '../store/store.ts';
 import { filesBelow, openMember } from './data-files.ts';
 import type { TarWriter } from './tar.ts';
 
 export interface BackupProgress {
   phase: 'catalog' | 'files' | 'finishing';
-  /** catalog: pages copied of total; files: members written so far. */
+  /** catalog: pages (SQLite) or rows (PostgreSQL) copied of total; files: members written so far. */
   done: number;
   total: number | null;
   bytes: number;
@@ -25,6 +27,7 @@ export interface BackupProgress {
 
 export interface CreateBackupInput {
   dataDir: string;
+  /** The catalog: its SQLite file, or its postgres:// URL. */
   catalogPath: string;
   /** A folder (the archive gets a dated name in it) or a file name. */
   target: string;
@@ -63,7 +66,8 @@ export async function createBackup(input: CreateBackupInput): Promise<BackupResu
   await mkdir(targetDir, { recursive: true }).catch((error: unknown) => {
     throw new BackupError('INVALID_TARGET', `cannot create the backup folder ${targetDir}: ${(error as Error).message}`);
   });
-  if (!existsSync(input.catalogPath)) throw new BackupError('NOT_FOUND', `there is no catalog at ${input.catalogPath}`);
+  const catalogFile = embeddedCatalogFile(input.catalogPath);
+  if (catalogFile !== undefined && !existsSync(catalogFile)) throw new BackupError('NOT_FOUND', `there is no catalog at ${input.catalogPath}`);
   const workDir = join(input.dataDir, 'tmp');
   await mkdir(workDir, { recursive: true });
   await removeAbandoned(workDir);
@@ -77,7 +81,7 @@ export async function createBackup(input: CreateBackupInput): Promise<BackupResu
   };
 
   try {
-    await snapshotCatalog(input.catalogPath, catalogCopy, (p) => report('catalog', p.copiedPages, p.totalPages));
+    await snapshotCatalog(input.catalogPath, catalogCopy, (p) => report('catalog', p.done, p.total));
     const facts = catalogFacts(catalogCopy);
     const configFile = input.configFile && existsSync(input.configFile) ? resolve(input.configFile) : null;
     const manifest: BackupManifest = {

@@ -1,7 +1,9 @@
 // `bindery restore`: the archive is read and checked in full into a staging folder inside the data directory; only
 // when every checksum matched and the restored catalog opened and passed `PRAGMA integrity_check` are the current
 // catalog and folders moved aside (into `pre-restore-<time>/`) and the restored ones moved in. Book files live in the
-// libraries' folders and are never touched.
+// libraries' folders and are never touched. A catalog on PostgreSQL cannot be moved as a file: a SQLite copy of it
+// is kept aside instead, and the archive's catalog is copied into the database in one transaction (replacing what it
+// held, as the restore's confirmation said).
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { copyFile, mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -11,18 +13,23 @@ import { runningDaemon } from '../daemon-presence.ts';
 import { syncDirectory } from '../file-writes.ts';
 import { currentOwner, ownerAlive } from '../process-owner.ts';
 import { LATEST_MIGRATION } from '../store/migrations/index.ts';
-import { openStore } from '../store/store.ts';
+import { copyCatalog, isEmptyCatalog } from '../store/catalog-copy.ts';
+import { snapshotCatalog } from '../store/catalog-snapshot.ts';
+import { embeddedCatalogFile, openSqliteFile, openStore, type Store } from '../store/store.ts';
 import { BackupError, CATALOG_FILE, CATALOG_MEMBER, CONFIG_MEMBER, DATA_SECTIONS, type BackupManifest, type DataSection } from './backup-format.ts';
-import { catalogFacts, integrityCheck } from './catalog-snapshot.ts';
+import { catalogFacts, integrityCheck } from './catalog-facts.ts';
 import { readBackup } from './read-backup.ts';
 
 export interface RestoreInput {
   dataDir: string;
+  /** The catalog: its SQLite file, or its postgres:// URL. */
   catalogPath: string;
   archive: string;
   /** The config file path this installation reads (where a config file from the backup may be put back). */
   configFile?: string | undefined;
   onProgress?: (members: number, bytes: number) => void;
+  /** Rows copied into a catalog on a database server. */
+  onCatalogProgress?: (rows: number, total: number) => void;
 }
 
 export interface RestoreResult {
@@ -60,7 +67,7 @@ async function checkStagedCatalog(path: string, manifest: BackupManifest): Promi
     throw new BackupError('UNSUPPORTED', `the backup comes from a newer Bindery (catalog schema ${facts.schema}; this one knows up to ${LATEST_MIGRATION}); restore it with that version or newer`);
   }
   // Opening migrates an older catalog to this version's schema, as the daemon would on start.
-  const store = await openStore(path);
+  const store = await openSqliteFile(path);
   await store.close();
   const after = integrityCheck(path);
   if (after !== 'ok') throw new BackupError('CATALOG_INVALID', `the restored catalog fails integrity_check after opening: ${after}`);
@@ -74,6 +81,21 @@ async function removeAbandonedStaging(dataDir: string): Promise<void> {
   for (const name of await readdir(dataDir).catch(() => [] as string[])) {
     const m = /^\.restore-\d{8}-\d{6}-(\d+)$/.exec(name);
     if (m && !ownerAlive({ ...me, pid: Number(m[1]) })) await rm(join(dataDir, name), { recursive: true, force: true });
+  }
+}
+
+async function asidePath(previousDir: string, name: string): Promise<string> {
+  await mkdir(previousDir, { recursive: true });
+  return join(previousDir, name);
+}
+
+/** The staged SQLite catalog copied into the database server, replacing its rows in one transaction. */
+async function copyIntoServer(stagedCatalog: string, target: Store, input: RestoreInput): Promise<void> {
+  const source = await openSqliteFile(stagedCatalog);
+  try {
+    await copyCatalog(source, target, { replace: true, onProgress: (p) => p.phase === 'copying' && input.onCatalogProgress?.(p.done, p.total) });
+  } finally {
+    await source.close();
   }
 }
 
@@ -114,10 +136,16 @@ export async function restoreBackup(input: RestoreInput): Promise<RestoreResult>
       await rename(from, to);
       moves.push({ from, to });
     };
+    const catalogFile = embeddedCatalogFile(input.catalogPath);
+    const server = catalogFile === undefined ? await openStore(input.catalogPath, { poolSize: 2 }) : undefined;
     try {
-      for (const suffix of CATALOG_FILES) {
-        const current = `${input.catalogPath}${suffix}`;
-        if (existsSync(current)) await move(current, join(previousDir, `bindery.sqlite${suffix}`));
+      // The previous catalog on a server stays a database: a copy of it waits aside, as a moved file would.
+      if (server && !(await isEmptyCatalog(server))) await snapshotCatalog(input.catalogPath, await asidePath(previousDir, 'bindery.sqlite'));
+      if (catalogFile !== undefined) {
+        for (const suffix of CATALOG_FILES) {
+          const current = `${catalogFile}${suffix}`;
+          if (existsSync(current)) await move(current, join(previousDir, `bindery.sqlite${suffix}`));
+        }
       }
       for (const section of manifest.sections) {
         const current = join(input.dataDir, section);
@@ -125,12 +153,15 @@ export async function restoreBackup(input: RestoreInput): Promise<RestoreResult>
         const staged = join(staging, section);
         if (existsSync(staged)) await move(staged, current);
       }
-      await move(stagedCatalog, input.catalogPath);
+      if (catalogFile !== undefined) await move(stagedCatalog, catalogFile);
+      if (server) await copyIntoServer(stagedCatalog, server, input);
     } catch (error) {
       const stranded: string[] = [];
       for (const { from, to } of moves.reverse()) await rename(to, from).catch(() => stranded.push(`${to} (belongs at ${from})`));
       if (stranded.length > 0 && error instanceof Error) error.message += `; these could not be put back and wait where they are: ${stranded.join(', ')}`;
       throw error;
+    } finally {
+      await server?.close();
     }
     await syncDirectory(input.dataDir);
 

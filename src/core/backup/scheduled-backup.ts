@@ -12,6 +12,14 @@ export interface ScheduledBackupInput {
 
 export async function runScheduledBackup(input: ScheduledBackupInput): Promise<string> {
   const { config } = input;
+  // One report per step of the percentage: a catalog on PostgreSQL reports progress after every batch of rows.
+  let last = '';
+  const progress = (percentage: number, message: string): void => {
+    const key = `${percentage} ${message}`;
+    if (key === last) return;
+    last = key;
+    input.progress(percentage, message);
+  };
   const result = await createBackup({
     dataDir: config.dataDir,
     catalogPath: input.catalogPath,
@@ -20,8 +28,8 @@ export async function runScheduledBackup(input: ScheduledBackupInput): Promise<s
     scheduled: true,
     isCancelled: input.isCancelled,
     onProgress: (p) => {
-      if (p.phase === 'catalog') input.progress(Math.round((p.done / Math.max(p.total ?? 1, 1)) * 20), 'Copying the catalog');
-      else input.progress(50, `Archived ${p.done} files`);
+      if (p.phase === 'catalog') progress(Math.round((p.done / Math.max(p.total ?? 1, 1)) * 20), 'Copying the catalog');
+      else progress(50, `Archived ${p.done} files`);
     },
   });
   const deleted = await applyRetention(config.backupDir, { keepDaily: config.backupKeepDaily, keepWeekly: config.backupKeepWeekly });

@@ -4,15 +4,19 @@
 // matches. Data of unmatched books or users is skipped and reported. Every kind is written so that a second run
 // changes nothing: progress and ratings per (user, book) are set to the exported values; shelves are matched by name;
 // bookmarks, annotations, notes and sessions are added only when no identical one exists.
-import type Database from 'better-sqlite3';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createGunzip } from 'node:zlib';
 import { readTar, readVerified, TarFormatError, verifiedBody, type TarEntry } from '../backup/tar.ts';
+import type { SqlDialect } from '../store/dialect.ts';
+import { writeOrRehearse } from '../store/rehearsal.ts';
+import { quoteName, tableFacts } from '../store/schema-facts.ts';
+import type { SqlExec, SqlRow, SqlValue } from '../store/sql-exec.ts';
+import type { Store } from '../store/store.ts';
 import { checkExportManifest, EXPORT_KINDS, ExportError, fieldsRow, kindMember, type ExportKind, type ExportManifest } from './export-format.ts';
 
 export interface ImportExportInput {
-  sqlite: Database.Database;
+  store: Store;
   archive: string;
   /** Import a one-user export into this user instead of the one named in it. */
   asUser?: string | undefined;
@@ -95,57 +99,63 @@ async function checkEveryMember(archive: string): Promise<ExportManifest> {
   return manifest;
 }
 
+/** Reads and writes of the import, inside its one transaction. */
 class CatalogWriter {
-  private readonly db: Database.Database;
-  private readonly statements = new Map<string, Database.Statement>();
+  readonly exec: SqlExec;
+  private readonly dialect: SqlDialect;
   private readonly columnsOf = new Map<string, string[]>();
 
-  constructor(db: Database.Database) {
-    this.db = db;
+  constructor(exec: SqlExec, dialect: SqlDialect) {
+    this.exec = exec;
+    this.dialect = dialect;
   }
 
-  stmt(sql: string): Database.Statement {
-    let s = this.statements.get(sql);
-    if (!s) this.statements.set(sql, (s = this.db.prepare(sql)));
-    return s;
-  }
-
-  columns(table: string): string[] {
+  async columns(table: string): Promise<string[]> {
     let c = this.columnsOf.get(table);
-    if (!c) this.columnsOf.set(table, (c = (this.db.pragma(`table_info("${table}")`) as { name: string }[]).map((col) => col.name)));
+    if (!c) this.columnsOf.set(table, (c = ((await tableFacts(this.exec, this.dialect, table))?.columns ?? []).map((col) => col.name)));
     return c;
   }
 
-  insert(table: string, row: Record<string, unknown>): number {
+  private insertSql(table: string, row: Record<string, unknown>): [string, SqlValue[]] {
     const cols = Object.keys(row);
-    const sql = `INSERT INTO "${table}" (${cols.map((c) => `"${c}"`).join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`;
-    return Number(this.stmt(sql).run(...cols.map((c) => row[c])).lastInsertRowid);
+    return [`INSERT INTO ${quoteName(table)} (${cols.map(quoteName).join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`, cols.map((c) => row[c] as SqlValue)];
   }
 
-  find(table: string, keys: Record<string, unknown>): Record<string, unknown> | undefined {
+  async insert(table: string, row: Record<string, unknown>): Promise<void> {
+    const [sql, params] = this.insertSql(table, row);
+    await this.exec.run(sql, params);
+  }
+
+  async insertId(table: string, row: Record<string, unknown>): Promise<number> {
+    const [sql, params] = this.insertSql(table, row);
+    return (await this.exec.get(`${sql} RETURNING id`, params))?.id as number;
+  }
+
+  async find(table: string, keys: Record<string, unknown>): Promise<SqlRow | undefined> {
     const cols = Object.keys(keys);
-    const sql = `SELECT * FROM "${table}" WHERE ${cols.map((c) => `"${c}" IS ?`).join(' AND ')} LIMIT 1`;
-    return this.stmt(sql).get(...cols.map((c) => keys[c])) as Record<string, unknown> | undefined;
+    // `= NULL` matches nothing: a key that is null is compared with IS NULL.
+    const where = cols.map((c) => (keys[c] === null ? `${quoteName(c)} IS NULL` : `${quoteName(c)} = ?`)).join(' AND ');
+    return this.exec.get(`SELECT * FROM ${quoteName(table)} WHERE ${where} LIMIT 1`, cols.filter((c) => keys[c] !== null).map((c) => keys[c] as SqlValue));
   }
 
   /** Sets the row named by `keys` to `row`: added, updated, or unchanged when it already holds those values. */
-  upsert(table: string, keys: Record<string, unknown>, row: Record<string, unknown>): keyof KindCounts {
-    const existing = this.find(table, keys);
+  async upsert(table: string, keys: Record<string, unknown>, row: Record<string, unknown>): Promise<keyof KindCounts> {
+    const existing = await this.find(table, keys);
     if (!existing) {
-      this.insert(table, { ...row, ...keys });
+      await this.insert(table, { ...row, ...keys });
       return 'added';
     }
     const changed = Object.keys(row).filter((c) => existing[c] !== row[c]);
     if (changed.length === 0) return 'unchanged';
-    this.stmt(`UPDATE "${table}" SET ${changed.map((c) => `"${c}" = ?`).join(', ')} WHERE rowid = ?`).run(...changed.map((c) => row[c]), existing.id);
+    await this.exec.run(`UPDATE ${quoteName(table)} SET ${changed.map((c) => `${quoteName(c)} = ?`).join(', ')} WHERE id = ?`, [...changed.map((c) => row[c] as SqlValue), existing.id as number]);
     return 'updated';
   }
 
   /** Adds the row unless one with the same values in `keyColumns` exists. */
-  addUnlessPresent(table: string, row: Record<string, unknown>, keyColumns: string[]): keyof KindCounts {
+  async addUnlessPresent(table: string, row: Record<string, unknown>, keyColumns: string[]): Promise<keyof KindCounts> {
     const keys = Object.fromEntries(keyColumns.map((c) => [c, row[c] ?? null]));
-    if (this.find(table, keys)) return 'unchanged';
-    this.insert(table, row);
+    if (await this.find(table, keys)) return 'unchanged';
+    await this.insert(table, row);
     return 'added';
   }
 }
@@ -163,22 +173,24 @@ function splitPath(path: string): { sub: string; name: string } {
 }
 
 /** The one live book of this catalog the exported book is, or why there is none. */
-function matchBook(w: CatalogWriter, book: BookLine): number | string {
+async function matchBook(w: CatalogWriter, book: BookLine): Promise<number | string> {
   const unique = (ids: number[]): number | undefined => (new Set(ids).size === 1 ? ids[0] : undefined);
+  const ids = (rows: SqlRow[]): number[] => rows.map((r) => r.book_id as number);
   const live = 'AND b.deleted = 0';
   const hashes = book.files.flatMap((f) => [f.currentHash, f.initialHash]).filter((h): h is string => typeof h === 'string' && h !== '');
-  const byHash = hashes.flatMap((h) => w.stmt(`SELECT bf.book_id FROM book_file bf JOIN book b ON b.id = bf.book_id WHERE (bf.current_hash = @h OR bf.initial_hash = @h) ${live}`).pluck().all({ h }) as number[]);
+  const byHash: number[] = [];
+  for (const h of hashes) byHash.push(...ids(await w.exec.all(`SELECT bf.book_id FROM book_file bf JOIN book b ON b.id = bf.book_id WHERE (bf.current_hash = ? OR bf.initial_hash = ?) ${live}`, [h, h])));
   const hashMatch = unique(byHash);
   if (hashMatch !== undefined) return hashMatch;
   for (const file of book.files) {
     const { sub, name } = splitPath(file.path);
-    const rows = w.stmt(`SELECT bf.book_id, l.name AS library FROM book_file bf JOIN book b ON b.id = bf.book_id JOIN library l ON l.id = b.library_id WHERE bf.file_sub_path = ? AND bf.file_name = ? ${live}`).all(sub, name) as { book_id: number; library: string }[];
-    const match = unique(rows.map((r) => r.book_id)) ?? unique(rows.filter((r) => r.library === book.library).map((r) => r.book_id));
+    const rows = await w.exec.all(`SELECT bf.book_id, l.name AS library FROM book_file bf JOIN book b ON b.id = bf.book_id JOIN library l ON l.id = b.library_id WHERE bf.file_sub_path = ? AND bf.file_name = ? ${live}`, [sub, name]);
+    const match = unique(ids(rows)) ?? unique(ids(rows.filter((r) => r.library === book.library)));
     if (match !== undefined) return match;
   }
   for (const [column, value] of [['isbn_13', book.metadata.isbn13], ['isbn_10', book.metadata.isbn10]] as const) {
     if (!value) continue;
-    const match = unique(w.stmt(`SELECT m.book_id FROM book_metadata m JOIN book b ON b.id = m.book_id WHERE m.${column} = ? ${live}`).pluck().all(value) as number[]);
+    const match = unique(ids(await w.exec.all(`SELECT m.book_id FROM book_metadata m JOIN book b ON b.id = m.book_id WHERE m.${column} = ? ${live}`, [value])));
     if (match !== undefined) return match;
   }
   return byHash.length > 0 ? 'several books share its file hash' : 'no book with the same file hash, path or ISBN';
@@ -195,8 +207,7 @@ const ADD_KEYS: Record<string, string[]> = {
 export async function importExport(input: ImportExportInput): Promise<ImportExportResult> {
   const manifest = await verifyExport(input.archive);
   if (input.asUser !== undefined && manifest.users.length !== 1) throw new ExportError('INVALID', `--as needs an export of one user; this one holds ${manifest.users.length}`);
-  const w = new CatalogWriter(input.sqlite);
-  if (input.asUser !== undefined && w.stmt('SELECT id FROM users WHERE username = ?').get(input.asUser) === undefined) {
+  if (input.asUser !== undefined && (await input.store.exec.get('SELECT id FROM users WHERE username = ?', [input.asUser])) === undefined) {
     throw new ExportError('USER_NOT_FOUND', `no user named "${input.asUser}"`);
   }
   const result: ImportExportResult = {
@@ -210,7 +221,7 @@ export async function importExport(input: ImportExportInput): Promise<ImportExpo
   const books = new Map<number, number>();
   const targetUser = (name: string): string => input.asUser ?? name;
 
-  const apply = (kind: Exclude<ExportKind, 'users' | 'books'>, line: Line): void => {
+  const apply = async (w: CatalogWriter, kind: Exclude<ExportKind, 'users' | 'books'>, line: Line): Promise<void> => {
     const userId = users.get(String(line.user));
     const bookId = line.book === undefined ? undefined : books.get(Number(line.book));
     const counts = result.counts[kind];
@@ -219,35 +230,35 @@ export async function importExport(input: ImportExportInput): Promise<ImportExpo
       return;
     }
     const own = { user_id: userId, ...(bookId !== undefined ? { book_id: bookId } : {}) };
-    const rowOf = (table: string): Record<string, unknown> => ({ ...fieldsRow(line, w.columns(table)), ...own });
+    const rowOf = async (table: string): Promise<Record<string, unknown>> => ({ ...fieldsRow(line, await w.columns(table)), ...own });
     switch (kind) {
       case 'progress': {
-        const row = fieldsRow(line, w.columns('user_book_progress').filter((c) => c !== 'personal_rating'));
-        counts[w.upsert('user_book_progress', own, row)]++;
+        const row = fieldsRow(line, (await w.columns('user_book_progress')).filter((c) => c !== 'personal_rating'));
+        counts[await w.upsert('user_book_progress', own, row)]++;
         for (const file of (line.files ?? []) as Line[]) {
           const { sub, name } = splitPath(String(file.file));
-          const fileId = w.stmt('SELECT id FROM book_file WHERE book_id = ? AND file_sub_path = ? AND file_name = ?').pluck().get(bookId, sub, name) as number | undefined;
-          if (fileId !== undefined) w.upsert('user_book_file_progress', { user_id: userId, book_file_id: fileId }, fieldsRow(file, w.columns('user_book_file_progress')));
+          const found = await w.exec.get('SELECT id FROM book_file WHERE book_id = ? AND file_sub_path = ? AND file_name = ?', [bookId as number, sub, name]);
+          if (found) await w.upsert('user_book_file_progress', { user_id: userId, book_file_id: found.id }, fieldsRow(file, await w.columns('user_book_file_progress')));
         }
         return;
       }
       case 'ratings': {
-        const before = w.find('user_book_progress', own);
-        const outcome = w.upsert('user_book_progress', own, { personal_rating: line.rating });
+        const before = await w.find('user_book_progress', own);
+        const outcome = await w.upsert('user_book_progress', own, { personal_rating: line.rating });
         // A rating given to a book with progress but no rating yet is a rating added.
         counts[outcome === 'updated' && before?.personal_rating === null ? 'added' : outcome]++;
         return;
       }
       case 'shelves': {
         const table = line.kind === 'magic' ? 'magic_shelf' : 'shelf';
-        const existing = w.find(table, { user_id: userId, name: line.name });
-        const shelfId = existing ? Number(existing.id) : w.insert(table, rowOf(table));
+        const existing = await w.find(table, { user_id: userId, name: line.name });
+        const shelfId = existing ? Number(existing.id) : await w.insertId(table, await rowOf(table));
         let changed = !existing;
         for (const ref of (line.books ?? []) as number[]) {
           const target = books.get(ref);
           if (target === undefined) continue;
-          if (!w.find('book_shelf_mapping', { book_id: target, shelf_id: shelfId })) {
-            w.insert('book_shelf_mapping', { book_id: target, shelf_id: shelfId });
+          if (!(await w.find('book_shelf_mapping', { book_id: target, shelf_id: shelfId }))) {
+            await w.insert('book_shelf_mapping', { book_id: target, shelf_id: shelfId });
             changed = true;
           }
         }
@@ -255,50 +266,50 @@ export async function importExport(input: ImportExportInput): Promise<ImportExpo
         return;
       }
       case 'annotations':
-        if (line.kind === 'pdf') counts[w.upsert('pdf_annotations', own, fieldsRow(line, w.columns('pdf_annotations')))]++;
-        else counts[w.addUnlessPresent('annotations', rowOf('annotations'), ADD_KEYS.annotations as string[])]++;
+        if (line.kind === 'pdf') counts[await w.upsert('pdf_annotations', own, fieldsRow(line, await w.columns('pdf_annotations')))]++;
+        else counts[await w.addUnlessPresent('annotations', await rowOf('annotations'), ADD_KEYS.annotations as string[])]++;
         return;
       case 'notes': {
         const table = line.version === 1 ? 'book_notes' : 'book_notes_v2';
-        counts[w.addUnlessPresent(table, rowOf(table), ADD_KEYS[table] as string[])]++;
+        counts[await w.addUnlessPresent(table, await rowOf(table), ADD_KEYS[table] as string[])]++;
         return;
       }
       case 'bookmarks':
-        counts[w.addUnlessPresent('book_marks', rowOf('book_marks'), ADD_KEYS.book_marks as string[])]++;
+        counts[await w.addUnlessPresent('book_marks', await rowOf('book_marks'), ADD_KEYS.book_marks as string[])]++;
         return;
       case 'sessions':
-        counts[w.addUnlessPresent('reading_sessions', rowOf('reading_sessions'), ADD_KEYS.reading_sessions as string[])]++;
+        counts[await w.addUnlessPresent('reading_sessions', await rowOf('reading_sessions'), ADD_KEYS.reading_sessions as string[])]++;
         return;
     }
   };
 
-  input.sqlite.prepare('BEGIN IMMEDIATE').run();
   try {
-    for await (const entry of entriesOf(input.archive)) {
-      const kind = EXPORT_KINDS.find((k) => kindMember(k) === entry.path);
-      if (!kind) continue;
-      for await (const line of linesOf(verifiedBody(entry))) {
-        if (kind === 'users') {
-          const name = targetUser(String(line.username));
-          const id = w.stmt('SELECT id FROM users WHERE username = ?').pluck().get(name) as number | undefined;
-          if (id === undefined) result.users.missing.push(name);
-          else {
-            users.set(String(line.username), id);
-            result.users.matched.push(name);
-          }
-        } else if (kind === 'books') {
-          const book = line as unknown as BookLine;
-          const match = matchBook(w, book);
-          if (typeof match === 'number') {
-            books.set(book.ref, match);
-            result.books.matched++;
-          } else result.books.unmatched.push({ ref: book.ref, title: book.metadata.title ?? null, reason: match });
-        } else apply(kind, line);
+    await writeOrRehearse(input.store, input.dryRun ?? false, async ({ exec }) => {
+      const w = new CatalogWriter(exec, input.store.dialect);
+      for await (const entry of entriesOf(input.archive)) {
+        const kind = EXPORT_KINDS.find((k) => kindMember(k) === entry.path);
+        if (!kind) continue;
+        for await (const line of linesOf(verifiedBody(entry))) {
+          if (kind === 'users') {
+            const name = targetUser(String(line.username));
+            const found = await exec.get('SELECT id FROM users WHERE username = ?', [name]);
+            if (found === undefined) result.users.missing.push(name);
+            else {
+              users.set(String(line.username), found.id as number);
+              result.users.matched.push(name);
+            }
+          } else if (kind === 'books') {
+            const book = line as unknown as BookLine;
+            const match = await matchBook(w, book);
+            if (typeof match === 'number') {
+              books.set(book.ref, match);
+              result.books.matched++;
+            } else result.books.unmatched.push({ ref: book.ref, title: book.metadata.title ?? null, reason: match });
+          } else await apply(w, kind, line);
+        }
       }
-    }
-    input.sqlite.prepare(input.dryRun ? 'ROLLBACK' : 'COMMIT').run();
+    });
   } catch (error) {
-    if (input.sqlite.inTransaction) input.sqlite.prepare('ROLLBACK').run();
     damaged(error);
   }
   return result;

@@ -1,14 +1,16 @@
 // `bindery export` and the API download: one user's own data (or every user's) as JSON Lines and Markdown, read from
-// a connection of its own in one read transaction (a consistent export while the daemon keeps writing, without
-// holding the daemon's connection), spooled to work files so memory stays small, then archived atomically.
-import Database from 'better-sqlite3';
+// a store of its own in one read snapshot (a consistent export while the daemon keeps writing, without holding the
+// daemon's connection), spooled to work files so memory stays small, then archived atomically.
 import { mkdir } from 'node:fs/promises';
+import type { SqlExec, SqlRow } from '../store/sql-exec.ts';
+import { openStore, type Store } from '../store/store.ts';
 import { VERSION } from '../../version.ts';
 import { addBuffer, partialPath, removeAbandoned, Spool, writeArchive } from '../backup/archive-file.ts';
 import { bookMarkdown, markdownName } from './export-markdown.ts';
 import { EXPORT_FORMAT, EXPORT_FORMAT_VERSION, EXPORT_KINDS, ExportError, kindMember, rowFields, type ExportKind, type ExportManifest } from './export-format.ts';
 
 export interface ExportInput {
+  /** The catalog: its SQLite file, or its postgres:// URL. */
   catalogPath: string;
   /** Usernames whose data is exported, or every user's. */
   users: string[] | 'all';
@@ -27,181 +29,247 @@ export interface ExportResult {
   markdownFiles: number;
 }
 
-type Row = Record<string, unknown>;
+type Row = SqlRow;
+
+const PAGE = 500;
 
 function line(value: unknown): string {
   return `${JSON.stringify(value)}\n`;
+}
+
+/**
+ * The rows of `select` (which ends in a WHERE clause) in order of the unique column `key`, a page at a time, so a
+ * user with a hundred thousand sessions never sits in memory at once.
+ */
+async function* paged(exec: SqlExec, select: string, params: readonly (string | number)[], key: string): AsyncGenerator<Row> {
+  let after: unknown;
+  for (;;) {
+    const rows = await exec.all(`${select}${after === undefined ? '' : ` AND ${key} > ?`} ORDER BY ${key} LIMIT ${PAGE}`, after === undefined ? params : [...params, after as number]);
+    yield* rows;
+    if (rows.length < PAGE) return;
+    after = rows.at(-1)?.[key.replace(/^\w+\./, '')];
+  }
+}
+
+/** Rows of `sql` grouped by their `book_id`; its last `?` takes the ids (as a JSON array), `params` the others. */
+async function byBook(exec: SqlExec, sql: string, ids: readonly number[], params: readonly number[] = []): Promise<Map<number, Row[]>> {
+  const out = new Map<number, Row[]>();
+  for (const row of await exec.all(sql, [...params, JSON.stringify(ids)])) {
+    const id = row.book_id as number;
+    let list = out.get(id);
+    if (!list) out.set(id, (list = []));
+    list.push(row);
+  }
+  return out;
 }
 
 export async function createExport(input: ExportInput): Promise<ExportResult> {
   const now = input.now ?? new Date();
   await mkdir(input.workDir, { recursive: true });
   await removeAbandoned(input.workDir);
-  const db = new Database(input.catalogPath, { readonly: true, fileMustExist: true });
+  const store = await openStore(input.catalogPath, { readonly: true, poolSize: 2 });
   const spools = Object.fromEntries(EXPORT_KINDS.map((kind) => [kind, new Spool(partialPath(input.workDir, `export-${kind}`))])) as Record<ExportKind, Spool>;
   try {
-    db.pragma('busy_timeout = 15000');
-    db.prepare('BEGIN').run();
-    const userRows = (input.users === 'all'
-      ? db.prepare('SELECT id, username, name, email FROM users ORDER BY id').all()
-      : input.users.map((name) => {
-          const row = db.prepare('SELECT id, username, name, email FROM users WHERE username = ?').get(name);
-          if (!row) throw new ExportError('USER_NOT_FOUND', `no user named "${name}"`);
-          return row;
-        })) as { id: number; username: string; name: string; email: string | null }[];
-    const books = new Set<number>();
-
-    for (const user of userRows) {
-      const u = user.username;
-      await spools.users.add(line({ username: u, name: user.name, email: user.email }));
-      const perUser = (sql: string): Row[] => db.prepare(sql).all(user.id) as Row[];
-
-      const fileProgress = db.prepare(
-        `SELECT fp.*, bf.file_sub_path, bf.file_name FROM user_book_file_progress fp JOIN book_file bf ON bf.id = fp.book_file_id
-         WHERE fp.user_id = ? AND bf.book_id = ? ORDER BY fp.id`,
-      );
-      for (const row of perUser('SELECT * FROM user_book_progress WHERE user_id = ? ORDER BY book_id')) {
-        const book = row.book_id as number;
-        books.add(book);
-        const files = (fileProgress.all(user.id, book) as Row[]).map((f) => ({
-          file: filePath(f.file_sub_path as string, f.file_name as string),
-          ...rowFields(f, ['file_sub_path', 'file_name']),
-        }));
-        await spools.progress.add(line({ user: u, book, ...rowFields(row, ['personal_rating']), files }));
-        if (row.personal_rating !== null) await spools.ratings.add(line({ user: u, book, rating: row.personal_rating }));
-      }
-      for (const row of perUser('SELECT * FROM book_marks WHERE user_id = ? ORDER BY id')) {
-        books.add(row.book_id as number);
-        await spools.bookmarks.add(line({ user: u, book: row.book_id, ...rowFields(row) }));
-      }
-      for (const row of perUser('SELECT * FROM annotations WHERE user_id = ? ORDER BY id')) {
-        books.add(row.book_id as number);
-        await spools.annotations.add(line({ user: u, book: row.book_id, kind: 'epub', ...rowFields(row) }));
-      }
-      for (const row of perUser('SELECT * FROM pdf_annotations WHERE user_id = ? ORDER BY id')) {
-        books.add(row.book_id as number);
-        await spools.annotations.add(line({ user: u, book: row.book_id, kind: 'pdf', ...rowFields(row) }));
-      }
-      for (const row of perUser('SELECT * FROM book_notes WHERE user_id = ? ORDER BY id')) {
-        books.add(row.book_id as number);
-        await spools.notes.add(line({ user: u, book: row.book_id, version: 1, ...rowFields(row) }));
-      }
-      for (const row of perUser('SELECT * FROM book_notes_v2 WHERE user_id = ? ORDER BY id')) {
-        books.add(row.book_id as number);
-        await spools.notes.add(line({ user: u, book: row.book_id, version: 2, ...rowFields(row) }));
-      }
-      for (const row of perUser('SELECT * FROM reading_sessions WHERE user_id = ? ORDER BY id')) {
-        books.add(row.book_id as number);
-        await spools.sessions.add(line({ user: u, book: row.book_id, ...rowFields(row) }));
-      }
-      const shelfBooks = db.prepare('SELECT book_id FROM book_shelf_mapping WHERE shelf_id = ? ORDER BY book_id').pluck();
-      for (const row of perUser('SELECT * FROM shelf WHERE user_id = ? ORDER BY id')) {
-        const ids = shelfBooks.all(row.id) as number[];
-        for (const id of ids) books.add(id);
-        await spools.shelves.add(line({ user: u, kind: 'shelf', ...rowFields(row), books: ids }));
-      }
-      for (const row of perUser('SELECT * FROM magic_shelf WHERE user_id = ? ORDER BY id')) {
-        await spools.shelves.add(line({ user: u, kind: 'magic', ...rowFields(row) }));
-      }
-    }
-
-    await writeBooks(db, spools.books, input.users === 'all', books);
-
-    const counts = Object.fromEntries(EXPORT_KINDS.map((kind) => [kind, spools[kind].lines])) as Record<ExportKind, number>;
-    const manifest: ExportManifest = {
-      format: EXPORT_FORMAT,
-      formatVersion: EXPORT_FORMAT_VERSION,
-      createdAt: now.toISOString(),
-      binderyVersion: VERSION,
-      scope: input.users === 'all' ? 'all' : 'user',
-      users: userRows.map((u) => u.username),
-      counts,
-    };
-    const { bytes, value: markdownFiles } = await writeArchive(input.target, { gzip: true }, async (tar) => {
-      await addBuffer(tar, 'manifest.json', `${JSON.stringify(manifest, null, 2)}\n`);
-      for (const kind of EXPORT_KINDS) await spools[kind].addTo(tar, kindMember(kind));
-      let pages = 0;
-      for (const user of userRows) {
-        for (const page of bookPages(db, user.id)) {
-          await addBuffer(tar, `markdown/${user.username.replace(/[/\\\0]/g, '_')}/${page.name}`, page.text);
-          pages++;
-        }
-      }
-      return pages;
-    });
-    db.prepare('COMMIT').run();
-    return { path: input.target, bytes, users: manifest.users, counts, markdownFiles };
+    return await store.read(({ exec }) => writeExport(store, exec, input, spools, now));
   } finally {
-    db.close();
+    await store.close();
     await Promise.all(Object.values(spools).map((spool) => spool.discard()));
   }
+}
+
+async function writeExport(store: Store, exec: SqlExec, input: ExportInput, spools: Record<ExportKind, Spool>, now: Date): Promise<ExportResult> {
+  const inList = store.dialect.jsonValues('integer');
+  const userRows: Row[] = [];
+  if (input.users === 'all') userRows.push(...(await exec.all('SELECT id, username, name, email FROM users ORDER BY id')));
+  else {
+    for (const name of input.users) {
+      const row = await exec.get('SELECT id, username, name, email FROM users WHERE username = ?', [name]);
+      if (!row) throw new ExportError('USER_NOT_FOUND', `no user named "${name}"`);
+      userRows.push(row);
+    }
+  }
+  const books = new Set<number>();
+
+  for (const user of userRows) {
+    const u = user.username as string;
+    const userId = user.id as number;
+    await spools.users.add(line({ username: u, name: user.name, email: user.email }));
+    const perUser = (table: string): AsyncGenerator<Row> => paged(exec, `SELECT * FROM ${table} WHERE user_id = ?`, [userId], 'id');
+
+    let progressPage: Row[] = [];
+    const flushProgress = async (): Promise<void> => {
+      const files = await byBook(
+        exec,
+        `SELECT fp.*, bf.book_id AS book_id, bf.file_sub_path, bf.file_name FROM user_book_file_progress fp JOIN book_file bf ON bf.id = fp.book_file_id
+          WHERE fp.user_id = ? AND bf.book_id IN (${inList}) ORDER BY fp.id`,
+        progressPage.map((r) => r.book_id as number),
+        [userId],
+      );
+      for (const row of progressPage) {
+        const book = row.book_id as number;
+        books.add(book);
+        const fileLines = (files.get(book) ?? []).map((f) => ({ file: filePath(f.file_sub_path as string, f.file_name as string), ...rowFields(f, ['file_sub_path', 'file_name']) }));
+        await spools.progress.add(line({ user: u, book, ...rowFields(row, ['personal_rating']), files: fileLines }));
+        if (row.personal_rating !== null) await spools.ratings.add(line({ user: u, book, rating: row.personal_rating }));
+      }
+      progressPage = [];
+    };
+    for await (const row of paged(exec, 'SELECT * FROM user_book_progress WHERE user_id = ?', [userId], 'book_id')) {
+      progressPage.push(row);
+      if (progressPage.length >= PAGE) await flushProgress();
+    }
+    await flushProgress();
+
+    for await (const row of perUser('book_marks')) {
+      books.add(row.book_id as number);
+      await spools.bookmarks.add(line({ user: u, book: row.book_id, ...rowFields(row) }));
+    }
+    for await (const row of perUser('annotations')) {
+      books.add(row.book_id as number);
+      await spools.annotations.add(line({ user: u, book: row.book_id, kind: 'epub', ...rowFields(row) }));
+    }
+    for await (const row of perUser('pdf_annotations')) {
+      books.add(row.book_id as number);
+      await spools.annotations.add(line({ user: u, book: row.book_id, kind: 'pdf', ...rowFields(row) }));
+    }
+    for await (const row of perUser('book_notes')) {
+      books.add(row.book_id as number);
+      await spools.notes.add(line({ user: u, book: row.book_id, version: 1, ...rowFields(row) }));
+    }
+    for await (const row of perUser('book_notes_v2')) {
+      books.add(row.book_id as number);
+      await spools.notes.add(line({ user: u, book: row.book_id, version: 2, ...rowFields(row) }));
+    }
+    for await (const row of perUser('reading_sessions')) {
+      books.add(row.book_id as number);
+      await spools.sessions.add(line({ user: u, book: row.book_id, ...rowFields(row) }));
+    }
+    for await (const row of perUser('shelf')) {
+      const ids = (await exec.all('SELECT book_id FROM book_shelf_mapping WHERE shelf_id = ? ORDER BY book_id', [row.id as number])).map((r) => r.book_id as number);
+      for (const id of ids) books.add(id);
+      await spools.shelves.add(line({ user: u, kind: 'shelf', ...rowFields(row), books: ids }));
+    }
+    for await (const row of perUser('magic_shelf')) {
+      await spools.shelves.add(line({ user: u, kind: 'magic', ...rowFields(row) }));
+    }
+  }
+
+  await writeBooks(exec, inList, spools.books, input.users === 'all', books);
+
+  const counts = Object.fromEntries(EXPORT_KINDS.map((kind) => [kind, spools[kind].lines])) as Record<ExportKind, number>;
+  const manifest: ExportManifest = {
+    format: EXPORT_FORMAT,
+    formatVersion: EXPORT_FORMAT_VERSION,
+    createdAt: now.toISOString(),
+    binderyVersion: VERSION,
+    scope: input.users === 'all' ? 'all' : 'user',
+    users: userRows.map((u) => u.username as string),
+    counts,
+  };
+  const { bytes, value: markdownFiles } = await writeArchive(input.target, { gzip: true }, async (tar) => {
+    await addBuffer(tar, 'manifest.json', `${JSON.stringify(manifest, null, 2)}\n`);
+    for (const kind of EXPORT_KINDS) await spools[kind].addTo(tar, kindMember(kind));
+    let pages = 0;
+    for (const user of userRows) {
+      for await (const page of bookPages(exec, user.id as number)) {
+        await addBuffer(tar, `markdown/${(user.username as string).replace(/[/\\\0]/g, '_')}/${page.name}`, page.text);
+        pages++;
+      }
+    }
+    return pages;
+  });
+  return { path: input.target, bytes, users: manifest.users, counts, markdownFiles };
 }
 
 function filePath(subPath: string, name: string): string {
   return subPath ? `${subPath}/${name}` : name;
 }
 
+const names = (rows: Row[] | undefined): string[] => (rows ?? []).map((r) => r.name as string);
+
 /** Books in id order: every live one for an export of everything, otherwise those the exported data refers to. */
-async function writeBooks(db: Database.Database, spool: Spool, everything: boolean, referenced: Set<number>): Promise<void> {
-  const names = (sql: string) => db.prepare(sql).pluck();
-  const authors = names('SELECT a.name FROM book_metadata_author_mapping m JOIN author a ON a.id = m.author_id WHERE m.book_id = ? ORDER BY m.sort_order, a.name');
-  const categories = names('SELECT c.name FROM book_metadata_category_mapping m JOIN category c ON c.id = m.category_id WHERE m.book_id = ? ORDER BY c.name');
-  const tags = names('SELECT t.name FROM book_metadata_tag_mapping m JOIN tag t ON t.id = m.tag_id WHERE m.book_id = ? ORDER BY t.name');
-  const moods = names('SELECT o.name FROM book_metadata_mood_mapping m JOIN mood o ON o.id = m.mood_id WHERE m.book_id = ? ORDER BY o.name');
-  const metadata = db.prepare('SELECT * FROM book_metadata WHERE book_id = ?');
-  const files = db.prepare('SELECT file_sub_path, file_name, book_type, size_bytes, current_hash, initial_hash, is_book FROM book_file WHERE book_id = ? ORDER BY id');
-  const rows = db.prepare('SELECT b.id, b.added_on, b.deleted, l.name AS library FROM book b JOIN library l ON l.id = b.library_id ORDER BY b.id');
-  for (const book of rows.iterate() as IterableIterator<{ id: number; added_on: string; deleted: number; library: string }>) {
-    if (!(everything && book.deleted === 0) && !referenced.has(book.id)) continue;
-    const meta = metadata.get(book.id) as Row | undefined;
-    await spool.add(
-      line({
-        ref: book.id,
-        library: book.library,
-        addedOn: book.added_on,
-        authors: authors.all(book.id),
-        categories: categories.all(book.id),
-        tags: tags.all(book.id),
-        moods: moods.all(book.id),
-        metadata: meta ? rowFields(meta, ['search_text']) : {},
-        files: (files.all(book.id) as Row[]).map((f) => ({
-          path: filePath(f.file_sub_path as string, f.file_name as string),
-          type: f.book_type,
-          isBook: f.is_book === 1,
-          sizeBytes: f.size_bytes,
-          currentHash: f.current_hash,
-          initialHash: f.initial_hash,
-        })),
-      }),
-    );
+async function writeBooks(exec: SqlExec, inList: string, spool: Spool, everything: boolean, referenced: Set<number>): Promise<void> {
+  const ordered = [...referenced].sort((a, b) => a - b);
+  const select = 'SELECT b.id, b.added_on, b.deleted, l.name AS library FROM book b JOIN library l ON l.id = b.library_id';
+  for (let after = 0; ; ) {
+    // Everything: every book in id order, a page at a time; otherwise the referenced ids, a page of them at a time.
+    const rows = everything
+      ? await exec.all(`${select} WHERE b.id > ? ORDER BY b.id LIMIT ${PAGE}`, [after])
+      : await exec.all(`${select} WHERE b.id IN (${inList}) ORDER BY b.id`, [JSON.stringify(ordered.slice(after, after + PAGE))]);
+    const wanted = rows.filter((b) => (everything && b.deleted === 0) || referenced.has(b.id as number));
+    const ids = wanted.map((b) => b.id as number);
+    if (ids.length > 0) {
+      const metadata = await byBook(exec, `SELECT * FROM book_metadata WHERE book_id IN (${inList})`, ids);
+      const namesOf = (mapping: string, column: string, table: string, order: string): Promise<Map<number, Row[]>> =>
+        byBook(exec, `SELECT m.book_id, n.name FROM ${mapping} m JOIN ${table} n ON n.id = m.${column} WHERE m.book_id IN (${inList}) ORDER BY m.book_id, ${order}`, ids);
+      const authors = await namesOf('book_metadata_author_mapping', 'author_id', 'author', 'm.sort_order, n.name');
+      const categories = await namesOf('book_metadata_category_mapping', 'category_id', 'category', 'n.name');
+      const tags = await namesOf('book_metadata_tag_mapping', 'tag_id', 'tag', 'n.name');
+      const moods = await namesOf('book_metadata_mood_mapping', 'mood_id', 'mood', 'n.name');
+      const files = await byBook(exec, `SELECT book_id, file_sub_path, file_name, book_type, size_bytes, current_hash, initial_hash, is_book FROM book_file WHERE book_id IN (${inList}) ORDER BY book_id, id`, ids);
+      for (const book of wanted) {
+        const id = book.id as number;
+        const meta = metadata.get(id)?.[0];
+        await spool.add(
+          line({
+            ref: id,
+            library: book.library,
+            addedOn: book.added_on,
+            authors: names(authors.get(id)),
+            categories: names(categories.get(id)),
+            tags: names(tags.get(id)),
+            moods: names(moods.get(id)),
+            metadata: meta ? rowFields(meta, ['search_text']) : {},
+            files: (files.get(id) ?? []).map((f) => ({
+              path: filePath(f.file_sub_path as string, f.file_name as string),
+              type: f.book_type,
+              isBook: f.is_book === 1,
+              sizeBytes: f.size_bytes,
+              currentHash: f.current_hash,
+              initialHash: f.initial_hash,
+            })),
+          }),
+        );
+      }
+    }
+    if (everything) {
+      if (rows.length < PAGE) return;
+      after = rows.at(-1)?.id as number;
+    } else {
+      after += PAGE;
+      if (after >= ordered.length) return;
+    }
   }
 }
 
+type NoteRow = { title: string | null; content: string; selected_text: string | null; chapter_title: string | null; created_at: string };
+
 /** One Markdown page per book the user highlighted, annotated or bookmarked. */
-function* bookPages(db: Database.Database, userId: number): Generator<{ name: string; text: string }> {
-  const bookIds = db
-    .prepare(
-      `SELECT book_id FROM annotations WHERE user_id = @user UNION SELECT book_id FROM book_notes WHERE user_id = @user
-       UNION SELECT book_id FROM book_notes_v2 WHERE user_id = @user UNION SELECT book_id FROM book_marks WHERE user_id = @user ORDER BY 1`,
+async function* bookPages(exec: SqlExec, userId: number): AsyncGenerator<{ name: string; text: string }> {
+  const bookIds = (
+    await exec.all(
+      `SELECT book_id FROM annotations WHERE user_id = ? UNION SELECT book_id FROM book_notes WHERE user_id = ?
+       UNION SELECT book_id FROM book_notes_v2 WHERE user_id = ? UNION SELECT book_id FROM book_marks WHERE user_id = ? ORDER BY 1`,
+      [userId, userId, userId, userId],
     )
-    .pluck()
-    .all({ user: userId }) as number[];
-  const meta = db.prepare('SELECT title, series_name, series_number FROM book_metadata WHERE book_id = ?');
-  const authors = db.prepare('SELECT a.name FROM book_metadata_author_mapping m JOIN author a ON a.id = m.author_id WHERE m.book_id = ? ORDER BY m.sort_order').pluck();
-  const annotations = db.prepare('SELECT text, note, chapter_title, color, created_at FROM annotations WHERE user_id = ? AND book_id = ? ORDER BY created_at, id');
-  const notesV1 = db.prepare('SELECT title, content, NULL AS selected_text, NULL AS chapter_title, created_at FROM book_notes WHERE user_id = ? AND book_id = ?');
-  const notesV2 = db.prepare('SELECT NULL AS title, note_content AS content, selected_text, chapter_title, created_at FROM book_notes_v2 WHERE user_id = ? AND book_id = ?');
-  const bookmarks = db.prepare('SELECT title, notes, created_at FROM book_marks WHERE user_id = ? AND book_id = ? ORDER BY created_at, id');
+  ).map((r) => r.book_id as number);
   for (const bookId of bookIds) {
-    const m = (meta.get(bookId) ?? { title: null, series_name: null, series_number: null }) as { title: string | null; series_name: string | null; series_number: number | null };
-    type NoteRow = { title: string | null; content: string; selected_text: string | null; chapter_title: string | null; created_at: string };
-    const notes = [...(notesV1.all(userId, bookId) as NoteRow[]), ...(notesV2.all(userId, bookId) as NoteRow[])].sort((a, b) => a.created_at.localeCompare(b.created_at));
+    const m = (await exec.get('SELECT title, series_name, series_number FROM book_metadata WHERE book_id = ?', [bookId])) ?? { title: null, series_name: null, series_number: null };
+    const authors = await exec.all('SELECT a.name FROM book_metadata_author_mapping m JOIN author a ON a.id = m.author_id WHERE m.book_id = ? ORDER BY m.sort_order', [bookId]);
+    const annotations = await exec.all('SELECT text, note, chapter_title, color, created_at FROM annotations WHERE user_id = ? AND book_id = ? ORDER BY created_at, id', [userId, bookId]);
+    const notesV1 = await exec.all('SELECT title, content, created_at FROM book_notes WHERE user_id = ? AND book_id = ?', [userId, bookId]);
+    const notesV2 = await exec.all('SELECT note_content AS content, selected_text, chapter_title, created_at FROM book_notes_v2 WHERE user_id = ? AND book_id = ?', [userId, bookId]);
+    const bookmarks = await exec.all('SELECT title, notes, created_at FROM book_marks WHERE user_id = ? AND book_id = ? ORDER BY created_at, id', [userId, bookId]);
+    const notes = [
+      ...notesV1.map((n) => ({ title: n.title, content: n.content, selected_text: null, chapter_title: null, created_at: n.created_at }) as NoteRow),
+      ...notesV2.map((n) => ({ title: null, content: n.content, selected_text: n.selected_text, chapter_title: n.chapter_title, created_at: n.created_at }) as NoteRow),
+    ].sort((a, b) => a.created_at.localeCompare(b.created_at));
     const text = bookMarkdown(
-      { title: m.title, authors: authors.all(bookId) as string[], seriesName: m.series_name, seriesNumber: m.series_number },
-      (annotations.all(userId, bookId) as { text: string; note: string | null; chapter_title: string | null; color: string | null; created_at: string }[]).map((a) => ({ text: a.text, note: a.note, chapterTitle: a.chapter_title, color: a.color, createdAt: a.created_at })),
+      { title: m.title as string | null, authors: names(authors), seriesName: m.series_name as string | null, seriesNumber: m.series_number as number | null },
+      annotations.map((a) => ({ text: a.text as string, note: a.note as string | null, chapterTitle: a.chapter_title as string | null, color: a.color as string | null, createdAt: a.created_at as string })),
       notes.map((n) => ({ title: n.title, content: n.content, selectedText: n.selected_text, chapterTitle: n.chapter_title, createdAt: n.created_at })),
-      (bookmarks.all(userId, bookId) as { title: string | null; notes: string | null; created_at: string }[]).map((b) => ({ title: b.title, notes: b.notes, createdAt: b.created_at })),
+      bookmarks.map((b) => ({ title: b.title as string | null, notes: b.notes as string | null, createdAt: b.created_at as string })),
     );
-    yield { name: markdownName(m.title, bookId), text };
+    yield { name: markdownName(m.title as string | null, bookId), text };
   }
 }

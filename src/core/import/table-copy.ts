@@ -1,7 +1,11 @@
 // Copying one source table into the catalog table of the same shape, row by row: columns both sides know are carried
 // over, references go through the id map, a row an earlier run brought over is left alone, and a row that meets one
 // already in the catalog (same user name, same tag, …) is joined to it instead of duplicated.
-import type Database from 'better-sqlite3';
+import type { SqlDialect } from '../store/dialect.ts';
+import { syncIdSequence } from '../store/id-sequences.ts';
+import { quoteName, tableFacts } from '../store/schema-facts.ts';
+import type { SqlValue } from '../store/sql-exec.ts';
+import type { WriteScope } from '../store/store.ts';
 import type { IdMap, TargetId } from './id-map.ts';
 import { emptyTableReport, recordSkip, type TableReport } from './import-report.ts';
 
@@ -23,18 +27,13 @@ export interface TargetTable {
   id: 'integer' | 'text' | undefined;
 }
 
-export function describeTarget(sqlite: Database.Database, table: string): TargetTable {
-  const info = sqlite.prepare(`pragma table_info(${table})`).all() as { name: string; type: string; notnull: number; dflt_value: unknown; pk: number }[];
-  if (info.length === 0) throw new Error(`the catalog has no table ${table}`);
+export async function describeTarget(scope: WriteScope, dialect: SqlDialect, table: string): Promise<TargetTable> {
+  const facts = await tableFacts(scope.exec, dialect, table);
+  if (!facts) throw new Error(`the catalog has no table ${table}`);
   const columns = new Map<string, TargetColumn>();
-  for (const c of info) columns.set(c.name, { notnull: c.notnull === 1, hasDefault: c.dflt_value !== null, integer: /INT/i.test(c.type) });
-  const uniques: string[][] = [];
-  for (const index of sqlite.prepare(`pragma index_list(${table})`).all() as { name: string; unique: number; origin: string; partial: number }[]) {
-    if (!index.unique || index.origin === 'pk' || index.partial) continue;
-    uniques.push((sqlite.prepare(`pragma index_info(${index.name})`).all() as { name: string }[]).map((c) => c.name));
-  }
-  const idColumn = info.find((c) => c.name === 'id' && c.pk === 1);
-  return { name: table, columns, uniques, id: idColumn ? (/INT/i.test(idColumn.type) ? 'integer' : 'text') : undefined };
+  for (const c of facts.columns) columns.set(c.name, { notnull: c.notnull, hasDefault: c.hasDefault, integer: c.integer });
+  const idColumn = facts.primaryKey.length === 1 && facts.primaryKey[0] === 'id' ? columns.get('id') : undefined;
+  return { name: table, columns, uniques: facts.uniques, id: idColumn ? (idColumn.integer ? 'integer' : 'text') : undefined };
 }
 
 /** Why a row is not brought over; it is reported with the example (the source id unless given). */
@@ -65,13 +64,15 @@ export interface CopySpec {
   onExisting?: 'join' | 'update';
   /** Keep the source id when the catalog has no row with it (default true): devices and links that know ids keep working. */
   keepIds?: boolean;
-  prepare?(row: Row, source: Row): Prepared;
+  prepare?(row: Row, source: Row): Prepared | Promise<Prepared>;
   /** Called for each row written for the first time, with its catalog id. */
   imported?(source: Row, targetId: TargetId): void;
 }
 
 export interface CopyContext {
-  sqlite: Database.Database;
+  /** The transaction rows are written in. */
+  scope: WriteScope;
+  dialect: SqlDialect;
   ids: IdMap;
   /** Source column types per table, for timestamps. */
   sourceColumns: Map<string, string>;
@@ -87,15 +88,20 @@ export class TableCopier {
   private readonly target: TargetTable;
   private readonly copied: string[];
   private readonly refs: [string, string, boolean][];
-  private readonly statements = new Map<string, Database.Statement>();
   private readonly sourceHasId: boolean;
   private readonly spec: CopySpec;
   private readonly ctx: CopyContext;
+  /** Rows went in with their own ids since the id sequence was last brought up to them (PostgreSQL). */
+  private idsGivenSinceSync = false;
 
-  constructor(spec: CopySpec, ctx: CopyContext) {
+  static async create(spec: CopySpec, ctx: CopyContext): Promise<TableCopier> {
+    return new TableCopier(spec, ctx, await describeTarget(ctx.scope, ctx.dialect, spec.target ?? spec.table));
+  }
+
+  private constructor(spec: CopySpec, ctx: CopyContext, target: TargetTable) {
     this.spec = spec;
     this.ctx = ctx;
-    this.target = describeTarget(ctx.sqlite, spec.target ?? spec.table);
+    this.target = target;
     this.report = emptyTableReport(spec.table);
     const exclude = new Set(['id', ...(spec.exclude ?? [])]);
     this.refs = [...Object.entries(spec.refs ?? {}).map(([c, k]) => [c, k, false] as [string, string, boolean]), ...Object.entries(spec.optionalRefs ?? {}).map(([c, k]) => [c, k, true] as [string, string, boolean])];
@@ -105,17 +111,17 @@ export class TableCopier {
     this.sourceHasId = ctx.sourceColumns.has('id');
   }
 
-  private statement(sql: string): Database.Statement {
-    let s = this.statements.get(sql);
-    if (!s) this.statements.set(sql, (s = this.ctx.sqlite.prepare(sql)));
-    return s;
+  private insertSql(row: Row, tail: string): [string, SqlValue[]] {
+    const columns = Object.keys(row);
+    return [`insert into ${quoteName(this.target.name)} (${columns.map(quoteName).join(', ')}) values (${columns.map(() => '?').join(', ')}) ${tail}`, Object.values(row)];
   }
 
-  copy(source: Row): void {
+  async copy(source: Row): Promise<void> {
+    const { exec } = this.ctx.scope;
     const kind = kindOf(this.spec);
     const sourceId = this.sourceHasId ? source.id : undefined;
     const example = sourceId !== undefined && sourceId !== null ? `#${sourceId}` : JSON.stringify(source).slice(0, 80);
-    if (this.target.id && sourceId !== undefined && this.ctx.ids.has(kind, sourceId)) {
+    if (this.target.id && sourceId !== undefined && (await this.ctx.ids.has(kind, sourceId))) {
       this.report.unchanged++;
       return;
     }
@@ -130,7 +136,7 @@ export class TableCopier {
         row[column] = null;
         continue;
       }
-      const mapped = this.ctx.ids.get(refKind, value);
+      const mapped = await this.ctx.ids.get(refKind, value);
       if (mapped === undefined) {
         if (optional) row[column] = null;
         else {
@@ -140,7 +146,7 @@ export class TableCopier {
       } else row[column] = mapped;
     }
     if (this.spec.prepare) {
-      const prepared = this.spec.prepare(row, source);
+      const prepared = await this.spec.prepare(row, source);
       if (prepared instanceof Skip) {
         recordSkip(this.report, prepared.reason, prepared.example ?? example);
         return;
@@ -154,41 +160,45 @@ export class TableCopier {
     }
 
     if (!this.target.id || sourceId === undefined || sourceId === null) {
-      const columns = Object.keys(row);
-      const info = this.statement(`insert or ignore into ${this.target.name} (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`).run(...Object.values(row));
-      if (info.changes > 0) this.report.imported++;
+      const [sql, params] = this.insertSql(row, 'on conflict do nothing returning 1 as inserted');
+      if (await exec.get(sql, params)) this.report.imported++;
       else this.report.unchanged++;
       return;
     }
 
-    const existing = this.existing(row);
+    const existing = await this.existing(row);
     if (existing !== undefined) {
       if (this.spec.onExisting === 'update') {
         const columns = Object.keys(row);
-        this.statement(`update ${this.target.name} set ${columns.map((c) => `${c} = ?`).join(', ')} where id = ?`).run(...Object.values(row), existing);
+        await exec.run(`update ${quoteName(this.target.name)} set ${columns.map((c) => `${quoteName(c)} = ?`).join(', ')} where id = ?`, [...Object.values(row), existing]);
         this.report.updated++;
       } else this.report.matched++;
-      this.ctx.ids.set(kind, sourceId, existing);
+      await this.ctx.ids.set(kind, sourceId, existing);
       return;
     }
-    const keep = this.spec.keepIds !== false && (this.target.id === 'text' || !this.statement(`select 1 from ${this.target.name} where id = ?`).get(sourceId));
-    if (keep) row = { id: sourceId, ...row };
-    const columns = Object.keys(row);
-    const info = this.statement(`insert into ${this.target.name} (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`).run(...Object.values(row));
-    const targetId: TargetId = keep ? (sourceId as TargetId) : Number(info.lastInsertRowid);
-    this.ctx.ids.set(kind, sourceId, targetId);
+    const keep = this.spec.keepIds !== false && (this.target.id === 'text' || !(await exec.get(`select 1 as taken from ${quoteName(this.target.name)} where id = ?`, [sourceId])));
+    if (keep) {
+      row = { id: sourceId, ...row };
+      this.idsGivenSinceSync = true;
+    } else if (this.idsGivenSinceSync) {
+      await syncIdSequence(this.ctx.scope.db, this.target.name);
+      this.idsGivenSinceSync = false;
+    }
+    const [sql, params] = this.insertSql(row, keep ? '' : 'returning id');
+    const inserted = keep ? (await exec.run(sql, params), undefined) : await exec.get(sql, params);
+    const targetId: TargetId = keep ? (sourceId as TargetId) : (inserted?.id as TargetId);
+    await this.ctx.ids.set(kind, sourceId, targetId);
     this.report.imported++;
     this.spec.imported?.(source, targetId);
   }
 
   /** The catalog row this one would collide with on a unique index, if any. */
-  private existing(row: Row): TargetId | undefined {
+  private async existing(row: Row): Promise<TargetId | undefined> {
     for (const columns of this.target.uniques) {
       // As in SQL, a null never collides: a row without an e-mail meets no other row without one.
       if (!columns.every((c) => row[c] !== undefined && row[c] !== null)) continue;
-      const found = this.statement(`select id from ${this.target.name} where ${columns.map((c) => `${c} = ?`).join(' and ')}`)
-        .get(...columns.map((c) => row[c])) as { id: TargetId } | undefined;
-      if (found) return found.id;
+      const found = await this.ctx.scope.exec.get(`select id from ${quoteName(this.target.name)} where ${columns.map((c) => `${quoteName(c)} = ?`).join(' and ')}`, columns.map((c) => row[c] as Value));
+      if (found) return found.id as TargetId;
     }
     return undefined;
   }

@@ -13,3 +13,11 @@ export async function syncIdSequences(db: Kysely<any>): Promise<void> {
     await sql`select setval(pg_get_serial_sequence(${table}, ${column}), coalesce((select max(${sql.ref(column)}) from ${sql.table(table)}), 0) + 1, false)`.execute(db);
   }
 }
+
+/** The same for one table, before it takes a numbered insert after rows were copied in with their ids. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema, or a transaction of it
+export async function syncIdSequence(db: Kysely<any>, table: string, column = 'id'): Promise<void> {
+  if (engineOf(db) !== 'postgres') return;
+  await sql`select setval(seq, coalesce((select max(${sql.ref(column)}) from ${sql.table(table)}), 0) + 1, false)
+              from (select pg_get_serial_sequence(${table}, ${column}) as seq) s where seq is not null`.execute(db);
+}

@@ -69,6 +69,20 @@ export async function openStore(location: string, options: OpenStoreOptions = {}
     const { openPostgresStore } = await import('./postgres-store.ts');
     return openPostgresStore(await testDatabaseFor(testServer, location), options);
   }
+  return openSqliteFile(location, options);
+}
+
+/**
+ * A SQLite file as such, even while the test suite maps catalog paths to PostgreSQL databases: the catalog copy inside
+ * a backup archive, or the file `bindery db copy --to FILE` writes, is a SQLite file whatever the catalog's engine.
+ */
+export async function openSqliteFile(path: string, options: OpenStoreOptions = {}): Promise<Store> {
   const { openSqliteStore } = await import('./sqlite-store.ts');
-  return openSqliteStore(location, options);
+  return openSqliteStore(path, options);
+}
+
+/** The SQLite file the catalog at `location` is, or undefined when the catalog lives in a database server. */
+export function embeddedCatalogFile(location: string): string | undefined {
+  if (isDatabaseUrl(location) || (process.env.BINDERY_TEST_DATABASE_SERVER && location !== ':memory:')) return undefined;
+  return location;
 }

@@ -68,21 +68,26 @@ export class TaskRunner {
       if (!info.parallel) this.running.delete(type);
       throw error;
     }
+    // Progress is written in the order it is reported, and before the outcome: with a pool of connections (PostgreSQL)
+    // a report the task did not wait for could otherwise land after, and replace, the final message.
+    let progressWritten: Promise<void> = Promise.resolve();
     const run: TaskRun = {
       taskId,
       userId,
       options,
       isCancelled: () => this.cancelled.has(taskId),
-      progress: (percentage, message) => setTaskProgress(this.db, taskId, percentage, message),
+      progress: (percentage, message) => (progressWritten = progressWritten.then(() => setTaskProgress(this.db, taskId, percentage, message)).catch(() => undefined)),
     };
     const execute = async (): Promise<TaskRunStatus> => {
       try {
         await setTaskStatus(this.db, taskId, 'IN_PROGRESS', 'Task execution started');
         const message = await executor.run(run);
+        await progressWritten;
         const status: TaskRunStatus = this.cancelled.has(taskId) ? 'CANCELLED' : 'COMPLETED';
         await setTaskStatus(this.db, taskId, status, status === 'CANCELLED' ? 'Task was cancelled' : (message ?? 'Task completed successfully'));
         return status;
       } catch (error) {
+        await progressWritten;
         await setTaskFailed(this.db, taskId, error instanceof Error ? error.message : String(error)).catch(() => undefined);
         throw error;
       } finally {

@@ -3,7 +3,7 @@
 // later run re-reads only the books whose last_modified changed, and never overwrites a field locked in Bindery.
 import { readFile, stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
-import { sqliteExec, type SyncSqlExec } from '../../store/sql-exec.ts';
+import type { SqlExec } from '../../store/sql-exec.ts';
 import type { NameTable } from '../../books/names.ts';
 import { makeCoverImages, type CoverImages } from '../../covers/cover-images.ts';
 import { newCoverHash, saveCoverImages } from '../../covers/cover-store.ts';
@@ -142,9 +142,9 @@ async function prepare(calibre: CalibreLibrary, book: CalibreBook, columns: read
 }
 
 /** Writes one book (new, or changed since the last run) with its files, names, and mapped user data. */
-function writeBook(exec: SyncSqlExec, ids: IdMap, library: Library, p: PreparedBook, userId: number | undefined, result: CalibreImportResult): number | undefined {
-  const known = ids.get('book', p.book.id) as number | undefined;
-  const exists = known !== undefined && exec.get('select 1 from book where id = ?', [known]);
+async function writeBook(exec: SqlExec, ids: IdMap, library: Library, p: PreparedBook, userId: number | undefined, result: CalibreImportResult): Promise<number | undefined> {
+  const known = (await ids.get('book', p.book.id)) as number | undefined;
+  const exists = known !== undefined && (await exec.get('select 1 as found from book where id = ?', [known]));
   const libraryPathId = library.paths[0]?.id as number;
   let bookId: number;
   if (!exists) {
@@ -152,59 +152,63 @@ function writeBook(exec: SyncSqlExec, ids: IdMap, library: Library, p: PreparedB
       recordSkip(result.books, 'no book file of a format Bindery reads is on disk', p.book.path);
       return undefined;
     }
-    const row = exec.get('insert into book (library_id, library_path_id, added_on) values (?, ?, ?) returning id', [library.id, libraryPathId, calibreInstant(p.book.timestamp) ?? nowIso()]);
+    const row = await exec.get('insert into book (library_id, library_path_id, added_on) values (?, ?, ?) returning id', [library.id, libraryPathId, calibreInstant(p.book.timestamp) ?? nowIso()]);
     bookId = row?.id as number;
-    exec.run('insert into book_metadata (book_id) values (?)', [bookId]);
+    await exec.run('insert into book_metadata (book_id) values (?)', [bookId]);
     result.books.imported++;
   } else {
     bookId = known;
     result.books.updated++;
   }
-  ids.set('book', p.book.id, bookId, p.book.lastModified);
+  await ids.set('book', p.book.id, bookId, p.book.lastModified);
 
   for (const f of p.files) {
-    const have = exec.get('select id from book_file where library_path_id = ? and file_sub_path = ? and file_name = ?', [libraryPathId, p.book.path, f.name]);
+    const have = await exec.get('select id from book_file where library_path_id = ? and file_sub_path = ? and file_name = ?', [libraryPathId, p.book.path, f.name]);
     if (have) {
-      exec.run('update book_file set size_bytes = ?, mtime_ms = ?, current_hash = ?, missing_at = null where id = ?', [f.sizeBytes, f.mtimeMs, f.hash, have.id as number]);
+      await exec.run('update book_file set size_bytes = ?, mtime_ms = ?, current_hash = ?, missing_at = null where id = ?', [f.sizeBytes, f.mtimeMs, f.hash, have.id as number]);
       result.files.unchanged++;
       continue;
     }
-    exec.run(
+    await exec.run(
       'insert into book_file (book_id, library_path_id, file_sub_path, file_name, size_bytes, file_size_kb, mtime_ms, initial_hash, current_hash, is_book, book_type) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       [bookId, libraryPathId, p.book.path, f.name, f.sizeBytes, Math.round(f.sizeBytes / 1024), f.mtimeMs, f.hash, f.hash, f.bookType ? 1 : 0, f.bookType],
     );
     result.files.imported++;
   }
 
-  const locks = (exec.get('select * from book_metadata where book_id = ?', [bookId]) ?? {}) as Record<string, unknown>;
+  const locks = ((await exec.get('select * from book_metadata where book_id = ?', [bookId])) ?? {}) as Record<string, unknown>;
   const allLocked = locks.all_fields_locked === 1;
   const open = (field: string): boolean => !allLocked && locks[`${field}_locked`] !== 1;
   const fields = Object.entries(metadataFields(p)).filter(([field]) => open(field === 'identifiers_json' ? 'none' : field));
-  if (fields.length) exec.run(`update book_metadata set ${fields.map(([f]) => `${f} = ?`).join(', ')} where book_id = ?`, [...fields.map(([, v]) => v), bookId]);
+  if (fields.length) await exec.run(`update book_metadata set ${fields.map(([f]) => `${f} = ?`).join(', ')} where book_id = ?`, [...fields.map(([, v]) => v), bookId]);
 
-  const names = (table: NameTable, mapping: string, column: string, list: string[], ordered = false): void => {
-    exec.run(`delete from ${mapping} where book_id = ?`, [bookId]);
-    const found = nameIdsSync(exec, table, [...new Set(list)]);
-    found.forEach((id, i) => exec.run(`insert or ignore into ${mapping} (book_id, ${column}${ordered ? ', sort_order' : ''}) values (?, ?${ordered ? ', ?' : ''})`, ordered ? [bookId, id, i] : [bookId, id]));
+  const names = async (table: NameTable, mapping: string, column: string, list: string[], ordered = false): Promise<void> => {
+    await exec.run(`delete from ${mapping} where book_id = ?`, [bookId]);
+    const found = await nameIds(exec, table, [...new Set(list)]);
+    for (const [i, id] of found.entries()) {
+      await exec.run(`insert into ${mapping} (book_id, ${column}${ordered ? ', sort_order' : ''}) values (?, ?${ordered ? ', ?' : ''}) on conflict do nothing`, ordered ? [bookId, id, i] : [bookId, id]);
+    }
   };
-  if (open('authors')) names('author', 'book_metadata_author_mapping', 'author_id', p.details.authors, true);
+  if (open('authors')) await names('author', 'book_metadata_author_mapping', 'author_id', p.details.authors, true);
   const mappedNames = (target: string): string[] => p.custom.filter((c) => c.mapping.target === target).flatMap((c) => namesOf(c.value));
-  if (open('tags')) names('tag', 'book_metadata_tag_mapping', 'tag_id', [...p.details.tags, ...mappedNames('tags')]);
-  if (open('categories') && p.custom.some((c) => c.mapping.target === 'categories')) names('category', 'book_metadata_category_mapping', 'category_id', mappedNames('categories'));
-  if (open('moods') && p.custom.some((c) => c.mapping.target === 'moods')) names('mood', 'book_metadata_mood_mapping', 'mood_id', mappedNames('moods'));
+  if (open('tags')) await names('tag', 'book_metadata_tag_mapping', 'tag_id', [...p.details.tags, ...mappedNames('tags')]);
+  if (open('categories') && p.custom.some((c) => c.mapping.target === 'categories')) await names('category', 'book_metadata_category_mapping', 'category_id', mappedNames('categories'));
+  if (open('moods') && p.custom.some((c) => c.mapping.target === 'moods')) await names('mood', 'book_metadata_mood_mapping', 'mood_id', mappedNames('moods'));
 
-  if (userId !== undefined) writeUserColumns(exec, userId, bookId, p);
+  if (userId !== undefined) await writeUserColumns(exec, userId, bookId, p);
   return bookId;
 }
 
-/** The name ids, synchronously (the raw connection completes every call before returning). */
-function nameIdsSync(exec: SyncSqlExec, table: NameTable, names: string[]): number[] {
-  const add = (name: string): number =>
-    (table === 'author' ? exec.get('insert into author (name, name_key) values (?, ?) returning id', [name, searchKey(name)]) : exec.get(`insert into ${table} (name) values (?) returning id`, [name]))?.id as number;
-  return names.map((name) => (exec.get(`select id from ${table} where name = ?`, [name])?.id as number | undefined) ?? add(name));
+/** The ids of the names, each added when the catalog does not have it yet. */
+async function nameIds(exec: SqlExec, table: NameTable, names: string[]): Promise<number[]> {
+  const add = async (name: string): Promise<number> =>
+    (table === 'author' ? await exec.get('insert into author (name, name_key) values (?, ?) returning id', [name, searchKey(name)]) : await exec.get(`insert into ${table} (name) values (?) returning id`, [name]))?.id as number;
+  const ids: number[] = [];
+  for (const name of names) ids.push(((await exec.get(`select id from ${table} where name = ?`, [name]))?.id as number | undefined) ?? (await add(name)));
+  return ids;
 }
 
-function writeUserColumns(exec: SyncSqlExec, userId: number, bookId: number, p: PreparedBook): void {
+async function writeUserColumns(exec: SqlExec, userId: number, bookId: number, p: PreparedBook): Promise<void> {
   const progress: Record<string, string | number | null> = {};
   for (const { mapping, value } of p.custom) {
     if (mapping.target === 'readStatus') {
@@ -217,14 +221,14 @@ function writeUserColumns(exec: SyncSqlExec, userId: number, bookId: number, p: 
       progress.personal_rating = Math.max(0, Math.min(10, Math.round(value)));
     } else if (mapping.target === 'shelf') {
       for (const name of namesOf(value)) {
-        const shelf = exec.get('select id from shelf where user_id = ? and name = ?', [userId, name]) ?? exec.get('insert into shelf (user_id, name) values (?, ?) returning id', [userId, name]);
-        exec.run('insert or ignore into book_shelf_mapping (book_id, shelf_id) values (?, ?)', [bookId, shelf?.id as number]);
+        const shelf = (await exec.get('select id from shelf where user_id = ? and name = ?', [userId, name])) ?? (await exec.get('insert into shelf (user_id, name) values (?, ?) returning id', [userId, name]));
+        await exec.run('insert into book_shelf_mapping (book_id, shelf_id) values (?, ?) on conflict do nothing', [bookId, shelf?.id as number]);
       }
     }
   }
   const columns = Object.keys(progress);
   if (!columns.length) return;
-  exec.run(
+  await exec.run(
     `insert into user_book_progress (user_id, book_id, ${columns.join(', ')}) values (?, ?, ${columns.map(() => '?').join(', ')}) on conflict (user_id, book_id) do update set ${columns.map((c) => `${c} = excluded.${c}`).join(', ')}`,
     [userId, bookId, ...Object.values(progress)],
   );
@@ -272,38 +276,42 @@ export async function importCalibre(options: CalibreImportOptions): Promise<Cali
       covers: emptyTableReport('covers'),
       columns: custom.map((c) => ({ column: `#${c.column.label}`, target: c.mapping.target, books: calibre.customCount(c.column) })),
     };
-    const sqlite = options.store.sqlite;
-    const exec = sqliteExec(sqlite);
-    const ids = new IdMap(sqlite, `calibre:${library.id}`);
+    const { store } = options;
+    const ids = new IdMap(`calibre:${library.id}`);
     const versions = new Map<string, string | null>();
-    for (const r of sqlite.prepare('select source_id, source_version from import_id_map where source = ? and kind = ?').iterate(`calibre:${library.id}`, 'book') as Iterable<{ source_id: string; source_version: string | null }>) versions.set(r.source_id, r.source_version);
+    for (const r of await store.exec.all('select source_id, source_version from import_id_map where source = ? and kind = ?', [`calibre:${library.id}`, 'book'])) versions.set(r.source_id as string, r.source_version as string | null);
 
     const total = calibre.bookCount();
     let done = 0;
     let batch: PreparedBook[] = [];
     const flush = async (): Promise<void> => {
-      const written: [PreparedBook, number][] = [];
-      sqlite.exec('begin immediate');
+      let written: [PreparedBook, number][];
       try {
-        for (const p of batch) {
-          const bookId = writeBook(exec, ids, library, p, options.userId, result);
-          if (bookId !== undefined) written.push([p, bookId]);
-        }
-        await refreshSearchText(exec, written.map(([, id]) => id));
-        sqlite.exec('commit');
+        written = await store.write(async ({ exec }) => {
+          ids.bind(exec);
+          const out: [PreparedBook, number][] = [];
+          for (const p of batch) {
+            const bookId = await writeBook(exec, ids, library, p, options.userId, result);
+            if (bookId !== undefined) out.push([p, bookId]);
+          }
+          await refreshSearchText(exec, out.map(([, id]) => id));
+          return out;
+        });
       } catch (error) {
-        sqlite.exec('rollback');
         ids.reset();
         throw error;
       }
+      ids.bind(store.exec);
       for (const [p, bookId] of written) {
         if (!p.cover) continue;
         // A cover the user locked stays, as locked fields do.
-        const locks = exec.get('select cover_locked, all_fields_locked from book_metadata where book_id = ?', [bookId]);
+        const locks = await store.exec.get('select cover_locked, all_fields_locked from book_metadata where book_id = ?', [bookId]);
         if (locks?.cover_locked === 1 || locks?.all_fields_locked === 1) continue;
         await saveCoverImages(options.coversRoot, bookId, 'book', p.cover);
-        exec.run('update book set book_cover_hash = ? where id = ?', [newCoverHash(), bookId]);
-        exec.run('update book_metadata set cover_updated_on = ? where book_id = ?', [nowIso(), bookId]);
+        await store.write(async ({ exec }) => {
+          await exec.run('update book set book_cover_hash = ? where id = ?', [newCoverHash(), bookId]);
+          await exec.run('update book_metadata set cover_updated_on = ? where book_id = ?', [nowIso(), bookId]);
+        });
         result.covers.imported++;
       }
       batch = [];
@@ -311,7 +319,7 @@ export async function importCalibre(options: CalibreImportOptions): Promise<Cali
     for (const book of calibre.books()) {
       done++;
       const seen = versions.get(String(book.id));
-      if (seen !== undefined && seen === book.lastModified && ids.has('book', book.id)) {
+      if (seen !== undefined && seen === book.lastModified && (await ids.bind(store.exec).has('book', book.id))) {
         result.books.unchanged++;
       } else {
         batch.push(await prepare(calibre, book, custom, result));

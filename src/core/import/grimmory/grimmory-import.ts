@@ -5,12 +5,13 @@ import bcrypt from 'bcryptjs';
 import { copyFile, mkdir, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { authorImagesRoot } from '../../authors/author-photos.ts';
-import { sqliteExec } from '../../store/sql-exec.ts';
 import { CoverChangeError, regenerateCover } from '../../covers/cover-update.ts';
 import { refreshSearchText } from '../../books/search-text.ts';
 import { searchKey } from '../../text/search-key.ts';
 import { SETTING_KEYS } from '../../settings/setting-keys.ts';
-import type { Store } from '../../store/store.ts';
+import { syncIdSequences } from '../../store/id-sequences.ts';
+import { rehearse } from '../../store/rehearsal.ts';
+import type { Store, WriteScope } from '../../store/store.ts';
 import { IdMap } from '../id-map.ts';
 import { emptyTableReport, recordSkip, type DroppedFields, type NotImported, type StageReport, type TableReport } from '../import-report.ts';
 import { remapPath, type PathMapping } from '../path-map.ts';
@@ -133,20 +134,20 @@ function withHooks(spec: CopySpec, ids: IdMap, disk: DiskFacts, pending: Pending
           const found = disk.files.get(String(source.id));
           const sourceRoot = disk.bookRoot.get(String(source.book_id));
           if (!found) return new Skip('file not found on disk', filePath(disk.roots.get(sourceRoot ?? ''), source) ?? `#${source.id}`);
-          return { ...row, library_path_id: ids.get('library_path', sourceRoot) ?? null, size_bytes: found.sizeBytes, mtime_ms: found.mtimeMs };
+          return ids.get('library_path', sourceRoot).then((libraryPathId) => ({ ...row, library_path_id: libraryPathId ?? null, size_bytes: found.sizeBytes, mtime_ms: found.mtimeMs }));
         },
       };
     case 'koreader_user':
       // Bindery keeps only a bcrypt hash of the MD5 key KOReader sends (docs/koreader.md); a handful of rows, hashed here.
       return { ...spec, prepare: (row, source) => ({ ...row, key_hash: bcrypt.hashSync(String(source.password_md5 ?? '').toLowerCase(), 10) }) };
     case 'magic_shelf':
-      return { ...spec, prepare: (row) => ({ ...row, filter_json: remapMagicShelfFilter(String(row.filter_json ?? '{}'), ids) }) };
+      return { ...spec, prepare: async (row) => ({ ...row, filter_json: await remapMagicShelfFilter(String(row.filter_json ?? '{}'), ids) }) };
     case 'kobo_reading_state':
       return {
         ...spec,
         // A Kobo names each book by its entitlement id, which is the book id.
-        prepare: (row, source) => {
-          const book = ids.get('book', source.entitlement_id);
+        prepare: async (row, source) => {
+          const book = await ids.get('book', source.entitlement_id);
           return book === undefined ? new Skip('its book was not imported', String(source.entitlement_id)) : { ...row, entitlement_id: String(book) };
         },
       };
@@ -176,7 +177,7 @@ function missingTables(schema: SourceSchema): string[] {
  * half-way fills in the rest on the next run, and a run after a complete one copies nothing.
  */
 async function copyImages(store: Store, kind: string, fromRoot: string, toRoot: string, names: readonly string[], report: TableReport): Promise<void> {
-  const imported = store.sqlite.prepare('select source_id, target_id from import_id_map where source = ? and kind = ?').iterate(ID_SOURCE, kind) as Iterable<{ source_id: string; target_id: string }>;
+  const imported = (await store.exec.all('select source_id, target_id from import_id_map where source = ? and kind = ?', [ID_SOURCE, kind])) as { source_id: string; target_id: string }[];
   for (const { source_id: sourceId, target_id: targetId } of imported) {
     for (const name of names) {
       const from = join(fromRoot, sourceId, name);
@@ -207,48 +208,48 @@ export async function importGrimmory(options: GrimmoryImportOptions): Promise<Gr
   const missing = missingTables(schema);
   if (missing.length) throw new ImportError('UNSUPPORTED_SCHEMA', `${source.label} says schema version ${schemaVersion} but lacks the tables ${missing.join(', ')}; nothing was imported`);
 
-  const sqlite = store.sqlite;
-  const ids = new IdMap(sqlite, ID_SOURCE, referencedKinds());
+  const ids = new IdMap(ID_SOURCE, referencedKinds());
   const warnings: string[] = [];
   const disk = await surveyDisk(source, options.pathMap, warnings);
   const pending: Pending = { newBooks: [], newAuthors: false };
   const stages: StageReport[] = [];
   const droppedFields: DroppedFields[] = [];
 
-  if (dryRun) sqlite.exec('begin immediate');
+  const runStage = async (stage: (typeof STAGE_TABLES)[number], scope: WriteScope): Promise<void> => {
+    ids.bind(scope.exec);
+    const report: StageReport = { stage: stage.name, tables: [] };
+    for (const base of stage.tables) {
+      const spec = withHooks(base, ids, disk, pending, options.pathMap);
+      const copier = await TableCopier.create(spec, { scope, dialect: store.dialect, ids, sourceColumns: schema.get(spec.table) ?? new Map(), convertTime });
+      let rows = 0;
+      for await (const row of source.rows(spec.table)) {
+        await copier.copy(row);
+        if (++rows % 2000 === 0) options.onProgress?.(stage.name, spec.table, rows);
+      }
+      report.tables.push(copier.report);
+      if (copier.dropped.length) droppedFields.push({ table: spec.table, fields: copier.dropped, reason: spec.droppedReason ?? 'Bindery has no such field' });
+    }
+    if (stage.name === 'catalog') await refreshSearchText(scope.exec, pending.newBooks);
+    // Rows kept their Grimmory ids: the next numbered insert must come after them (PostgreSQL).
+    await syncIdSequences(scope.db);
+    stages.push(report);
+  };
+
   try {
-    for (const stage of STAGE_TABLES) {
-      if (!dryRun) sqlite.exec('begin immediate');
-      try {
-        const report: StageReport = { stage: stage.name, tables: [] };
-        for (const base of stage.tables) {
-          const spec = withHooks(base, ids, disk, pending, options.pathMap);
-          const copier = new TableCopier(spec, { sqlite, ids, sourceColumns: schema.get(spec.table) ?? new Map(), convertTime });
-          let rows = 0;
-          for await (const row of source.rows(spec.table)) {
-            copier.copy(row);
-            if (++rows % 2000 === 0) options.onProgress?.(stage.name, spec.table, rows);
-          }
-          report.tables.push(copier.report);
-          if (copier.dropped.length) droppedFields.push({ table: spec.table, fields: copier.dropped, reason: spec.droppedReason ?? 'Bindery has no such field' });
-        }
-        if (stage.name === 'catalog') await refreshSearchText(sqliteExec(sqlite), pending.newBooks);
-        stages.push(report);
-        if (!dryRun) sqlite.exec('commit');
-        if (!dryRun && stage.name === 'catalog') stages.push({ stage: 'images', tables: await placeImages(options, pending) });
-      } catch (error) {
-        if (!dryRun) {
-          sqlite.exec('rollback');
-          ids.reset();
-        }
-        throw error;
+    if (dryRun) {
+      // One transaction rolled back at the end: later stages see what earlier ones would have written.
+      await rehearse(store, async (scope) => {
+        for (const stage of STAGE_TABLES) await runStage(stage, scope);
+      });
+    } else {
+      for (const stage of STAGE_TABLES) {
+        await store.write((scope) => runStage(stage, scope));
+        if (stage.name === 'catalog') stages.push({ stage: 'images', tables: await placeImages(options, pending) });
       }
     }
   } finally {
-    if (dryRun) {
-      sqlite.exec('rollback');
-      ids.reset();
-    }
+    // Whatever was rolled back is no longer true; what committed is read again when needed.
+    ids.reset();
   }
 
   if (!options.grimmoryData && (pending.newBooks.length || pending.newAuthors)) {
