@@ -33,6 +33,11 @@ export interface SqlDialect {
    * transactions hold the database's write lock from their start (BEGIN IMMEDIATE).
    */
   forUpdate: string;
+  /**
+   * A statement (one text parameter: the key) that makes every write transaction naming the same key, in any process,
+   * wait for this one to end. Empty on SQLite, where a write transaction already excludes every other writer.
+   */
+  transactionKeyLock: string;
 }
 
 const SQLITE: SqlDialect = {
@@ -48,6 +53,7 @@ const SQLITE: SqlDialect = {
   position: (h, n) => `instr(${h}, ${n})`,
   jsonGroupArray: (e) => `json_group_array(${e})`,
   forUpdate: '',
+  transactionKeyLock: '',
 };
 
 const POSTGRES: SqlDialect = {
@@ -64,6 +70,7 @@ const POSTGRES: SqlDialect = {
   position: (h, n) => `strpos(${h}, ${n})`,
   jsonGroupArray: (e) => `coalesce(json_agg(${e})::text, '[]')`,
   forUpdate: ' FOR UPDATE',
+  transactionKeyLock: 'SELECT pg_advisory_xact_lock(hashtextextended(?, 0))',
 };
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema, or a transaction of it

@@ -58,6 +58,8 @@ class AnnouncingDriver extends PostgresDriver {
   private readonly tracker: ChangeTracker;
   private readonly inTransaction = new WeakSet<DatabaseConnection>();
   private readonly writing = new WeakSet<DatabaseConnection>();
+  /** The pool hands the same connection out again and again: its queries are wrapped once. */
+  private readonly wrapped = new WeakSet<DatabaseConnection>();
 
   constructor(config: ConstructorParameters<typeof PostgresDriver>[0], tracker: ChangeTracker) {
     super(config);
@@ -66,6 +68,8 @@ class AnnouncingDriver extends PostgresDriver {
 
   override async acquireConnection(): Promise<DatabaseConnection> {
     const connection = await super.acquireConnection();
+    if (this.wrapped.has(connection)) return connection;
+    this.wrapped.add(connection);
     const execute = connection.executeQuery.bind(connection);
     const announce = (): Promise<QueryResult<unknown>> => execute(CompiledQuery.raw('select pg_notify($1, $2)', [CATALOG_CHANNEL, this.tracker.instance]));
     connection.executeQuery = (async <R>(query: CompiledQuery): Promise<QueryResult<R>> => {
