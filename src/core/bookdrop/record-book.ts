@@ -78,7 +78,7 @@ export async function recordImportedFile(store: Store, input: RecordInput): Prom
     await store.write(async (scope) => {
       const { exec } = scope;
       // Taken before looking, so a scan of the library (or another replica's import) cannot catalogue the file in between.
-      await lockKeyForTransaction(scope, libraryPathKey(input.root.id));
+      await lockKeyForTransaction(scope.db, libraryPathKey(input.root.id));
       const row = await exec.get('select book_id from book_file where library_path_id = ? and file_sub_path = ? and file_name = ?', [input.root.id, input.subPath, input.fileName]);
       if (row) {
         existing = row.book_id as number;

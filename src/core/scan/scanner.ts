@@ -277,7 +277,7 @@ async function scanRoot(store: Store, runner: TaskRunner, stagingDir: string, li
     pending = [];
     if (batch.length === 0) return;
     await store.write(async (scope) => {
-      await lockKeyForTransaction(scope, libraryPathKey(root.id));
+      await lockKeyForTransaction(scope.db, libraryPathKey(root.id));
       const catalogued = await cataloguedPlaces(scope.exec, root.id, batch.filter((item) => item.work.kind === 'fresh').map((item) => item.work.unit));
       const touched: Touched = { added: [], changed: [] };
       for (const item of batch) {
@@ -305,7 +305,7 @@ async function scanRoot(store: Store, runner: TaskRunner, stagingDir: string, li
   let gone = vanished.filter((f) => !movedIds.has(f.id));
   await store.write(async (scope) => {
     const trx = scope.db;
-    await lockKeyForTransaction(scope, libraryPathKey(root.id));
+    await lockKeyForTransaction(scope.db, libraryPathKey(root.id));
     // A file another process found at a new place since this scan looked is not missing.
     gone = await stillAt(scope.exec, gone);
     await markMissing(trx, gone.map((f) => f.id));
