@@ -122,12 +122,14 @@ const KNOWN_PAGE = 5000;
 
 async function loadKnownFiles(store: Store, rootId: number): Promise<KnownFiles> {
   const known: KnownFiles = { byKey: new Map(), ids: [], sizes: [], mtimes: [], missing: [] };
-  // In pages by id, so a large library never holds all its rows as objects at once; one snapshot for all of them.
+  // In pages by id, so a large library never holds all its rows as objects at once; one snapshot for all of them. The
+  // unary plus keeps SQLite walking the primary key in order (through the location index it sorted every page anew:
+  // 4x the CPU at 100,000 files); on PostgreSQL it is plain arithmetic.
   await store.read(async ({ exec }) => {
     for (let after = 0; ; ) {
       const rows = (await exec.all(
         'select id, file_sub_path, file_name, size_bytes, mtime_ms, case when missing_at is null then 0 else 1 end as missing ' +
-          `from book_file where library_path_id = ? and id > ? order by id limit ${KNOWN_PAGE}`,
+          `from book_file where +library_path_id = ? and id > ? order by id limit ${KNOWN_PAGE}`,
         [rootId, after],
       )) as { id: number; file_sub_path: string; file_name: string; size_bytes: number | null; mtime_ms: number | null; missing: number }[];
       for (const row of rows) {
