@@ -139,7 +139,7 @@ async function measure(dbPath: string, withBooks: boolean): Promise<void> {
   const store = await openStore(dbPath);
   const cpu0 = process.cpuUsage();
   let t = performance.now();
-  const rows = loadCandidates(store, 1);
+  const rows = await loadCandidates(store, 1);
   const loadMs = performance.now() - t;
   t = performance.now();
   const groups = groupDuplicates(rows, { strategies: new Set(MATCH_REASONS), formatPriority: null });

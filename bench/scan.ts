@@ -1,5 +1,5 @@
 // npm run bench:scan [-- --entries 1000] [--seed 14] [--baseline main] [--rounds 1] [--workers N] [--formats all|each|both] [--only EPUB,CBZ]
-//                    [--node-options '--max-semi-space-size=4'] [--synthetic --books 10000] [--keep]
+//                    [--node-options '--max-semi-space-size=4'] [--synthetic --books 10000] [--keep] [--database postgres://…]
 // Scans the realistic corpus of bench/real-corpus.ts (built once under bench/.corpus/) into a fresh catalog, covers
 // and thumbnails included, then scans it again unchanged, and prints a table per format (EPUB, PDF, scanned PDF,
 // CBZ, CBR, M4B, MP3 folder; each format scanned on its own from a tree of hard links) and for the whole library:
@@ -9,12 +9,14 @@
 // before, ... --synthetic scans the old synthetic corpus of bench/corpus.ts instead (--books N, for continuity).
 // The scanning process runs as `bindery scan` does (bin/bindery): MALLOC_ARENA_MAX=2 unless the environment sets it,
 // and --max-semi-space-size=4 unless --node-options gives other flags ('' for none). --workers defaults to the
-// scanWorkers setting.
+// scanWorkers setting. --database URL (a PostgreSQL server the user may create databases on) adds this tree's code on
+// PostgreSQL to the versions compared: each scan gets a fresh database there (bench_scan_<pid>, dropped afterwards).
 import { execFileSync } from 'node:child_process';
 import { existsSync, linkSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
+import pg from 'pg';
 import { loadConfig } from '../src/core/config.ts';
 import { baselineTree } from './baseline-tree.ts';
 import { syntheticCorpus } from './corpus.ts';
@@ -33,6 +35,7 @@ const { values } = parseArgs({
     synthetic: { type: 'boolean', default: false },
     books: { type: 'string', default: '2000' },
     keep: { type: 'boolean', default: false },
+    database: { type: 'string' },
   },
 });
 const here = import.meta.dirname;
@@ -81,13 +84,32 @@ function formatTree(root: string, format: string, entries: CorpusEntry[]): Subse
   return { name: format, root: tree, entries: entries.length, bytes: entries.reduce((sum, e) => sum + sizeOf(join(root, e.path)), 0) };
 }
 
-function scan(tree: string, subset: Subset, dataDir: string): Figures {
+function scan(tree: string, subset: Subset, dataDir: string, database?: string): Figures {
   const child = join(tree, 'bench', 'scan-child.ts');
-  return JSON.parse(execFileSync(process.execPath, [...nodeOptions, child, dataDir, subset.root, workers], { encoding: 'utf8', maxBuffer: 1 << 26, env, cwd: tree })) as Figures;
+  const args = [...nodeOptions, child, dataDir, subset.root, workers, ...(database ? [database] : [])];
+  return JSON.parse(execFileSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 26, env, cwd: tree })) as Figures;
 }
 
-const versions: { label: string; tree: string }[] = [{ label: 'after', tree: join(here, '..') }];
+interface Version { label: string; tree: string; server?: string }
+const versions: Version[] = [{ label: 'after', tree: join(here, '..') }];
 if (values.baseline) versions.unshift({ label: `before (${values.baseline})`, tree: baselineTree(values.baseline) });
+if (values.database) versions.push({ label: 'after, postgres', tree: join(here, '..'), server: values.database });
+
+/** A fresh, empty database on the server for one scan (its catalog is migrated when the scan opens it). */
+async function freshDatabase(server: string, create: boolean): Promise<string> {
+  const name = `bench_scan_${process.pid}`;
+  const client = new pg.Client({ connectionString: server });
+  await client.connect();
+  try {
+    await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    if (create) await client.query(`CREATE DATABASE ${name} TEMPLATE template0`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(server);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
 const rounds = Number(values.rounds);
 const wanted = values.only ? values.only.split(',') : undefined;
 const sets = (await subsets()).filter((set) => !wanted || wanted.includes(set.name));
@@ -102,9 +124,13 @@ for (let round = 0; round < rounds; round++) {
     for (const version of order) {
       const dataDir = join(here, '.corpus', `data-${process.pid}`);
       rmSync(dataDir, { recursive: true, force: true });
-      const first = scan(version.tree, subset, dataDir);
-      const again = subset.name === 'whole library' || subset.name === 'synthetic' ? scan(version.tree, subset, dataDir) : undefined;
-      if (!values.keep) rmSync(dataDir, { recursive: true, force: true });
+      const database = version.server ? await freshDatabase(version.server, true) : undefined;
+      const first = scan(version.tree, subset, dataDir, database);
+      const again = subset.name === 'whole library' || subset.name === 'synthetic' ? scan(version.tree, subset, dataDir, database) : undefined;
+      if (!values.keep) {
+        rmSync(dataDir, { recursive: true, force: true });
+        if (version.server) await freshDatabase(version.server, false);
+      }
       rows.push({ subset, version: version.label, first, ...(again ? { again } : {}) });
       const f = first;
       console.log(

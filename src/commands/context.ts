@@ -44,16 +44,24 @@ export function createContext(options: GlobalOptions, extraFlags: Partial<Record
   let opened: Promise<OpenedCatalog> | undefined;
   const open = (): Promise<OpenedCatalog> => (opened ??= openCatalog(paths.catalog, { log: (message) => process.stderr.write(`bindery: ${message}\n`), poolSize: config.databasePoolSize }));
   let http: HttpClient | undefined;
+  // Contexts made with other flags open catalogs of their own; closing this one closes theirs (a PostgreSQL pool left
+  // open would keep the command from exiting).
+  const derived: CommandContext[] = [];
   return {
     http: () => (http ??= createHttpClient({ allowPrivateHosts: allowedPrivateHosts(config) })),
     config,
-    withFlags: (flags) => createContext(options, { ...extraFlags, ...flags }),
+    withFlags: (flags) => {
+      const context = createContext(options, { ...extraFlags, ...flags });
+      derived.push(context);
+      return context;
+    },
     json: options.json ?? false,
     paths,
     interactive: Boolean(process.stdout.isTTY && process.stdin.isTTY) && !options.json,
     store: async () => (await open()).store,
     recoveredMoves: async () => (await open()).recoveredMoves,
     close: async () => {
+      await Promise.all(derived.splice(0).map((context) => context.close()));
       if (opened) await (await opened).store.close();
     },
     print: (text) => process.stdout.write(`${text}\n`),

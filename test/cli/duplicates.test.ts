@@ -1,7 +1,7 @@
-import Database from 'better-sqlite3';
 import { copyFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openStore } from '../../src/core/store/store.ts';
 import { cliFor } from '../helpers/cli.ts';
 import { makeTempLibrary, writeSimpleEpub, type TempLibrary } from '../helpers/library-fixtures.ts';
 
@@ -46,10 +46,10 @@ describe('bindery duplicates', () => {
 
   it('runs the strategies named with --by, and --no-content skips the content check', async () => {
     // The best metadata match score wins among equal formats: make the newest book the suggested target.
-    const db = new Database(join(lib.dataDir, 'bindery.sqlite'));
-    const newest = (db.prepare("select max(book_id) from book_file where file_name like 'Dune%'").pluck().get() as number);
-    db.prepare('update book set metadata_match_score = 90 where id = ?').run(newest);
-    db.close();
+    const store = await openStore(join(lib.dataDir, 'bindery.sqlite'));
+    const newest = Number((await store.db.selectFrom('book_file').select((eb) => eb.fn.max('book_id').as('id')).where('file_name', 'like', 'Dune%').executeTakeFirstOrThrow()).id);
+    await store.db.updateTable('book').set({ metadata_match_score: 90 }).where('id', '=', newest).execute();
+    await store.close();
     const res = await bindery('--json', 'duplicates', '--library', 'Books', '--by', 'title-author', '--no-content');
     const out = JSON.parse(res.stdout) as JsonOut;
     expect(out.strategies).toEqual(['TITLE_AUTHOR']);

@@ -108,7 +108,7 @@ describe('taking files in', () => {
     const outcomes = await Promise.all([intakeFile(env, bookdrop('Dune.epub'), { settleMs: 0 }), intakeFile(env, bookdrop('Dune.epub'), { settleMs: 0 })]);
     expect(outcomes.map((o) => o.kind)).toEqual(['added', 'added']);
     expect(await rows()).toHaveLength(1);
-    await expect(store.db.insertInto('bookdrop_file').values({ file_path: bookdrop('Dune.epub'), file_name: 'Dune.epub' }).execute()).rejects.toThrow(/UNIQUE/);
+    await expect(store.db.insertInto('bookdrop_file').values({ file_path: bookdrop('Dune.epub'), file_name: 'Dune.epub' }).execute()).rejects.toThrow(/unique/i);
   });
 });
 

@@ -14,6 +14,7 @@ import { recoverMoves } from '../../src/core/moves/recover.ts';
 import { scanLibrary } from '../../src/core/scan/scanner.ts';
 import { openStore, type Store } from '../../src/core/store/store.ts';
 import { makeTempLibrary, writeSimpleEpub, type SimpleBook, type TempLibrary } from '../helpers/library-fixtures.ts';
+import { copyCatalog } from '../helpers/engine.ts';
 
 let lib: TempLibrary;
 let store: Store;
@@ -357,6 +358,7 @@ async function crashFixture(): Promise<{ plan: MovePlan; expect: Expectation[] }
     await store.close();
     template = mkdtempSync(join(tmpdir(), 'bindery-moves-template-'));
     cpSync(dirname(lib.root), template, { recursive: true });
+    await copyCatalog(join(lib.dataDir, 'bindery.sqlite'), join(template, 'data', 'bindery.sqlite'));
     store = await openStore(join(lib.dataDir, 'bindery.sqlite'));
     await store.db.updateTable('library_path').set({ path: lib.root }).execute();
   } else {
@@ -364,6 +366,7 @@ async function crashFixture(): Promise<{ plan: MovePlan; expect: Expectation[] }
     lib.cleanup();
     const base = mkdtempSync(join(tmpdir(), 'bindery-moves-'));
     cpSync(template, base, { recursive: true });
+    await copyCatalog(join(template, 'data', 'bindery.sqlite'), join(base, 'data', 'bindery.sqlite'));
     const root = join(base, 'books');
     lib = { root, dataDir: join(base, 'data'), path: (...parts) => join(root, ...parts), cleanup: () => rmSync(base, { recursive: true, force: true }) };
     store = await openStore(join(lib.dataDir, 'bindery.sqlite'));

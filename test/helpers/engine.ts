@@ -23,3 +23,13 @@ export async function emptyTestDatabase(): Promise<{ url: string; drop(): Promis
   url.pathname = `/${name}`;
   return { url: url.toString(), drop: () => onTestServer(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
+
+/**
+ * After a test copied a data directory (catalog file included) to another place: on PostgreSQL the catalog is a
+ * database, copied here too (the source must have no open connections). On SQLite the file copy was the catalog copy.
+ */
+export async function copyCatalog(fromCatalogPath: string, toCatalogPath: string): Promise<void> {
+  if (!onPostgres) return;
+  const { testDatabaseName } = await import('../../src/core/store/test-databases.ts');
+  await onTestServer(`CREATE DATABASE ${testDatabaseName(toCatalogPath)} TEMPLATE ${testDatabaseName(fromCatalogPath)} STRATEGY file_copy`);
+}

@@ -88,7 +88,8 @@ export async function listBookdropFiles(db: Db, status: string | undefined, requ
     count = count.where('status', '=', PENDING);
     rows = rows.where('status', '=', PENDING);
   }
-  for (const [column, direction] of orderBy(request.sort ?? [])) rows = rows.orderBy(column, direction);
+  // Empty values sort first ascending and last descending, as SQLite sorts them, on either engine.
+  for (const [column, direction] of orderBy(request.sort ?? [])) rows = rows.orderBy(column, (ob) => (direction === 'desc' ? ob.desc().nullsLast() : ob.asc().nullsFirst()));
   rows = rows.orderBy('id');
   const total = Number((await count.executeTakeFirstOrThrow()).n);
   const content = (await rows.limit(request.size).offset(request.page * request.size).execute()).map(bookdropFileJson);

@@ -206,7 +206,7 @@ async function importOne(im: Importer, row: BookdropRow, target: Target): Promis
     ));
   } catch (error) {
     // The copy goes, unless the catalog points at it meanwhile (a library scan found it first).
-    if (!catalogHasFile(im.env.store, target.root.id, where.subPath, fileName)) await im.fs.unlink(placed).catch(() => undefined);
+    if (!(await catalogHasFile(im.env.store, target.root.id, where.subPath, fileName))) await im.fs.unlink(placed).catch(() => undefined);
     throw error;
   }
 

@@ -1,10 +1,10 @@
 // Recording a file just placed in a library as a new book, with the scanner's own catalog writes.
-import type Database from 'better-sqlite3';
 import { stat } from 'node:fs/promises';
 import { removeCovers } from '../covers/cover-store.ts';
 import type { FileRecord } from '../books/file-record.ts';
 import { nameIds } from '../books/names.ts';
-import { sqliteExec, type SqlValue, type SyncSqlExec } from '../store/sql-exec.ts';
+import { lockKeyForTransaction, libraryPathKey } from '../store/key-locks.ts';
+import type { SqlExec, SqlValue } from '../store/sql-exec.ts';
 import type { Extraction, ExtractedMetadata } from '../formats/types.ts';
 import type { Library, LibraryPath } from '../libraries/libraries.ts';
 import { createBook, type BookContext } from '../scan/catalog-updates.ts';
@@ -32,18 +32,7 @@ export interface RecordInput {
   beforeCommit?: () => void | Promise<void>;
 }
 
-const execs = new WeakMap<Database.Database, SyncSqlExec>();
-
-function execFor(store: Store): SyncSqlExec {
-  let exec = execs.get(store.sqlite);
-  if (!exec) {
-    exec = sqliteExec(store.sqlite);
-    execs.set(store.sqlite, exec);
-  }
-  return exec;
-}
-
-async function writeGivenExtras(exec: SyncSqlExec, bookId: number, given: DropMetadata | null): Promise<void> {
+async function writeGivenExtras(exec: SqlExec, bookId: number, given: DropMetadata | null): Promise<void> {
   if (!given) return;
   const sets: string[] = [];
   const values: SqlValue[] = [];
@@ -53,15 +42,15 @@ async function writeGivenExtras(exec: SyncSqlExec, bookId: number, given: DropMe
     sets.push(`${column} = ?`);
     values.push(value as SqlValue);
   }
-  if (sets.length > 0) exec.run(`update book_metadata set ${sets.join(', ')} where book_id = ?`, [...values, bookId]);
+  if (sets.length > 0) await exec.run(`update book_metadata set ${sets.join(', ')} where book_id = ?`, [...values, bookId]);
   if (given.moods) {
-    for (const moodId of await nameIds(exec, 'mood', given.moods)) exec.run('insert into book_metadata_mood_mapping (book_id, mood_id) values (?, ?) on conflict do nothing', [bookId, moodId]);
+    for (const moodId of await nameIds(exec, 'mood', given.moods)) await exec.run('insert into book_metadata_mood_mapping (book_id, mood_id) values (?, ?) on conflict do nothing', [bookId, moodId]);
   }
 }
 
 /** Whether the catalog has a file at this place (present or missing). */
-export function catalogHasFile(store: Store, rootId: number, subPath: string, fileName: string): boolean {
-  return execFor(store).get('select 1 as hit from book_file where library_path_id = ? and file_sub_path = ? and file_name = ?', [rootId, subPath, fileName]) !== undefined;
+export async function catalogHasFile(store: Store, rootId: number, subPath: string, fileName: string): Promise<boolean> {
+  return (await store.exec.get('select 1 as hit from book_file where library_path_id = ? and file_sub_path = ? and file_name = ?', [rootId, subPath, fileName])) !== undefined;
 }
 
 /**
@@ -83,12 +72,14 @@ export async function recordImportedFile(store: Store, input: RecordInput): Prom
     extraction: { ...(extraction as Extraction), metadata: input.metadata },
   };
   const ctx: BookContext = { libraryId: input.library.id, formatPriority: input.library.formatPriority, coversRoot: input.coversRoot };
-  const exec = execFor(store);
   let created: number | undefined;
   let existing: number | undefined;
   try {
-    await store.db.transaction().execute(async () => {
-      const row = exec.get('select book_id from book_file where library_path_id = ? and file_sub_path = ? and file_name = ?', [input.root.id, input.subPath, input.fileName]);
+    await store.write(async (scope) => {
+      const { exec } = scope;
+      // Taken before looking, so a scan of the library (or another replica's import) cannot catalogue the file in between.
+      await lockKeyForTransaction(scope.db, libraryPathKey(input.root.id));
+      const row = await exec.get('select book_id from book_file where library_path_id = ? and file_sub_path = ? and file_name = ?', [input.root.id, input.subPath, input.fileName]);
       if (row) {
         existing = row.book_id as number;
         return;

@@ -178,7 +178,7 @@ export async function placeLibraryUpload(env: { store: Store; dataDir: string },
 
     const where = splitRelativePath(renderPath(await movePattern(env.store.db, library), namingFacts(parsed.extraction.metadata, name)));
     if (!where) throw new UploadError('BAD_NAME', 'Invalid upload target path');
-    if (catalogHasFile(env.store, root.id, where.subPath, where.fileName)) throw new UploadError('EXISTS', 'File already exists');
+    if (await catalogHasFile(env.store, root.id, where.subPath, where.fileName)) throw new UploadError('EXISTS', 'File already exists');
     const dir = join(root.path, where.subPath);
     const path = await placeReceived(fs, received, dir, where.fileName, async () => parsed.contentHash);
     try {
@@ -195,7 +195,7 @@ export async function placeLibraryUpload(env: { store: Store; dataDir: string },
       });
       return { bookId, path };
     } catch (error) {
-      if (!catalogHasFile(env.store, root.id, where.subPath, where.fileName)) await fs.unlink(path).catch(() => undefined);
+      if (!(await catalogHasFile(env.store, root.id, where.subPath, where.fileName))) await fs.unlink(path).catch(() => undefined);
       throw new ImportStepError('record', (error as Error).message, { cause: error });
     }
   } finally {

@@ -40,56 +40,73 @@ function parsePriority(json: string | null | undefined): BookFileType[] | null {
   }
 }
 
-type BookTuple = [number, number | null, number | null, string | null, string | null, string | null, string | null, string | null, string | null, string | null, string | null, string | null, number | null];
-type FileTuple = [number, number, string | null, number, number | null, string, string, number, string | null];
+interface BookRow {
+  id: number; library_path_id: number | null; metadata_match_score: number | null; title: string | null; isbn_13: string | null; isbn_10: string | null;
+  goodreads_id: string | null; hardcover_id: string | null; google_id: string | null; asin: string | null; audible_id: string | null;
+  comicvine_id: string | null; series_number: number | null;
+}
+interface FileRow {
+  book_id: number; id: number; book_type: string | null; is_book: number; library_path_id: number | null; file_sub_path: string; file_name: string;
+  is_folder_based: number; content_hash: string | null;
+}
+
+const CANDIDATE_PAGE = 5000;
 
 /**
- * Compact rows for every (not deleted) book of the library, in id order; `visible` limits them to those ids.
- * Synchronous raw statements: at 100,000 books this is most of the work, and objects are built only once.
+ * Compact rows for every (not deleted) book of the library, in id order; `visible` limits them to those ids. Read in
+ * pages of books (with their authors and files) inside one snapshot, so a large library never holds all of its rows as
+ * query results at once.
  */
-export function loadCandidates(store: Store, libraryId: number, visible?: ReadonlySet<number>): CandidateBook[] {
-  const { sqlite } = store;
+export async function loadCandidates(store: Store, libraryId: number, visible?: ReadonlySet<number>): Promise<CandidateBook[]> {
   const books: CandidateBook[] = [];
-  const index = new Map<number, CandidateBook>();
-  const bookRows = sqlite
-    .prepare(
-      `select b.id, b.library_path_id, b.metadata_match_score, m.title, m.isbn_13, m.isbn_10, m.goodreads_id, m.hardcover_id,
-              m.google_id, m.asin, m.audible_id, m.comicvine_id, m.series_number
-         from book b left join book_metadata m on m.book_id = b.id
-        where b.library_id = ? and b.deleted = 0 order by b.id`,
-    )
-    .raw(true)
-    .iterate(libraryId) as IterableIterator<BookTuple>;
-  for (const r of bookRows) {
-    if (visible && !visible.has(r[0])) continue;
-    const book: CandidateBook = {
-      id: r[0], libraryPathId: r[1], metadataMatchScore: r[2], title: r[3], isbn13: r[4], isbn10: r[5], goodreadsId: r[6],
-      hardcoverId: r[7], googleId: r[8], asin: r[9], audibleId: r[10], comicvineId: r[11], seriesNumber: r[12], authors: [], files: [],
-    };
-    books.push(book);
-    index.set(book.id, book);
-  }
-  if (books.length === 0) return books;
-
-  const authorRows = sqlite
-    .prepare(
-      `select am.book_id, a.name from book_metadata_author_mapping am join author a on a.id = am.author_id
-        join book b on b.id = am.book_id where b.library_id = ? and b.deleted = 0 order by am.book_id, am.sort_order`,
-    )
-    .raw(true)
-    .iterate(libraryId) as IterableIterator<[number, string]>;
-  for (const [bookId, name] of authorRows) index.get(bookId)?.authors.push(name);
-
-  const fileRows = sqlite
-    .prepare(
-      `select f.book_id, f.id, f.book_type, f.is_book, f.library_path_id, f.file_sub_path, f.file_name, f.is_folder_based, f.content_hash
-         from book_file f join book b on b.id = f.book_id where b.library_id = ? and b.deleted = 0 order by f.id`,
-    )
-    .raw(true)
-    .iterate(libraryId) as IterableIterator<FileTuple>;
-  for (const r of fileRows) {
-    index.get(r[0])?.files.push({ id: r[1], bookType: r[2], isBook: r[3] === 1, libraryPathId: r[4], subPath: r[5], fileName: r[6], folderBased: r[7] === 1, contentHash: r[8] });
-  }
+  await store.read(async ({ exec }) => {
+    for (let after = 0; ; ) {
+      const bookRows = (await exec.all(
+        `select b.id, b.library_path_id, b.metadata_match_score, m.title, m.isbn_13, m.isbn_10, m.goodreads_id, m.hardcover_id,
+                m.google_id, m.asin, m.audible_id, m.comicvine_id, m.series_number
+           from book b left join book_metadata m on m.book_id = b.id
+          where b.library_id = ? and b.deleted = 0 and b.id > ? order by b.id limit ${CANDIDATE_PAGE}`,
+        [libraryId, after],
+      )) as unknown as BookRow[];
+      if (bookRows.length === 0) break;
+      const first = (bookRows[0] as BookRow).id;
+      const last = (bookRows[bookRows.length - 1] as BookRow).id;
+      const index = new Map<number, CandidateBook>();
+      for (const r of bookRows) {
+        if (visible && !visible.has(r.id)) continue;
+        const book: CandidateBook = {
+          id: r.id, libraryPathId: r.library_path_id, metadataMatchScore: r.metadata_match_score, title: r.title, isbn13: r.isbn_13, isbn10: r.isbn_10,
+          goodreadsId: r.goodreads_id, hardcoverId: r.hardcover_id, googleId: r.google_id, asin: r.asin, audibleId: r.audible_id, comicvineId: r.comicvine_id,
+          seriesNumber: r.series_number, authors: [], files: [],
+        };
+        books.push(book);
+        index.set(book.id, book);
+      }
+      if (index.size > 0) {
+        const authorRows = await exec.all(
+          `select am.book_id, a.name from book_metadata_author_mapping am join author a on a.id = am.author_id
+             join book b on b.id = am.book_id
+            where b.library_id = ? and b.deleted = 0 and am.book_id between ? and ? order by am.book_id, am.sort_order`,
+          [libraryId, first, last],
+        );
+        for (const r of authorRows) index.get(r.book_id as number)?.authors.push(r.name as string);
+        const fileRows = (await exec.all(
+          `select f.book_id, f.id, f.book_type, f.is_book, f.library_path_id, f.file_sub_path, f.file_name, f.is_folder_based, f.content_hash
+             from book_file f join book b on b.id = f.book_id
+            where b.library_id = ? and b.deleted = 0 and f.book_id between ? and ? order by f.id`,
+          [libraryId, first, last],
+        )) as unknown as FileRow[];
+        for (const r of fileRows) {
+          index.get(r.book_id)?.files.push({
+            id: r.id, bookType: r.book_type as BookFileType | null, isBook: r.is_book === 1, libraryPathId: r.library_path_id as number, subPath: r.file_sub_path,
+            fileName: r.file_name, folderBased: r.is_folder_based === 1, contentHash: r.content_hash,
+          });
+        }
+      }
+      if (bookRows.length < CANDIDATE_PAGE) break;
+      after = last;
+    }
+  });
   return books;
 }
 
@@ -120,7 +137,7 @@ export async function findDuplicates(store: Store, request: DuplicateRequest, pr
   const library = await store.db.selectFrom('library').select(['id', 'format_priority']).where('id', '=', request.libraryId).executeTakeFirst();
   if (!library || strategies.size === 0) return { libraryId: request.libraryId, strategies: order, groups: [], books: new Map(), scanned: 0 };
   const visible = await visibleBookIds(store, library.id, principal);
-  const books = loadCandidates(store, library.id, visible);
+  const books = await loadCandidates(store, library.id, visible);
   if (books.length < 2) return { libraryId: library.id, strategies: order, groups: [], books: new Map(), scanned: books.length };
   const groups = groupDuplicates(books, { strategies, formatPriority: parsePriority(library.format_priority) });
   const inGroups = new Set(groups.flatMap((g) => g.bookIds));

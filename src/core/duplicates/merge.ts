@@ -283,7 +283,7 @@ async function carryReaderData(trx: Transaction<DB>, sourceId: number, targetId:
     if (row.last_read_time !== null && existing.last_read_time !== null && row.last_read_time > existing.last_read_time) patch.last_read_time = row.last_read_time;
     if (Object.keys(patch).length > 0) await trx.updateTable('user_book_progress').set(patch).where('id', '=', existing.id).execute();
   }
-  await sql`insert or ignore into book_shelf_mapping (book_id, shelf_id) select ${targetId}, shelf_id from book_shelf_mapping where book_id = ${sourceId}`.execute(trx);
+  await sql`insert into book_shelf_mapping (book_id, shelf_id) select ${targetId}, shelf_id from book_shelf_mapping where book_id = ${sourceId} on conflict do nothing`.execute(trx);
 }
 
 /** book_metadata columns a detached book takes over with `copyMetadata` (Grimmory's list; lock flags are not copied). */

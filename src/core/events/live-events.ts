@@ -57,7 +57,9 @@ export async function emitEvent(target: EventTarget, event: LiveEvent): Promise<
   try {
     await appendEvent(target, event);
   } catch {
-    // The outbox is missing or locked past busy_timeout: clients catch up on their next fetch.
+    // The outbox is missing or locked past busy_timeout: clients catch up on their next fetch. (Inside a PostgreSQL
+    // transaction a failed statement aborts the transaction all the same; the statements are portable, so only a lost
+    // connection gets here, and that fails the change anyway.)
   }
 }
 

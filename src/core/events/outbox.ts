@@ -1,7 +1,8 @@
 // The events outbox in the catalog: one row per event, appended by whichever process made the change (the daemon, a
 // `bindery scan` from cron) and read by every server process after the last id it has seen. On SQLite the ids are
 // handed out inside the write lock, so they become visible in order and "everything after id N" never skips a row.
-// (A PostgreSQL engine would read the same table, woken by LISTEN/NOTIFY, and order by commit rather than by id.)
+// On PostgreSQL ids are handed out before commit, so a reader must allow for a lower id becoming visible after a higher one
+// (see src/daemon/live/).
 // Retention: rows older than EVENT_RETENTION_MS, and all but the newest EVENT_RETENTION_ROWS, are deleted by whoever
 // appends or reads; a reader that falls further behind skips ahead (its clients re-fetch, see docs/live-updates.md).
 import type { Transaction } from 'kysely';

@@ -2,10 +2,11 @@
 import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import type { Store } from '../store/store.ts';
+import { bookMoveKey, lockKeyForTransaction } from '../store/key-locks.ts';
 import { nowIso } from '../time.ts';
 import { commitCatalog, finishRows, MoveCollision, MoveInterrupted, placeNoReplace, rollbackRows, withMoveLock, type Engine, type StepHook } from './engine.ts';
 import { nodeMoveFs, type MoveFs, type PathInfo } from './fs.ts';
-import { activeBatches, currentOwner, setState, type JournalRow } from './journal.ts';
+import { activeBatches, currentOwner, ownerStatus, setState, type JournalRow } from './journal.ts';
 import { planMoves, TEMP_PREFIX, type MovePlan, type MoveRequest, type PlannedBook, type PlannedFile, type PlanOptions } from './plan.ts';
 import { recoverUnlocked, type RecoveryReport } from './recover.ts';
 
@@ -160,6 +161,11 @@ class BookMover {
       };
     });
     return this.e.db.transaction().execute(async (trx) => {
+      // Another process (a replica, `bindery move`) may be moving the same book: one of them journals it, and the
+      // other fails that book rather than both moving its files.
+      await lockKeyForTransaction(trx, bookMoveKey(book.bookId));
+      const open = await trx.selectFrom('move_journal').select(['batch_id', 'owner']).where('book_id', '=', book.bookId).where('closed_at', 'is', null).where('batch_id', '!=', this.batchId).execute();
+      if (open.some((row) => ownerStatus(row.owner, row.batch_id) === 'running')) throw new Error('the book is being moved by another process');
       const rows: JournalRow[] = [];
       for (const v of values) rows.push(await trx.insertInto('move_journal').values(v).returningAll().executeTakeFirstOrThrow());
       return rows;

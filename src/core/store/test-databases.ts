@@ -22,9 +22,14 @@ export function testDatabaseFor(serverUrl: string, catalogPath: string): Promise
   return pending;
 }
 
+/** The database that stands for a catalog file path. */
+export function testDatabaseName(catalogPath: string): string {
+  return `t_${createHash('sha256').update(resolve(catalogPath)).digest('hex').slice(0, 24)}`;
+}
+
 async function create(serverUrl: string, catalogPath: string): Promise<string> {
   prepareDataDir(dirname(catalogPath));
-  const name = `t_${createHash('sha256').update(catalogPath).digest('hex').slice(0, 24)}`;
+  const name = testDatabaseName(catalogPath);
   const client = new pg.Client({ connectionString: serverUrl });
   await client.connect();
   try {
