@@ -29,7 +29,7 @@ export interface CommandContext {
    * Opens the catalog once per command run. File moves a killed process left half done are completed or rolled back
    * first (one line each on stderr), so no command ever sees a half-moved file.
    */
-  store(): Promise<Store>;
+  store(options?: { recoverMoves?: boolean }): Promise<Store>;
   /** What that recovery did, once the catalog is open (undefined: nothing was interrupted). */
   recoveredMoves(): Promise<RecoveryReport | undefined>;
   close(): Promise<void>;
@@ -41,7 +41,8 @@ export function createContext(options: GlobalOptions, extraFlags: Partial<Record
   const config = loadConfig({ flags: { dataDir: options.dataDir, ...extraFlags }, configFile: options.config });
   const paths = dataPaths(config);
   let opened: Promise<OpenedCatalog> | undefined;
-  const open = (): Promise<OpenedCatalog> => (opened ??= openCatalog(paths.catalog, { log: (message) => process.stderr.write(`bindery: ${message}\n`) }));
+  const open = (recoverMoves = true): Promise<OpenedCatalog> =>
+    (opened ??= openCatalog(paths.catalog, { recoverMoves, log: (message) => process.stderr.write(`bindery: ${message}\n`) }));
   let http: HttpClient | undefined;
   return {
     http: () => (http ??= createHttpClient({ allowPrivateHosts: allowedPrivateHosts(config) })),
@@ -50,7 +51,7 @@ export function createContext(options: GlobalOptions, extraFlags: Partial<Record
     json: options.json ?? false,
     paths,
     interactive: Boolean(process.stdout.isTTY && process.stdin.isTTY) && !options.json,
-    store: async () => (await open()).store,
+    store: async (storeOptions) => (await open(storeOptions?.recoverMoves)).store,
     recoveredMoves: async () => (await open()).recoveredMoves,
     close: async () => {
       if (opened) await (await opened).store.close();

@@ -13,10 +13,13 @@ export interface OpenedCatalog {
 export interface OpenCatalogOptions {
   /** One line per book whose interrupted move was completed or rolled back. */
   log?: (message: string) => void;
+  /** False for `serve`: there recovery is a singleton job, run by the one process holding its lease. */
+  recoverMoves?: boolean;
 }
 
 export async function openCatalog(path: string, options: OpenCatalogOptions = {}): Promise<OpenedCatalog> {
   const store = await openStore(path);
+  if (options.recoverMoves === false) return { store, recoveredMoves: undefined };
   try {
     // The usual case, no open journal row, costs one indexed query and loads nothing more.
     const open = await store.db.selectFrom('move_journal').select('id').where('closed_at', 'is', null).limit(1).executeTakeFirst();

@@ -6,6 +6,7 @@ import { CompiledQuery, Kysely, PostgresDialect, PostgresDriver, type DatabaseCo
 import type { DB } from './db-types.ts';
 import { dialectOf } from './dialect.ts';
 import { redactedLocation } from './engine.ts';
+import { postgresLeases } from './leases-postgres.ts';
 import { migrate } from './migrate.ts';
 import { PostgresSchemaPlugin } from './postgres-schema.ts';
 import type { Generation } from './snapshot.ts';
@@ -220,6 +221,7 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
     write: (writer) => db.transaction().execute((trx) => writer({ db: trx, exec: kyselyExec(trx) })),
     generation: () => tracker.generation(),
     writeInFlight: () => tracker.openWrites > 0,
+    leases: (instance) => postgresLeases(url, exec, instance),
     get sqlite(): never {
       throw new StoreError('this code path still needs the embedded SQLite catalog; it does not run on PostgreSQL yet');
     },
