@@ -1,11 +1,11 @@
 // The events outbox in the catalog: one row per event, appended by whichever process made the change (the daemon, a
 // `bindery scan` from cron) and read by every server process after the last id it has seen. On SQLite the ids are
 // handed out inside the write lock, so they become visible in order and "everything after id N" never skips a row.
-// (A PostgreSQL engine would read the same table, woken by LISTEN/NOTIFY, and order by commit rather than by id.)
+// On PostgreSQL ids are not visible in order (transactions commit in any order): readers use OutboxCursor.
 // Retention: rows older than EVENT_RETENTION_MS, and all but the newest EVENT_RETENTION_ROWS, are deleted by whoever
 // appends or reads; a reader that falls further behind skips ahead (its clients re-fetch, see docs/live-updates.md).
-import { CompiledQuery, type Transaction } from 'kysely';
-import { isSqlExec, type SqlExec, type SqlValue } from '../store/sql-exec.ts';
+import type { Transaction } from 'kysely';
+import { isSqlExec, kyselyExec, type SqlExec, type SqlValue } from '../store/sql-exec.ts';
 import type { DB } from '../store/db-types.ts';
 import type { Db } from '../store/store.ts';
 import type { LiveEvent } from './live-events.ts';
@@ -24,8 +24,8 @@ export interface StoredEvent {
 export type EventTarget = Db | Transaction<DB> | SqlExec;
 
 async function run(target: EventTarget, sql: string, params: SqlValue[]): Promise<void> {
-  if (isSqlExec(target as Transaction<DB> | SqlExec)) await (target as SqlExec).run(sql, params);
-  else await (target as Db).executeQuery(CompiledQuery.raw(sql, params));
+  const exec = isSqlExec(target as Transaction<DB> | SqlExec) ? (target as SqlExec) : kyselyExec(target as Db);
+  await exec.run(sql, params);
 }
 
 const listeners = new Set<() => void>();
