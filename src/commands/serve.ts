@@ -122,7 +122,9 @@ export function registerServe(program: Command, run: RunCommand): void {
         const { app } = built;
         if (seeded) app.log.info({ username: seeded.username }, 'created the first administrator from BINDERY_ADMIN_* environment variables');
         // The data directory is marked as in use (restore refuses to run beside a daemon) until the app has closed.
-        const { markDaemonPresence } = await import('../core/daemon-presence.ts');
+        const [{ markDaemonPresence }, { prepareDataDir }] = await Promise.all([import('../core/daemon-presence.ts'), import('../core/store/file-modes.ts')]);
+        // On PostgreSQL nothing else has made the data directory (covers, caches) yet.
+        prepareDataDir(ctx.config.dataDir);
         const unmarkPresence = markDaemonPresence(ctx.config.dataDir, ctx.config.port);
         app.addHook('onClose', async () => unmarkPresence());
         // The singletons (scheduler, bookdrop watcher, move recovery, outbox clean-up) start once the server answers,

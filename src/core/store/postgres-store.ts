@@ -194,6 +194,10 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
   });
   // An idle connection the server dropped (a restart) must not bring the process down; the pool replaces it.
   pool.on('error', () => undefined);
+  // A connection checked out (a transaction between two statements) when the server goes away reports it as an
+  // 'error' event, which would end the process: the statement in flight or the next one fails instead, the request
+  // answers 503, and the pool replaces the connection.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   try {
     const probe = await pool.connect();
     probe.release();
