@@ -39,8 +39,8 @@ async function recoverMoves(ctx: DaemonContext): Promise<StopSingleton> {
 }
 
 async function pruneOutbox(ctx: DaemonContext): Promise<StopSingleton> {
-  const { pruneEvents } = await import('../core/events/outbox.ts');
-  const prune = (): void => void pruneEvents(ctx.store.db).catch((error: unknown) => ctx.log.debug({ err: error }, 'live updates: outbox clean-up skipped'));
+  const { pruneExpiredEvents } = await import('../core/events/outbox.ts');
+  const prune = (): void => void pruneExpiredEvents(ctx.store.db).catch((error: unknown) => ctx.log.debug({ err: error }, 'live updates: outbox clean-up skipped'));
   prune();
   const timer = setInterval(prune, OUTBOX_PRUNE_MS);
   timer.unref();

@@ -45,8 +45,19 @@ export async function appendEvent(target: EventTarget, event: LiveEvent, now = D
   for (const listener of listeners) listener();
 }
 
+const EXPIRED = 'created_at_ms < ? or id <= (select max(id) from event_outbox) - ?';
+
 export async function pruneEvents(target: EventTarget, now = Date.now()): Promise<void> {
-  await run(target, 'delete from event_outbox where created_at_ms < ? or id <= (select max(id) from event_outbox) - ?', [now - EVENT_RETENTION_MS, EVENT_RETENTION_ROWS]);
+  await run(target, `delete from event_outbox where ${EXPIRED}`, [now - EVENT_RETENTION_MS, EVENT_RETENTION_ROWS]);
+}
+
+/**
+ * Prunes only when some row is due: a delete of nothing still counts as a write on PostgreSQL, where every write makes
+ * every replica drop its caches.
+ */
+export async function pruneExpiredEvents(db: Db, now = Date.now()): Promise<void> {
+  const params = [now - EVENT_RETENTION_MS, EVENT_RETENTION_ROWS];
+  if (await kyselyExec(db).get(`select 1 as due from event_outbox where ${EXPIRED} limit 1`, params)) await pruneEvents(db, now);
 }
 
 interface OutboxRow {
