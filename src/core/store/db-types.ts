@@ -555,7 +555,7 @@ export interface KoreaderUserTable {
 }
 
 export interface LeaseTable {
-  name: string | null;
+  name: string;
   holder: string;
   holder_token: string;
   host: string;

@@ -6,8 +6,10 @@
 // - PostgreSQL: the holder keeps a session advisory lock on a connection of its own; the server drops the lock the
 //   moment that connection ends (a killed process, or TCP keep-alives giving up on a dead machine).
 // The row names the holder for people (health and task routes) and is written only when the lease changes hands.
+import type { Selectable } from 'kysely';
 import { ownerAlive, type Owner } from '../process-owner.ts';
 import { nowIso } from '../time.ts';
+import type { LeaseTable } from './db-types.ts';
 import type { SqlExec } from './sql-exec.ts';
 
 /** This process, as the leases know it. */
@@ -41,15 +43,7 @@ export interface Leases {
   close(): Promise<void>;
 }
 
-export interface LeaseRow {
-  name: string;
-  holder: string;
-  holder_token: string;
-  host: string;
-  boot: string;
-  pid: number;
-  acquired_at: string;
-}
+export type LeaseRow = Selectable<LeaseTable>;
 
 export const SELECT_LEASES = 'select name, holder, holder_token, host, boot, pid, acquired_at from lease order by name';
 

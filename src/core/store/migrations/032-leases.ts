@@ -6,7 +6,7 @@ import type { Kysely } from 'kysely';
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('lease')
-    .addColumn('name', 'text', (c) => c.primaryKey())
+    .addColumn('name', 'text', (c) => c.primaryKey().notNull())
     // The instance name shown to people (BINDERY_INSTANCE_NAME, or host:pid).
     .addColumn('holder', 'text', (c) => c.notNull())
     // Unique per process start: two processes given the same instance name still hold apart.
