@@ -30,7 +30,7 @@ export interface CommandContext {
    * Opens the catalog once per command run. File moves a killed process left half done are completed or rolled back
    * first (one line each on stderr), so no command ever sees a half-moved file.
    */
-  store(): Promise<Store>;
+  store(options?: { recoverMoves?: boolean }): Promise<Store>;
   /** What that recovery did, once the catalog is open (undefined: nothing was interrupted). */
   recoveredMoves(): Promise<RecoveryReport | undefined>;
   close(): Promise<void>;
@@ -42,7 +42,8 @@ export function createContext(options: GlobalOptions, extraFlags: Partial<Record
   const config = loadConfig({ flags: { dataDir: options.dataDir, databaseUrl: options.databaseUrl, ...extraFlags }, configFile: options.config });
   const paths = dataPaths(config);
   let opened: Promise<OpenedCatalog> | undefined;
-  const open = (): Promise<OpenedCatalog> => (opened ??= openCatalog(paths.catalog, { log: (message) => process.stderr.write(`bindery: ${message}\n`), poolSize: config.databasePoolSize }));
+  const open = (recoverMoves = true): Promise<OpenedCatalog> =>
+    (opened ??= openCatalog(paths.catalog, { recoverMoves, log: (message) => process.stderr.write(`bindery: ${message}\n`), poolSize: config.databasePoolSize }));
   let http: HttpClient | undefined;
   // Contexts made with other flags open catalogs of their own; closing this one closes theirs (a PostgreSQL pool left
   // open would keep the command from exiting).
@@ -58,7 +59,7 @@ export function createContext(options: GlobalOptions, extraFlags: Partial<Record
     json: options.json ?? false,
     paths,
     interactive: Boolean(process.stdout.isTTY && process.stdin.isTTY) && !options.json,
-    store: async () => (await open()).store,
+    store: async (storeOptions) => (await open(storeOptions?.recoverMoves)).store,
     recoveredMoves: async () => (await open()).recoveredMoves,
     close: async () => {
       await Promise.all(derived.splice(0).map((context) => context.close()));

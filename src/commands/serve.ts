@@ -2,7 +2,6 @@
 import type { Command } from 'commander';
 import type { FastifyInstance } from 'fastify';
 import type { Store } from '../core/store/store.ts';
-import type { DaemonContext } from '../daemon/context.ts';
 import type { CommandContext } from './context.ts';
 import { CliError, EXIT } from './exit-codes.ts';
 import type { RunCommand } from './run.ts';
@@ -14,6 +13,7 @@ interface ServeFlags {
   basePath?: string;
   webRoot?: string;
   bookdropDir?: string;
+  workers?: string;
 }
 
 function loggerOptions(ctx: CommandContext): object | false {
@@ -38,6 +38,12 @@ async function seedAdmin(store: Store): Promise<{ username: string } | undefined
     if (!(error instanceof UserError)) throw error;
     throw new CliError('INVALID_ADMIN_SEED', `cannot create the administrator from the environment: ${(error as Error).message}`, EXIT.USAGE);
   }
+}
+
+function workerCount(value: string | undefined): number | undefined {
+  if (value === undefined || value === '') return 1;
+  const n = Number(value);
+  return Number.isInteger(n) && n >= 1 && n <= 64 ? n : undefined;
 }
 
 /** How long requests in flight (a large download, a stream) may take to finish once a stop was asked for. */
@@ -76,21 +82,11 @@ function untilStopped(app: FastifyInstance): Promise<void> {
       });
     };
     process.on('SIGTERM', stop);
-    process.on('SIGINT', stop);
+    // A worker of `serve --workers` stops when its supervisor says so; Ctrl-C reaches the supervisor too, which then
+    // tells each worker once.
+    if (process.env.BINDERY_WORKER) process.on('SIGINT', () => undefined);
+    else process.on('SIGINT', stop);
   });
-}
-
-/** The bookdrop watcher; a bookdrop folder that cannot be watched is logged and the daemon runs on without it. */
-async function startBookdrop(app: FastifyInstance, daemon: DaemonContext): Promise<{ close(): Promise<void> } | undefined> {
-  try {
-    const [{ startBookdropWatcher, daemonBookdropEnv }, { daemonBookdropFetcher }] = await Promise.all([import('../daemon/bookdrop-watcher.ts'), import('../daemon/bookdrop-fetcher.ts')]);
-    const watcher = await startBookdropWatcher(daemonBookdropEnv(daemon, daemonBookdropFetcher(daemon)), { polling: 'auto' });
-    app.log.info({ bookdropDir: daemon.config.bookdropDir, polling: watcher.polling }, 'watching the bookdrop folder');
-    return watcher;
-  } catch (error) {
-    app.log.warn({ err: error, bookdropDir: daemon.config.bookdropDir }, 'the bookdrop folder cannot be watched; files dropped there are picked up by a rescan');
-    return undefined;
-  }
 }
 
 export function registerServe(program: Command, run: RunCommand): void {
@@ -102,26 +98,40 @@ export function registerServe(program: Command, run: RunCommand): void {
     .option('--base-path <path>', 'URL prefix behind a reverse proxy (env BINDERY_BASE_PATH)')
     .option('--web-root <dir>', 'serve a web UI build from this folder (env BINDERY_WEB_ROOT)')
     .option('--bookdrop-dir <dir>', 'the bookdrop folder to watch (env BINDERY_BOOKDROP_DIR, default <data dir>/bookdrop)')
-    .action((flags: ServeFlags) =>
-      run(async (baseCtx) => {
+    .option('--workers <n>', 'run N worker processes sharing the port (env BINDERY_WORKERS, default 1); a dead worker is restarted')
+    .action(async (flags: ServeFlags) => {
+      const workers = workerCount(flags.workers ?? process.env.BINDERY_WORKERS);
+      if (workers === undefined) {
+        process.stderr.write('bindery: --workers must be a whole number from 1 to 64\n');
+        process.exitCode = EXIT.USAGE;
+        return;
+      }
+      const cluster = await import('node:cluster');
+      if (workers > 1 && cluster.default.isPrimary) {
+        const { superviseWorkers } = await import('./serve-workers.ts');
+        process.exitCode = await superviseWorkers(workers);
+        return;
+      }
+      await run(async (baseCtx) => {
         const ctx = baseCtx.withFlags({ port: flags.port, host: flags.host, basePath: flags.basePath, webRoot: flags.webRoot, bookdropDir: flags.bookdropDir });
         // The catalog opens (and migrates) while the HTTP modules load.
-        const [{ buildApp }, store] = await Promise.all([import('../daemon/app.ts'), ctx.store()]);
+        // Interrupted file moves are recovered by whichever process takes the move-recovery lease (below).
+        const [{ buildApp }, store] = await Promise.all([import('../daemon/app.ts'), ctx.store({ recoverMoves: false })]);
         const seeded = await seedAdmin(store);
         const built = await buildApp({ config: ctx.config, store, logger: loggerOptions(ctx) });
         const { app } = built;
         if (seeded) app.log.info({ username: seeded.username }, 'created the first administrator from BINDERY_ADMIN_* environment variables');
-        // A file move cut short by a crash was finished or rolled back when the catalog opened (ctx.store()).
-        const recovered = await ctx.recoveredMoves();
-        if (recovered) app.log.warn({ ...recovered }, 'recovered interrupted file moves');
         // The data directory is marked as in use (restore refuses to run beside a daemon) until the app has closed.
-        const { markDaemonPresence } = await import('../core/daemon-presence.ts');
+        const [{ markDaemonPresence }, { prepareDataDir }] = await Promise.all([import('../core/daemon-presence.ts'), import('../core/store/file-modes.ts')]);
+        // On PostgreSQL nothing else has made the data directory (covers, caches) yet.
+        prepareDataDir(ctx.config.dataDir);
         const unmarkPresence = markDaemonPresence(ctx.config.dataDir, ctx.config.port);
         app.addHook('onClose', async () => unmarkPresence());
-        // The bookdrop watcher starts once the server answers and stops before the catalog closes.
-        let bookdrop: Promise<{ close(): Promise<void> } | undefined> = Promise.resolve(undefined);
+        // The singletons (scheduler, bookdrop watcher, move recovery, outbox clean-up) start once the server answers,
+        // in whichever process holds their leases, and stop (handing the leases over) before the catalog closes.
+        let singletons: Promise<{ close(): Promise<void> } | undefined> = Promise.resolve(undefined);
         app.addHook('onClose', async () => {
-          await (await bookdrop)?.close();
+          await (await singletons)?.close();
         });
         try {
           await app.listen({ port: ctx.config.port, host: ctx.config.host });
@@ -136,18 +146,17 @@ export function registerServe(program: Command, run: RunCommand): void {
           { version: VERSION, dataDir: ctx.config.dataDir, runtime: '__binderyBundle' in globalThis ? 'bundle' : 'source', startupMs: Math.round(performance.now()) },
           'bindery is ready',
         );
-        bookdrop = startBookdrop(app, built.ctx);
-        // Scheduled tasks (library sync, cleanups) start once the server answers; the app stops them on close.
-        void import('../daemon/scheduler.ts')
-          .then(({ startScheduler }) => startScheduler(built.ctx))
-          .then((scheduler) => app.log.info({ tasks: scheduler.scheduled() }, 'scheduled tasks'))
-          .catch((error: unknown) => app.log.error({ err: error }, 'scheduled tasks could not start'));
+        singletons = import('../daemon/singletons.ts')
+          .then(({ startSingletons }) => startSingletons(built.ctx))
+          .catch((error: unknown) => {
+            app.log.error({ err: error }, 'singleton jobs could not start');
+            return undefined;
+          });
         await untilStopped(app);
         app.log.info('stopped');
-      }).then(() => {
-        // Everything is closed; whatever still holds the event loop (a stuck socket, a log transport) must not keep a
-        // stopped service alive.
-        setTimeout(() => process.exit(), EXIT_GRACE_MS).unref();
-      }),
-    );
+      });
+      // Everything is closed; whatever still holds the event loop (a stuck socket, a log transport) must not keep a
+      // stopped service alive.
+      setTimeout(() => process.exit(), EXIT_GRACE_MS).unref();
+    });
 }

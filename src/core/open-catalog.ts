@@ -15,10 +15,13 @@ export interface OpenCatalogOptions {
   log?: (message: string) => void;
   /** PostgreSQL: connections this process holds at most (the `databasePoolSize` setting). */
   poolSize?: number;
+  /** False for `serve`: there recovery is a singleton job, run by the one process holding its lease. */
+  recoverMoves?: boolean;
 }
 
 export async function openCatalog(path: string, options: OpenCatalogOptions = {}): Promise<OpenedCatalog> {
   const store = await openStore(path, options.poolSize === undefined ? {} : { poolSize: options.poolSize });
+  if (options.recoverMoves === false) return { store, recoveredMoves: undefined };
   try {
     // The usual case, no open journal row, costs one indexed query and loads nothing more.
     const open = await store.db.selectFrom('move_journal').select('id').where('closed_at', 'is', null).limit(1).executeTakeFirst();

@@ -16,6 +16,7 @@ import { allowedPrivateHosts, dataPaths, type Config } from '../core/config.ts';
 import { createHttpClient } from '../core/net/http-client.ts';
 import { PasswordBusyError } from '../core/auth/password-busy.ts';
 import { signingSecret } from '../core/auth/tokens.ts';
+import { DATABASE_RETRY_AFTER_S, isDatabaseUnavailable } from '../core/store/database-unavailable.ts';
 import { describeStorageFailure, storageFailureOf } from '../core/store/storage-failure.ts';
 import type { Store } from '../core/store/store.ts';
 import { VERSION } from '../version.ts';
@@ -289,6 +290,13 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
       return reply.status(400).send(errorBody(400, 'Request body is missing or malformed.'));
     }
     if (status >= 400 && status < 500) return reply.status(status).send(errorBody(status, error.message));
+    if (isDatabaseUnavailable(error)) {
+      request.log.error({ err: error }, 'request failed: the catalog database cannot be reached');
+      return reply
+        .status(503)
+        .header('retry-after', String(DATABASE_RETRY_AFTER_S))
+        .send(errorBody(503, 'The catalog database cannot be reached right now; try again shortly.'));
+    }
     const storage = storageFailureOf(error, config.dataDir);
     if (storage) {
       // 507 Insufficient Storage for a full disk; a read-only or failing one is "unavailable" until someone fixes it.

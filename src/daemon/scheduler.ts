@@ -1,7 +1,9 @@
 // Runs the task types that have a cron schedule (task_cron_configuration, Spring's six-field expressions) through the
-// daemon's task runner, and re-reads the schedules when they change.
+// daemon's task runner, and re-reads the schedules when they change: at once when changed through this process, and
+// within a few seconds when another replica changed them (only the lease holder runs the scheduler).
 import type { CronJob } from 'cron';
 import { listCronConfigs } from '../core/tasks/task-cron.ts';
+import { sameGeneration } from '../core/store/snapshot.ts';
 import { TaskError } from '../core/tasks/task-runner.ts';
 import type { TaskType } from '../core/tasks/task-types.ts';
 import type { DaemonContext } from './context.ts';
@@ -13,6 +15,8 @@ export interface Scheduler {
   reload(): Promise<void>;
   stop(): void;
 }
+
+const FOLLOW_MS = 5000;
 
 const schedulers = new WeakMap<DaemonContext, Scheduler>();
 
@@ -44,14 +48,17 @@ export async function startScheduler(ctx: DaemonContext): Promise<Scheduler> {
     }
   };
 
-  const stop = (): void => {
+  const stopJobs = (): void => {
     for (const { job } of jobs) void job.stop();
     jobs = [];
   };
 
+  let loaded = '';
   const reload = async (): Promise<void> => {
-    stop();
-    for (const config of await listCronConfigs(ctx.store.db)) {
+    const configs = await listCronConfigs(ctx.store.db);
+    loaded = JSON.stringify(configs);
+    stopJobs();
+    for (const config of configs) {
       if (!config.enabled || !config.cronExpression || !runner.supports(config.taskType)) continue;
       try {
         jobs.push({ taskType: config.taskType, cronExpression: config.cronExpression, job: CronJob.from({ cronTime: config.cronExpression, onTick: fire(config.taskType), start: true }) });
@@ -62,6 +69,22 @@ export async function startScheduler(ctx: DaemonContext): Promise<Scheduler> {
   };
 
   await reload();
+  // Schedules changed by another process: looked at only when the catalog changed at all.
+  let seen = ctx.store.generation();
+  const follow = setInterval(() => {
+    const now = ctx.store.generation();
+    if (sameGeneration(now, seen)) return;
+    seen = now;
+    listCronConfigs(ctx.store.db)
+      .then((configs) => (JSON.stringify(configs) === loaded ? undefined : reload()))
+      .catch((error: unknown) => ctx.log.warn({ err: error }, 'scheduled tasks: schedules not re-read'));
+  }, FOLLOW_MS);
+  follow.unref();
+  const stop = (): void => {
+    clearInterval(follow);
+    stopJobs();
+    if (schedulers.get(ctx) === scheduler) schedulers.delete(ctx);
+  };
   const scheduler: Scheduler = { scheduled: () => jobs.map(({ taskType, cronExpression }) => ({ taskType, cronExpression })), reload, stop };
   schedulers.set(ctx, scheduler);
   return scheduler;

@@ -1,8 +1,7 @@
 // The events outbox in the catalog: one row per event, appended by whichever process made the change (the daemon, a
 // `bindery scan` from cron) and read by every server process after the last id it has seen. On SQLite the ids are
 // handed out inside the write lock, so they become visible in order and "everything after id N" never skips a row.
-// On PostgreSQL ids are handed out before commit, so a reader must allow for a lower id becoming visible after a higher one
-// (see src/daemon/live/).
+// On PostgreSQL ids are not visible in order (transactions commit in any order): readers use OutboxCursor.
 // Retention: rows older than EVENT_RETENTION_MS, and all but the newest EVENT_RETENTION_ROWS, are deleted by whoever
 // appends or reads; a reader that falls further behind skips ahead (its clients re-fetch, see docs/live-updates.md).
 import type { Transaction } from 'kysely';
@@ -46,8 +45,19 @@ export async function appendEvent(target: EventTarget, event: LiveEvent, now = D
   for (const listener of listeners) listener();
 }
 
+const EXPIRED = 'created_at_ms < ? or id <= (select max(id) from event_outbox) - ?';
+
 export async function pruneEvents(target: EventTarget, now = Date.now()): Promise<void> {
-  await run(target, 'delete from event_outbox where created_at_ms < ? or id <= (select max(id) from event_outbox) - ?', [now - EVENT_RETENTION_MS, EVENT_RETENTION_ROWS]);
+  await run(target, `delete from event_outbox where ${EXPIRED}`, [now - EVENT_RETENTION_MS, EVENT_RETENTION_ROWS]);
+}
+
+/**
+ * Prunes only when some row is due: a delete of nothing still counts as a write on PostgreSQL, where every write makes
+ * every replica drop its caches.
+ */
+export async function pruneExpiredEvents(db: Db, now = Date.now()): Promise<void> {
+  const params = [now - EVENT_RETENTION_MS, EVENT_RETENTION_ROWS];
+  if (await kyselyExec(db).get(`select 1 as due from event_outbox where ${EXPIRED} limit 1`, params)) await pruneEvents(db, now);
 }
 
 interface OutboxRow {

@@ -554,6 +554,16 @@ export interface KoreaderUserTable {
   key_hash: Generated<string>;
 }
 
+export interface LeaseTable {
+  name: string;
+  holder: string;
+  holder_token: string;
+  host: string;
+  boot: string;
+  pid: number;
+  acquired_at: string;
+}
+
 export interface LibraryTable {
   id: Generated<number>;
   name: string;
@@ -980,6 +990,7 @@ export interface DB {
   komga_session: KomgaSessionTable;
   koreader_document_progress: KoreaderDocumentProgressTable;
   koreader_user: KoreaderUserTable;
+  lease: LeaseTable;
   library: LibraryTable;
   library_path: LibraryPathTable;
   magic_shelf: MagicShelfTable;

@@ -6,6 +6,7 @@ import { CompiledQuery, Kysely, PostgresDialect, PostgresDriver, type DatabaseCo
 import type { DB } from './db-types.ts';
 import { dialectOf } from './dialect.ts';
 import { redactedLocation } from './engine.ts';
+import { postgresLeases } from './leases-postgres.ts';
 import { migrate } from './migrate.ts';
 import { PostgresSchemaPlugin } from './postgres-schema.ts';
 import type { Generation } from './snapshot.ts';
@@ -224,6 +225,10 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
   });
   // An idle connection the server dropped (a restart) must not bring the process down; the pool replaces it.
   pool.on('error', () => undefined);
+  // A connection checked out (a transaction between two statements) when the server goes away reports it as an
+  // 'error' event, which would end the process: the statement in flight or the next one fails instead, the request
+  // answers 503, and the pool replaces the connection.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   try {
     const probe = await pool.connect();
     probe.release();
@@ -251,6 +256,7 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
     write: (writer) => db.transaction().execute((trx) => writer({ db: trx, exec: kyselyExec(trx) })),
     generation: () => tracker.generation(),
     writeInFlight: () => tracker.openWrites > 0,
+    leases: (instance) => postgresLeases(url, exec, instance),
     get sqlite(): never {
       throw new StoreError('this code path still needs the embedded SQLite catalog; it does not run on PostgreSQL yet');
     },

@@ -5,6 +5,7 @@ import { dirname } from 'node:path';
 import type { DB } from './db-types.ts';
 import { dialectOf } from './dialect.ts';
 import { prepareCatalogFile, prepareDataDir, tightenCatalogFiles } from './file-modes.ts';
+import { sqliteLeases } from './leases.ts';
 import { migrate } from './migrate.ts';
 import { catalogGeneration, readSnapshotAsync, writeInFlight } from './snapshot.ts';
 import { ConcurrentSqliteDialect } from './sqlite-dialect.ts';
@@ -39,6 +40,7 @@ export async function openSqliteStore(path: string, options: OpenStoreOptions = 
   const db = new Kysely<DB>({ dialect: new ConcurrentSqliteDialect(sqlite) });
   if (!options.readonly) await migrate(db, path);
   const exec = sqliteExec(sqlite);
+  const write: Store['write'] = (writer) => db.transaction().execute((trx) => writer({ db: trx, exec }));
   return {
     db,
     engine: 'sqlite',
@@ -47,9 +49,10 @@ export async function openSqliteStore(path: string, options: OpenStoreOptions = 
     path,
     exec,
     read: (reader) => readSnapshotAsync(sqlite, () => reader({ db, exec })),
-    write: (writer) => db.transaction().execute((trx) => writer({ db: trx, exec })),
+    write,
     generation: () => catalogGeneration(sqlite),
     writeInFlight: () => writeInFlight(sqlite),
+    leases: (instance) => sqliteLeases({ exec, write }, instance),
     close: async () => {
       await db.destroy();
     },

@@ -5,6 +5,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { DB } from './db-types.ts';
 import type { SqlDialect } from './dialect.ts';
 import { isDatabaseUrl, type Engine } from './engine.ts';
+import type { LeaseInstance, Leases } from './leases.ts';
 import type { Generation } from './snapshot.ts';
 import type { SqlExec } from './sql-exec.ts';
 
@@ -42,6 +43,8 @@ export interface Store {
    * On PostgreSQL reading it throws: such code must move to `exec`, `read` or `write`.
    */
   sqlite: Database.Database;
+  /** Leases on singleton jobs for this process (see leases.ts); close them before the store. */
+  leases(instance: LeaseInstance): Leases;
   close(): Promise<void>;
 }
 

@@ -1,11 +1,13 @@
 // The live-update hub of one server process: the connected clients (web UI over STOMP, Komga clients over SSE), the
 // tail of the events outbox that feeds them, and the periodic work (heart-beats, library health, Komga's task queue
-// status). It exists from the first live connection on; with no client connected it reads nothing.
-import type Database from 'better-sqlite3';
+// status). It exists from the first live connection on; with no client connected it reads nothing. Every server process
+// (replica or worker) tails the same outbox, so an event reaches clients connected to any of them; it looks again when
+// the catalog's generation moves (another process committed: SQLite's data_version, PostgreSQL's NOTIFY).
 import { isAdmin, principalFor } from '../../core/auth/principal.ts';
-import { eventsAfter, onEventAppended, pruneEvents, SELECT_EVENTS_AFTER, SELECT_LAST_EVENT_ID, type OutboxRow } from '../../core/events/outbox.ts';
+import { eventsAfter, onEventAppended, type OutboxRow } from '../../core/events/outbox.ts';
+import { OutboxCursor } from '../../core/events/outbox-cursor.ts';
 import { libraryHealth } from '../../core/libraries/library-health.ts';
-import { catalogGeneration, sameGeneration, writeInFlight, type Generation } from '../../core/store/snapshot.ts';
+import { sameGeneration, type Generation } from '../../core/store/snapshot.ts';
 import type { DaemonContext } from '../context.ts';
 import { revocationMessages, translate, type Outbound, type Protocol, type Recipient } from './live-messages.ts';
 
@@ -45,16 +47,17 @@ const DEFAULT_LIMITS: Omit<HubLimits, 'maxConnections' | 'maxPerUser'> = {
 const TICK_MS = 500;
 /** Events read and sent per step; between steps the sockets get to drain (a burst stays under the queue cap). */
 const BATCH_ROWS = 50;
-const PRUNE_EVERY_MS = 60_000;
 
 export class LiveHub {
   readonly limits: HubLimits;
   private readonly ctx: DaemonContext;
-  private readonly sqlite: Database.Database;
+  private readonly cursor = new OutboxCursor();
+  /** Whether the cursor stands after the newest event of when the first client came (retried until it does). */
+  private cursorReady = false;
+  private lastFailureLogAt = -Infinity;
   /** Every open connection, signed in or not (the total cap counts them all). */
   private readonly open = new Set<LiveClient>();
   private readonly byUser = new Map<number, Set<LiveClient>>();
-  private lastId = 0;
   private lastGeneration: Generation | undefined;
   private woken = false;
   private polling = false;
@@ -65,12 +68,10 @@ export class LiveHub {
   private health: string | undefined;
   private lastHealthAt = 0;
   private lastTaskStatusAt = 0;
-  private lastPruneAt = 0;
   private closed = false;
 
   constructor(ctx: DaemonContext, limits: Partial<HubLimits> = {}) {
     this.ctx = ctx;
-    this.sqlite = ctx.store.sqlite;
     this.limits = { ...DEFAULT_LIMITS, maxConnections: ctx.config.liveMaxConnections, maxPerUser: ctx.config.liveMaxConnectionsPerUser, ...limits };
   }
 
@@ -83,7 +84,7 @@ export class LiveHub {
     if (this.closed) return 'The server is shutting down.';
     if (this.open.size >= this.limits.maxConnections) return `Too many live connections (the server allows ${this.limits.maxConnections}).`;
     this.open.add(client);
-    if (this.open.size === 1) this.start();
+    if (this.open.size === 1) void this.start();
     return undefined;
   }
 
@@ -115,14 +116,13 @@ export class LiveHub {
     this.stop();
   }
 
-  private start(): void {
-    // Events from before the first connection concern nobody connected now.
-    this.lastId = this.sqlite.prepare(SELECT_LAST_EVENT_ID).pluck().get() as number;
-    this.lastGeneration = catalogGeneration(this.sqlite);
-    this.health = undefined;
-    void this.checkHealth(false);
+  private async start(): Promise<void> {
     this.stopListening = onEventAppended(() => this.wake());
     this.timers = [setInterval(() => void this.poll(), this.limits.pollMs).unref(), setInterval(() => this.tick(), TICK_MS).unref()];
+    this.health = undefined;
+    void this.checkHealth(false);
+    this.cursorReady = false;
+    await this.poll();
   }
 
   private stop(): void {
@@ -158,27 +158,34 @@ export class LiveHub {
     try {
       do {
         this.pollAgain = false;
-        // An async write transaction of this process is open on the connection: what it wrote may yet roll back.
-        if (writeInFlight(this.sqlite)) {
-          this.pollSoon(5);
-          return;
-        }
-        const generation = catalogGeneration(this.sqlite);
+        const generation = this.ctx.store.generation();
         if (!this.woken && this.lastGeneration && sameGeneration(generation, this.lastGeneration)) return;
         this.woken = false;
         this.lastGeneration = generation;
-        const rows = this.sqlite.prepare(SELECT_EVENTS_AFTER).all(this.lastId, BATCH_ROWS) as OutboxRow[];
-        if (rows.length === 0) continue;
-        this.lastId = (rows.at(-1) as OutboxRow).id;
-        await this.dispatch(rows);
-        if (rows.length === BATCH_ROWS) {
+        if (!this.cursorReady) {
+          // Events from before the first connection concern nobody connected now.
+          await this.ctx.store.read(({ exec }) => this.cursor.start(exec));
+          this.cursorReady = true;
+          continue;
+        }
+        // Read as one snapshot of committed rows: on SQLite this waits for a write transaction of this process in
+        // flight (what it wrote may yet roll back), on PostgreSQL the pool's connections see only commits anyway.
+        const { rows, more } = await this.ctx.store.read(({ exec }) => this.cursor.next(exec, BATCH_ROWS));
+        if (rows.length > 0) await this.dispatch(rows);
+        if (more) {
           this.pollAgain = true;
           this.woken = true;
           await new Promise((resolve) => setImmediate(resolve));
         }
       } while (this.pollAgain);
     } catch (error) {
-      this.ctx.log.warn({ err: error }, 'live updates: reading the events outbox failed');
+      // Looked at again on the next poll, whether the catalog changed meanwhile or not (the database may be back).
+      this.lastGeneration = undefined;
+      const now = performance.now();
+      if (now - this.lastFailureLogAt >= 10_000) {
+        this.lastFailureLogAt = now;
+        this.ctx.log.warn({ err: error }, 'live updates: reading the events outbox failed');
+      }
     } finally {
       this.polling = false;
     }
@@ -224,10 +231,6 @@ export class LiveHub {
     for (const client of [...this.open]) client.tick(now);
     if (now - this.lastHealthAt >= this.limits.healthEveryMs) void this.checkHealth(true);
     if (now - this.lastTaskStatusAt >= this.limits.taskStatusEveryMs) void this.taskQueueStatus();
-    if (now - this.lastPruneAt >= PRUNE_EVERY_MS) {
-      this.lastPruneAt = now;
-      pruneEvents(this.ctx.store.db).catch((error: unknown) => this.ctx.log.debug({ err: error }, 'live updates: outbox clean-up skipped'));
-    }
   }
 
   /** Grimmory's library-health broadcast: every library's folder accessibility, sent when it changes. */

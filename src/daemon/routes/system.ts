@@ -1,11 +1,13 @@
 // Health, version and first-run setup.
 import Type from 'typebox';
+import { currentInstance } from '../../core/cluster/instance.ts';
 import { countUsers, createFirstAdmin, UserError } from '../../core/users/users.ts';
 import { VERSION } from '../../version.ts';
 import { ApiError } from '../http-errors.ts';
 import { localDateTime } from '../http-errors.ts';
 import { success } from '../responses.ts';
 import type { RouteSpec } from '../route-spec.ts';
+import { singletonsOf } from '../singletons.ts';
 
 const InitialUserRequest = Type.Object({
   username: Type.String({ minLength: 1, pattern: '\\S' }),
@@ -19,7 +21,9 @@ export const systemRoutes: RouteSpec[] = [
     method: 'GET',
     url: '/api/v1/healthcheck',
     auth: 'public',
-    handler: () => success({ status: 'UP', message: 'Application is running smoothly.', timestamp: localDateTime(), version: VERSION }),
+    // Which process answered, and which singleton jobs it runs (the full lease table is in GET /api/v1/tasks/last).
+    handler: (_req, _reply, ctx) =>
+      success({ status: 'UP', message: 'Application is running smoothly.', timestamp: localDateTime(), version: VERSION, instance: currentInstance().name, singletons: singletonsOf(ctx)?.running() ?? [] }),
   },
   {
     method: 'GET',

@@ -13,6 +13,7 @@ import type { DaemonContext } from '../context.ts';
 import { ApiError, badRequest, conflict, forbidden } from '../http-errors.ts';
 import { taskRunnerFor } from '../metadata-runtime.ts';
 import { schedulerOf } from '../scheduler.ts';
+import { clusterStatus } from '../singletons.ts';
 import { adminOr, type RouteSpec } from '../route-spec.ts';
 
 const TASK_MANAGER = adminOr('canAccessTaskManager');
@@ -116,7 +117,8 @@ export const taskRoutes: RouteSpec[] = [
     url: '/api/v1/tasks/last',
     auth: 'jwt',
     rule: TASK_MANAGER,
-    handler: async (_request, _reply, ctx) => ({ taskHistories: await latestTasks(ctx.store.db) }),
+    // `cluster`: which server process runs the scheduler and the other singleton jobs (an addition to Grimmory's shape).
+    handler: async (_request, _reply, ctx) => ({ taskHistories: await latestTasks(ctx.store.db), cluster: await clusterStatus(ctx) }),
   },
   {
     method: 'PATCH',

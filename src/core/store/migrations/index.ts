@@ -26,6 +26,7 @@ import * as backupSchedule from './030-backup-schedule.ts';
 import * as searchKeys from './029-search-keys.ts';
 import * as eventOutbox from './027-event-outbox.ts';
 import * as opdsUsernameNocase from './035-opds-username-nocase.ts';
+import * as leases from './032-leases.ts';
 const MIGRATIONS: Record<string, Migration> = {
   '001-initial': initial,
   '002-auth': auth,
@@ -52,6 +53,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '029-search-keys': searchKeys,
   '027-event-outbox': eventOutbox,
   '035-opds-username-nocase': opdsUsernameNocase,
+  '032-leases': leases,
 };
 
 export const migrationProvider: MigrationProvider = {

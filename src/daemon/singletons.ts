@@ -1,0 +1,89 @@
+// The daemon's singleton jobs, each run by whichever server process sharing the catalog holds its lease (see
+// src/core/cluster/singletons.ts): the task scheduler, the bookdrop watcher, recovery of interrupted file moves, and the
+// clean-up of the live-events outbox. A process alone on its catalog takes every lease at start and runs them all.
+import { currentInstance } from '../core/cluster/instance.ts';
+import { DEFAULT_LEASE_CHECK_MS, SingletonKeeper, type Singleton, type StopSingleton } from '../core/cluster/singletons.ts';
+import type { LeaseHolding } from '../core/store/leases.ts';
+import type { DaemonContext } from './context.ts';
+
+export const SINGLETONS = ['bookdrop-watcher', 'move-recovery', 'outbox-prune', 'scheduler'] as const;
+
+const OUTBOX_PRUNE_MS = 60_000;
+
+async function startScheduler(ctx: DaemonContext): Promise<StopSingleton> {
+  const { startScheduler } = await import('./scheduler.ts');
+  const scheduler = await startScheduler(ctx);
+  ctx.log.info({ tasks: scheduler.scheduled() }, 'scheduled tasks');
+  return () => scheduler.stop();
+}
+
+/** A bookdrop folder that cannot be watched is logged and the daemon runs on without it. */
+async function startBookdrop(ctx: DaemonContext): Promise<StopSingleton> {
+  try {
+    const [{ startBookdropWatcher, daemonBookdropEnv }, { daemonBookdropFetcher }] = await Promise.all([import('./bookdrop-watcher.ts'), import('./bookdrop-fetcher.ts')]);
+    const watcher = await startBookdropWatcher(daemonBookdropEnv(ctx, daemonBookdropFetcher(ctx)), { polling: 'auto' });
+    ctx.log.info({ bookdropDir: ctx.config.bookdropDir, polling: watcher.polling }, 'watching the bookdrop folder');
+    return () => watcher.close();
+  } catch (error) {
+    ctx.log.warn({ err: error, bookdropDir: ctx.config.bookdropDir }, 'the bookdrop folder cannot be watched; files dropped there are picked up by a rescan');
+    return () => undefined;
+  }
+}
+
+/** Moves a killed process left half done are completed or rolled back when the lease is taken (at start, or on takeover). */
+async function recoverMoves(ctx: DaemonContext): Promise<StopSingleton> {
+  const { recoverMoves } = await import('../core/moves/recover.ts');
+  const report = await recoverMoves(ctx.store, { log: (message) => ctx.log.warn(message) });
+  if (report.resumed + report.rolledBack + report.problems.length > 0) ctx.log.warn({ ...report }, 'recovered interrupted file moves');
+  return () => undefined;
+}
+
+async function pruneOutbox(ctx: DaemonContext): Promise<StopSingleton> {
+  const { pruneExpiredEvents } = await import('../core/events/outbox.ts');
+  const prune = (): void => void pruneExpiredEvents(ctx.store.db).catch((error: unknown) => ctx.log.debug({ err: error }, 'live updates: outbox clean-up skipped'));
+  prune();
+  const timer = setInterval(prune, OUTBOX_PRUNE_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+const STARTS: Record<(typeof SINGLETONS)[number], (ctx: DaemonContext) => Promise<StopSingleton>> = {
+  'bookdrop-watcher': startBookdrop,
+  'move-recovery': recoverMoves,
+  'outbox-prune': pruneOutbox,
+  scheduler: startScheduler,
+};
+
+const keepers = new WeakMap<DaemonContext, SingletonKeeper>();
+
+/** Starts looking after the leases (the first look awaited) and stops the jobs and hands the leases over on close. */
+export async function startSingletons(ctx: DaemonContext): Promise<SingletonKeeper> {
+  const singletons: Singleton[] = SINGLETONS.map((name) => ({ name, start: () => STARTS[name](ctx) }));
+  const everyMs = Number(process.env.BINDERY_LEASE_CHECK_MS) || DEFAULT_LEASE_CHECK_MS;
+  const keeper = new SingletonKeeper(ctx.store.leases(currentInstance()), singletons, { everyMs, log: ctx.log });
+  keepers.set(ctx, keeper);
+  await keeper.start();
+  return keeper;
+}
+
+export function singletonsOf(ctx: DaemonContext): SingletonKeeper | undefined {
+  return keepers.get(ctx);
+}
+
+export interface ClusterStatus {
+  /** This process. */
+  instance: string;
+  /** The singletons this process runs. */
+  running: string[];
+  /** Every lease: who holds it, since when, whether the holder runs. */
+  leases: Pick<LeaseHolding, 'lease' | 'holder' | 'acquiredAt' | 'alive'>[];
+}
+
+/** For the health and task routes: which process runs which singleton. */
+export async function clusterStatus(ctx: DaemonContext): Promise<ClusterStatus> {
+  const keeper = keepers.get(ctx);
+  const instance = keeper?.instance ?? currentInstance().name;
+  if (!keeper) return { instance, running: [], leases: [] };
+  const holdings = await keeper.holdings();
+  return { instance, running: keeper.running(), leases: holdings.map(({ lease, holder, acquiredAt, alive }) => ({ lease, holder, acquiredAt, alive })) };
+}
