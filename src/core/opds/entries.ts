@@ -1,6 +1,6 @@
 // The book entries of one feed page: the catalog bundles of those books (one set query per table), turned into the
 // feed model with their downloads, cover and, for comics, the page stream and the reader's last page.
-import { loadBundles } from '../books/book-bundles.ts';
+import { loadBundlesSqlite } from '../books/book-bundles.ts';
 import { parseFormatPriority, type BookBundle, type BookFileRow } from '../books/book-json.ts';
 import { pickPrimary } from '../books/primary-file.ts';
 import type { Store } from '../store/store.ts';
@@ -68,7 +68,7 @@ function comicProgress(store: Store, userId: number, bookIds: number[], fileIds:
 /** Feed entries for the given books that exist, in the order given. */
 export function bookEntries(store: Store, ids: readonly number[], userId: number, now: string): BookEntry[] {
   if (ids.length === 0) return [];
-  const bundles = loadBundles(store.sqlite, ids, { listView: false, withDescription: true });
+  const bundles = loadBundlesSqlite(store.sqlite, ids, { listView: false, withDescription: true });
   const comicFiles = bundles.flatMap((b) => orderedFiles(b).filter((f) => f.book_type === 'CBX' && f.is_folder_based !== 1));
   const pageCounts = new Map<number, number>();
   if (comicFiles.length > 0) {
