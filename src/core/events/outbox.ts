@@ -4,8 +4,8 @@
 // (A PostgreSQL engine would read the same table, woken by LISTEN/NOTIFY, and order by commit rather than by id.)
 // Retention: rows older than EVENT_RETENTION_MS, and all but the newest EVENT_RETENTION_ROWS, are deleted by whoever
 // appends or reads; a reader that falls further behind skips ahead (its clients re-fetch, see docs/live-updates.md).
-import { CompiledQuery, type Transaction } from 'kysely';
-import { isSqlExec, type SqlExec, type SqlValue } from '../store/sql-exec.ts';
+import type { Transaction } from 'kysely';
+import { isSqlExec, kyselyExec, type SqlExec, type SqlValue } from '../store/sql-exec.ts';
 import type { DB } from '../store/db-types.ts';
 import type { Db } from '../store/store.ts';
 import type { LiveEvent } from './live-events.ts';
@@ -25,7 +25,7 @@ export type EventTarget = Db | Transaction<DB> | SqlExec;
 
 async function run(target: EventTarget, sql: string, params: SqlValue[]): Promise<void> {
   if (isSqlExec(target as Transaction<DB> | SqlExec)) await (target as SqlExec).run(sql, params);
-  else await (target as Db).executeQuery(CompiledQuery.raw(sql, params));
+  else await kyselyExec(target as Db).run(sql, params);
 }
 
 const listeners = new Set<() => void>();

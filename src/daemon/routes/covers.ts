@@ -7,7 +7,7 @@ import { coverJobBooks, runCoverJob, type CoverSelection } from '../../core/cove
 import { CoverChangeError, coverLocked, generateCover, regenerateCover, setCoverImage } from '../../core/covers/cover-update.ts';
 import { CoverImageError, checkCoverImage } from '../../core/covers/cover-upload.ts';
 import { updateMatchScore } from '../../core/metadata/match-scores.ts';
-import { checkBookAccess } from '../access.ts';
+import { requireBookAccess } from '../access.ts';
 import { principalOf } from '../authenticate.ts';
 import type { DaemonContext } from '../context.ts';
 import { ApiError, badRequest } from '../http-errors.ts';
@@ -63,7 +63,7 @@ async function changed(ctx: DaemonContext, bookId: number): Promise<Record<strin
 function coverFrom(kind: CoverKind, imageOf: (request: RouteRequest, ctx: DaemonContext) => Promise<Buffer>): RouteSpec['handler'] {
   return async (request, _reply, ctx) => {
     const { bookId } = request.params as { bookId: number };
-    checkBookAccess(ctx, principalOf(request), bookId);
+    await requireBookAccess(ctx, principalOf(request), bookId);
     if (await coverLocked(ctx.store.db, bookId, kind)) throw new ApiError(403, 'Attempt to update locked metadata');
     const image = await imageOf(request, ctx);
     await mapped(() => setCoverImage(ctx.store.db, ctx.paths.covers, bookId, kind, image));
@@ -86,7 +86,7 @@ const generate =
 function singleBook(work: (ctx: DaemonContext, bookId: number) => Promise<void>): RouteSpec['handler'] {
   return async (request, _reply, ctx) => {
     const { bookId } = request.params as { bookId: number };
-    checkBookAccess(ctx, principalOf(request), bookId);
+    await requireBookAccess(ctx, principalOf(request), bookId);
     await mapped(() => work(ctx, bookId));
     return changed(ctx, bookId);
   };

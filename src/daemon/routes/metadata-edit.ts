@@ -14,7 +14,7 @@ import { applyEdit, parseEdit, REPLACE_MODES, type ReplaceMode } from '../../cor
 import { lockColumnFor, setAllLocks, setLocks } from '../../core/metadata/locks.ts';
 import { recalculateMatchScores, updateMatchScore } from '../../core/metadata/match-scores.ts';
 import { MetadataEditError } from '../../core/metadata/metadata-fields.ts';
-import { checkBookAccess } from '../access.ts';
+import { requireBookAccess } from '../access.ts';
 import { auditMetadataUpdate } from '../audit.ts';
 import { principalOf } from '../authenticate.ts';
 import type { DaemonContext } from '../context.ts';
@@ -112,7 +112,7 @@ export const metadataEditRoutes: RouteSpec[] = [
       const { bookId } = request.params as { bookId: number };
       const query = request.query as { mergeCategories?: boolean; replaceMode?: ReplaceMode };
       const body = request.body as { metadata?: unknown; clearFlags?: unknown };
-      checkBookAccess(ctx, principalOf(request), bookId);
+      await requireBookAccess(ctx, principalOf(request), bookId);
       const edit = await mapped(async () => parseEdit(body.metadata, body.clearFlags));
       if (!edit) return metadataOf(ctx, bookId);
       const options = { replaceMode: query.replaceMode ?? 'REPLACE_ALL', mergeCategories: query.mergeCategories === true, mergeMoods: false, mergeTags: false };
