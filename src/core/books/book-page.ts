@@ -4,6 +4,7 @@
 import { sql, type OrderByItemBuilder } from 'kysely';
 import { isAdmin, type Principal } from '../auth/principal.ts';
 import { visibleBookFilter } from '../auth/visibility.ts';
+import { dialectOf } from '../store/dialect.ts';
 import { CatalogMemo } from '../store/snapshot.ts';
 import type { Store } from '../store/store.ts';
 import type { CatalogReader } from './book-bundles.ts';
@@ -36,8 +37,8 @@ const BOOK_PROPERTIES: Record<string, string> = {
 };
 
 /** `metadata.<camelName>` → sortable book_metadata column (scalars, not lock flags). */
-async function metadataColumns(store: Store): Promise<Map<string, { column: string; text: boolean }>> {
-  const columns = await metadataTableColumns(store.db);
+async function metadataColumns(reader: CatalogReader): Promise<Map<string, { column: string; text: boolean }>> {
+  const columns = await metadataTableColumns(reader.db);
   return new Map(
     columns
       .filter((c) => !c.name.endsWith('_locked') && !['book_id', 'search_text', 'identifiers_json', 'description'].includes(c.name))
@@ -57,8 +58,9 @@ interface Order {
 const NOT_NULL_BOOK_PROPERTIES = new Set(['id', 'addedOn', 'isPhysical', 'libraryId']);
 
 /** Parses Spring's sort parameters; an unknown property is an error (Spring would fail the request too). */
-export async function parseSort(store: Store, values: string[]): Promise<Order[]> {
-  const properties = await metadataColumns(store);
+export async function parseSort(reader: CatalogReader, values: string[]): Promise<Order[]> {
+  const properties = await metadataColumns(reader);
+  const { nocase } = dialectOf(reader.db);
   const orders: Order[] = [];
   for (const value of values) {
     const parts = value.split(',').map((p) => p.trim()).filter(Boolean);
@@ -69,7 +71,7 @@ export async function parseSort(store: Store, values: string[]): Promise<Order[]
     for (const property of named) {
       const book = BOOK_PROPERTIES[property];
       const meta = book ? undefined : properties.get(property);
-      const expression = book ?? (meta ? (meta.text ? store.dialect.nocase(`m.${meta.column}`) : `m.${meta.column}`) : undefined);
+      const expression = book ?? (meta ? (meta.text ? nocase(`m.${meta.column}`) : `m.${meta.column}`) : undefined);
       if (!expression) throw new SortError(`No property '${property}' found for type 'Book'`);
       orders.push({ expression, descending: direction === 'desc', metadata: !book, nullable: !NOT_NULL_BOOK_PROPERTIES.has(property) });
     }
@@ -148,8 +150,9 @@ async function pageQuery(store: Store, reader: CatalogReader, principal: Princip
 
 /** Pass a snapshot's scope as `reader` to read inside it; otherwise the page is read in one snapshot of its own. */
 export async function pageOfVisibleBooks(store: Store, principal: Principal, request: PageRequest, reader?: CatalogReader): Promise<PageOfIds> {
-  const orders = await parseSort(store, request.sort);
   const page = async (scope: CatalogReader): Promise<PageOfIds> => {
+    // Everything through the scope: on SQLite the snapshot holds the one connection (store.db would wait for it).
+    const orders = await parseSort(scope, request.sort);
     const totalElements = await countVisible(store, scope, principal);
     const offset = request.page * request.size;
     if (offset >= totalElements) return { ids: [], totalElements };
