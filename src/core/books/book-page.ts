@@ -9,7 +9,7 @@ import { CatalogMemo } from '../store/snapshot.ts';
 import type { Store } from '../store/store.ts';
 import type { CatalogReader } from './book-bundles.ts';
 import { camel } from './book-json.ts';
-import { metadataTableColumns } from './metadata-columns.ts';
+import { metadataTableColumns, type MetadataColumn } from './metadata-columns.ts';
 
 export class SortError extends Error {
   override name = 'SortError';
@@ -36,14 +36,23 @@ const BOOK_PROPERTIES: Record<string, string> = {
   libraryId: 'book.library_id',
 };
 
+type SortableColumns = Map<string, { column: string; text: boolean }>;
+
+const sortable = new WeakMap<MetadataColumn[], SortableColumns>();
+
 /** `metadata.<camelName>` → sortable book_metadata column (scalars, not lock flags). */
-async function metadataColumns(reader: CatalogReader): Promise<Map<string, { column: string; text: boolean }>> {
+async function metadataColumns(reader: CatalogReader): Promise<SortableColumns> {
   const columns = await metadataTableColumns(reader.db);
-  return new Map(
-    columns
-      .filter((c) => !c.name.endsWith('_locked') && !['book_id', 'search_text', 'identifiers_json', 'description'].includes(c.name))
-      .map((c) => [`metadata.${camel(c.name)}`, { column: c.name, text: c.text }]),
-  );
+  let out = sortable.get(columns);
+  if (!out) {
+    out = new Map(
+      columns
+        .filter((c) => !c.name.endsWith('_locked') && !['book_id', 'search_text', 'identifiers_json', 'description'].includes(c.name))
+        .map((c) => [`metadata.${camel(c.name)}`, { column: c.name, text: c.text }]),
+    );
+    sortable.set(columns, out);
+  }
+  return out;
 }
 
 interface Order {
