@@ -90,7 +90,7 @@ const dataDir = mkdtempSync(join(tmpdir(), 'bindery-bench-auth-'));
 const store = await openStore(join(dataDir, 'bindery.sqlite'));
 const adminId = await createUser(store.db, { username: 'admin', password: 'admin-password', name: 'Admin', permissions: { admin: true } });
 await store.db.insertInto('opds_user_v2').values({ user_id: adminId, username: 'reader-app', password_hash: await hashPassword('reader-app-password') }).execute();
-const { bookIds } = fillCatalog(store.sqlite, books, join(dataDir, 'library'), adminId);
+const { bookIds } = await fillCatalog(store, books, join(dataDir, 'library'), adminId);
 await store.close();
 const randomBookId = (): number => bookIds.first + Math.floor(Math.random() * (bookIds.last - bookIds.first + 1));
 console.log(`catalog: ${books} synthetic books; daemon from ${launcher.name}`);

@@ -18,7 +18,7 @@ declare module 'autocannon' {
     body?: string;
   }
   interface Options {
-    url: string;
+    url: string | string[];
     connections?: number;
     duration?: number;
     amount?: number;

@@ -41,7 +41,7 @@ async function buildData(): Promise<void> {
   mkdirSync(dataDir, { recursive: true });
   const store = await openStore(join(dataDir, 'bindery.sqlite'));
   const userId = Number(store.sqlite.prepare("INSERT INTO users (username, password_hash, name) VALUES ('bench', 'x', 'Bench')").run().lastInsertRowid);
-  const { bookIds } = fillCatalog(store.sqlite, books, join(root, 'books'), userId);
+  const { bookIds } = await fillCatalog(store, books, join(root, 'books'), userId);
   await store.close();
   const thumbs: string[] = [];
   const large: string[] = [];

@@ -32,8 +32,8 @@ if (values.serve) {
   const store = await openStore(join(dir, 'bindery.sqlite'));
   const adminId = await createUser(store.db, { username: 'admin', password: 'admin-password', name: 'Admin', permissions: { admin: true } });
   const started = performance.now();
-  const catalog = fillCatalog(store.sqlite, books, join(dir, 'library'), adminId);
-  console.log(`catalog: ${books} books written in ${((performance.now() - started) / 1000).toFixed(1)} s (raw inserts in one transaction)`);
+  const catalog = await fillCatalog(store, books, join(dir, 'library'), adminId);
+  console.log(`catalog: ${books} books written in ${((performance.now() - started) / 1000).toFixed(1)} s (multi-row inserts in one transaction)`);
   const readerId = await createUser(store.db, { username: 'reader', password: 'reader-password', name: 'Reader', libraryIds: [catalog.libraryId] });
   const secret = await signingSecret(store.db);
   const token = (userId: number, username: string): Promise<string> => signToken(secret, { userId, username, isDefaultPassword: false, sessionVersion: 0 }, 'access', ACCESS_TOKEN_SECONDS);

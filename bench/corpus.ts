@@ -1,5 +1,5 @@
 // Builds a benchmark corpus of N books in mixed formats (EPUB-heavy, with covers), reusing a few templates for speed.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import yazl from 'yazl';
@@ -68,4 +68,16 @@ export async function buildCorpus(dir: string, books: number, mix: CorpusMix = {
       writeFileSync(join(folder, `doc-${i}.pdf`), Buffer.concat([pdfTemplate, Buffer.from(`\n% bench ${i}\n`)]));
     }
   }
+}
+
+/** The corpus of `books` books under bench/.corpus/books-N, built on first use and kept for the next runs. */
+export async function syntheticCorpus(books: number): Promise<string> {
+  const root = join(import.meta.dirname, '.corpus', `books-${books}`);
+  if (!existsSync(join(root, '.complete'))) {
+    rmSync(root, { recursive: true, force: true });
+    mkdirSync(root, { recursive: true });
+    await buildCorpus(root, books);
+    writeFileSync(join(root, '.complete'), '');
+  }
+  return root;
 }

@@ -70,13 +70,63 @@ export function peakRssMb(pid: number): number {
   return match ? Number(match[1]) / 1024 : Number.NaN;
 }
 
+/**
+ * The fields of /proc/<pid>/stat after the command name (which may hold spaces and ends at the last ')'): index 1 is
+ * the parent's pid, 11 and 12 utime and stime, 13 and 14 the CPU of ended children it waited for (clock ticks).
+ */
+export function statFields(pid: number): string[] {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
 /** CPU time (user + system) a process has used so far, in ms, from /proc/<pid>/stat (Linux). */
 export function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the command name (which may hold spaces), which ends at the last ')': utime and stime are 14 and 15.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]);
+  const fields = statFields(pid);
+  return ticksToMs(Number(fields[11]) + Number(fields[12]));
+}
+
+export function ticksToMs(ticks: number): number {
   return (ticks * 1000) / CLOCK_TICKS;
+}
+
+/** The processes `pid` started and has not yet waited for (from /proc/<pid>/task/<tid>/children: any thread may fork). */
+export function childrenOf(pid: number): number[] {
+  const children: number[] = [];
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const list = readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim();
+      if (list) children.push(...list.split(' ').map(Number));
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return children;
+}
+
+/** The process and every process below it (the workers of `serve --workers`, a database server's backends). */
+export function processTree(pid: number): number[] {
+  const tree = [pid];
+  for (let i = 0; i < tree.length; i++) {
+    try {
+      tree.push(...childrenOf(tree[i] as number));
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return tree;
+}
+
+/** A figure summed over a process tree, skipping processes that end while it is read. */
+export function treeSum(pid: number, figure: (pid: number) => number): number {
+  let sum = 0;
+  for (const member of processTree(pid)) {
+    try {
+      sum += figure(member);
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return sum;
 }
 /**
  * CPU time of every thread of a process so far, in ms, to the nanosecond: the sum of /proc/<pid>/task/<tid>/schedstat

@@ -125,7 +125,7 @@ const dataDir = mkdtempSync(join(tmpdir(), 'bindery-bench-catalog-'));
 const store = await openStore(join(dataDir, 'bindery.sqlite'));
 const adminId = await createUser(store.db, { username: 'admin', password: 'admin-password', name: 'Admin', permissions: { admin: true } });
 let t = performance.now();
-const catalog = fillCatalog(store.sqlite, books, join(dataDir, 'library'), adminId);
+const catalog = await fillCatalog(store, books, join(dataDir, 'library'), adminId);
 console.log(`catalog: ${books} books written in ${((performance.now() - t) / 1000).toFixed(1)} s`);
 const token = await signToken(await signingSecret(store.db), { userId: adminId, username: 'admin', isDefaultPassword: false, sessionVersion: 0 }, 'access', ACCESS_TOKEN_SECONDS);
 await store.close();

@@ -11,7 +11,7 @@ import { createUser, hashPassword } from '../src/core/users/users.ts';
 import { buildApp, type BuiltApp } from '../src/daemon/app.ts';
 import { koboShelfId } from '../src/core/kobo/kobo-shelf.ts';
 import { updateKoboSettings } from '../src/core/kobo/sync-settings.ts';
-import { fillCatalog } from './book-catalog.ts';
+import { fillCatalog, type SyntheticCatalog } from './book-catalog.ts';
 
 export interface BenchOptions {
   books: number;
@@ -31,7 +31,7 @@ export interface BenchCatalog {
   ctx: BuiltApp['ctx'];
   adminId: number;
   readerId: number;
-  catalog: ReturnType<typeof fillCatalog>;
+  catalog: SyntheticCatalog;
   magicId: number;
   /** `Authorization` for the OPDS accounts `kobo` (the admin's) and `phone` (the reader's). */
   basic(account: string): string;
@@ -42,7 +42,7 @@ export interface WrittenCatalog {
   store: Store;
   adminId: number;
   readerId: number;
-  catalog: ReturnType<typeof fillCatalog>;
+  catalog: SyntheticCatalog;
   magicId: number;
 }
 
@@ -54,7 +54,7 @@ export async function writeBenchCatalog(dir: string, books: number, settings: re
   const store = await openStore(join(dir, 'bindery.sqlite'));
   const adminId = await createUser(store.db, { username: 'admin', password: 'admin-password', name: 'Admin', permissions: { admin: true } });
   const started = performance.now();
-  const catalog = fillCatalog(store.sqlite, books, join(dir, 'library'), adminId);
+  const catalog = await fillCatalog(store, books, join(dir, 'library'), adminId);
   console.log(`catalog: ${books} books written in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   const readerId = await createUser(store.db, { username: 'reader', password: 'reader-password', name: 'Reader', permissions: { canAccessOpds: true, canSyncKobo: options.kobo !== undefined }, libraryIds: [catalog.libraryId] });
   await store.sqlite.prepare("INSERT INTO user_content_restriction (user_id, restriction_type, mode, value) VALUES (?, 'CATEGORY', 'EXCLUDE', 'Category 7')").run(readerId);

@@ -43,7 +43,7 @@ try {
   const store = await openStore(join(dir, 'bindery.sqlite'));
   const readerId = await createUser(store.db, { username: 'reader', password: 'reader-password', name: 'Reader', permissions: { canSyncKobo: true, canAccessOpds: true } });
   const started = performance.now();
-  const catalog = fillCatalog(store.sqlite, shelfSize + EXTRA, join(dir, 'library'), readerId);
+  const catalog = await fillCatalog(store, shelfSize + EXTRA, join(dir, 'library'), readerId);
   store.sqlite.prepare('INSERT INTO user_library_mapping (user_id, library_id) VALUES (?, ?)').run(readerId, catalog.libraryId);
   const settings = await updateKoboSettings(store.db, readerId, { syncEnabled: true, twoWayProgressSync: true });
   const shelfId = (await koboShelfId(store.db, readerId)) as number;

@@ -6,9 +6,10 @@ import { createLibrary, findLibrary } from '../src/core/libraries/libraries.ts';
 import { scanLibrary } from '../src/core/scan/scanner.ts';
 import { openStore } from '../src/core/store/store.ts';
 
-const [dataDir, corpus, workersArg] = process.argv.slice(2) as [string, string, string];
+// An optional fourth argument: a PostgreSQL URL to scan into instead of the data directory's SQLite file.
+const [dataDir, corpus, workersArg, database] = process.argv.slice(2) as [string, string, string, string | undefined];
 const paths = dataPaths({ dataDir });
-const store = await openStore(paths.catalog);
+const store = await openStore(database ?? paths.catalog);
 const library = await findLibrary(store.db, 'bench').catch(() => createLibrary(store.db, { name: 'bench', paths: [corpus], organizationMode: 'BOOK_PER_FILE' }));
 
 // CPU seconds per thread (by thread name: MainThread, WorkerThread, libuv-worker, libvips worker, V8Worker…), read

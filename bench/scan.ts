@@ -17,7 +17,7 @@ import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/core/config.ts';
 import { baselineTree } from './baseline-tree.ts';
-import { buildCorpus } from './corpus.ts';
+import { syntheticCorpus } from './corpus.ts';
 import { CORPUS_FORMATS, realCorpus, type CorpusEntry } from './real-corpus.ts';
 
 const { values } = parseArgs({
@@ -49,14 +49,7 @@ interface Subset { name: string; root: string; entries: number; bytes: number }
 async function subsets(): Promise<Subset[]> {
   if (values.synthetic) {
     const books = Number(values.books);
-    const root = join(here, '.corpus', `books-${books}`);
-    if (!existsSync(join(root, '.complete'))) {
-      rmSync(root, { recursive: true, force: true });
-      mkdirSync(root, { recursive: true });
-      await buildCorpus(root, books);
-      writeFileSync(join(root, '.complete'), '');
-    }
-    return [{ name: 'synthetic', root, entries: books, bytes: 0 }];
+    return [{ name: 'synthetic', root: await syntheticCorpus(books), entries: books, bytes: 0 }];
   }
   const { root, entries } = await realCorpus(Number(values.entries), Number(values.seed));
   const all: Subset = { name: 'whole library', root, entries: entries.length, bytes: entries.reduce((sum, e) => sum + sizeOf(join(root, e.path)), 0) };

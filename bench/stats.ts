@@ -39,7 +39,7 @@ const dir = mkdtempSync(join(tmpdir(), 'bindery-stats-bench-'));
 try {
   const store = await openStore(join(dir, 'bindery.sqlite'));
   const adminId = await createUser(store.db, { username: 'admin', password: 'admin-password', name: 'Admin', permissions: { admin: true } });
-  const catalog = fillCatalog(store.sqlite, Number(values.books), join(dir, 'library'));
+  const catalog = await fillCatalog(store, Number(values.books), join(dir, 'library'));
   const readerId = await createUser(store.db, { username: 'reader', password: 'reader-password', name: 'Reader', permissions: { canAccessUserStats: true }, libraryIds: [catalog.libraryId] });
   const otherId = await createUser(store.db, { username: 'other', password: 'other-password', name: 'Other', permissions: { canAccessUserStats: true }, libraryIds: [catalog.libraryId] });
   store.sqlite.prepare("INSERT INTO user_content_restriction (user_id, restriction_type, mode, value) VALUES (?, 'CATEGORY', 'EXCLUDE', 'Category 7')").run(readerId);

@@ -31,7 +31,7 @@ const EXTERNAL = [
   'piscina', 'pino-pretty',
   '@fastify/swagger', '@fastify/swagger-ui',
   'pdfjs-dist', 'node-unrar-js', '7zip-bin', '@ffmpeg-installer/ffmpeg',
-  'ink', 'react', 'nodemailer',
+  'ink', 'react', 'nodemailer', 'pg',
 ];
 const isExternal = (id: string): boolean => EXTERNAL.some((name) => id === name || id.startsWith(`${name}/`));
 

@@ -12,6 +12,7 @@ export { CliError, EXIT } from './exit-codes.ts';
 
 export interface GlobalOptions {
   dataDir?: string;
+  databaseUrl?: string;
   config?: string;
   json?: boolean;
 }
@@ -38,10 +39,10 @@ export interface CommandContext {
 }
 
 export function createContext(options: GlobalOptions, extraFlags: Partial<Record<ConfigKey, string | undefined>> = {}): CommandContext {
-  const config = loadConfig({ flags: { dataDir: options.dataDir, ...extraFlags }, configFile: options.config });
+  const config = loadConfig({ flags: { dataDir: options.dataDir, databaseUrl: options.databaseUrl, ...extraFlags }, configFile: options.config });
   const paths = dataPaths(config);
   let opened: Promise<OpenedCatalog> | undefined;
-  const open = (): Promise<OpenedCatalog> => (opened ??= openCatalog(paths.catalog, { log: (message) => process.stderr.write(`bindery: ${message}\n`) }));
+  const open = (): Promise<OpenedCatalog> => (opened ??= openCatalog(paths.catalog, { log: (message) => process.stderr.write(`bindery: ${message}\n`), poolSize: config.databasePoolSize }));
   let http: HttpClient | undefined;
   return {
     http: () => (http ??= createHttpClient({ allowPrivateHosts: allowedPrivateHosts(config) })),

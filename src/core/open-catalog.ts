@@ -13,10 +13,12 @@ export interface OpenedCatalog {
 export interface OpenCatalogOptions {
   /** One line per book whose interrupted move was completed or rolled back. */
   log?: (message: string) => void;
+  /** PostgreSQL: connections this process holds at most (the `databasePoolSize` setting). */
+  poolSize?: number;
 }
 
 export async function openCatalog(path: string, options: OpenCatalogOptions = {}): Promise<OpenedCatalog> {
-  const store = await openStore(path);
+  const store = await openStore(path, options.poolSize === undefined ? {} : { poolSize: options.poolSize });
   try {
     // The usual case, no open journal row, costs one indexed query and loads nothing more.
     const open = await store.db.selectFrom('move_journal').select('id').where('closed_at', 'is', null).limit(1).executeTakeFirst();

@@ -1,22 +1,14 @@
 // Route-side helpers over core visibility: turn "missing"/"hidden" into Grimmory's 404/403.
-import { bookAccess, bookAccessNow, canSeeLibrary, type BookAccess } from '../core/auth/visibility.ts';
+import { bookAccessOf, canSeeLibrary } from '../core/auth/visibility.ts';
 import type { Principal } from '../core/auth/principal.ts';
 import type { DaemonContext } from './context.ts';
 import { ApiError, bookNotFound, forbidden } from './http-errors.ts';
 
 /** Throws 404 for a book that does not exist and 403 for one the caller may not see. */
-export function checkBookAccess(ctx: DaemonContext, principal: Principal, bookId: number): void {
-  refuseUnless(bookAccessNow(ctx.store, principal, bookId), bookId);
-}
-
-function refuseUnless(access: BookAccess, bookId: number): void {
+export async function requireBookAccess(ctx: DaemonContext, principal: Principal, bookId: number): Promise<void> {
+  const access = await bookAccessOf(ctx.store, principal, bookId);
   if (access === 'missing') throw bookNotFound(bookId);
   if (access === 'hidden') throw forbidden('You are not authorized to access this book.');
-}
-
-/** checkBookAccess for handlers written around awaits; on either engine. */
-export async function requireBookAccess(ctx: DaemonContext, principal: Principal, bookId: number): Promise<void> {
-  refuseUnless(await bookAccess(ctx.store.db, principal, bookId), bookId);
 }
 
 export async function requireLibraryAccess(ctx: DaemonContext, principal: Principal, libraryId: number): Promise<void> {

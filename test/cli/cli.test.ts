@@ -1,7 +1,8 @@
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cliFor, runCli, type CliResult } from '../helpers/cli.ts';
+import { emptyTestDatabase, onPostgres } from '../helpers/engine.ts';
 import { makeTempLibrary, writeSimpleEpub, type TempLibrary } from '../helpers/library-fixtures.ts';
 
 let lib: TempLibrary;
@@ -95,5 +96,33 @@ describe('bindery CLI', () => {
     const typo = await runBin(['library', 'list'], { BINDERY_CONFIG: file });
     expect(typo.code).toBe(2);
     expect(typo.stderr).toMatch(/unknown setting "scanWorker"/);
+  });
+
+  it('takes the catalog database from --database-url before BINDERY_DATABASE_URL, and names one it cannot reach without its password', async () => {
+    const result = await runBin(['--data-dir', lib.dataDir, '--database-url', 'postgres://reader:flag-secret@127.0.0.1:1/books', 'library', 'list'], {
+      BINDERY_DATABASE_URL: 'postgres://reader:env-secret@127.0.0.1:2/other',
+    });
+    expect(result.code).toBe(6);
+    expect(result.stderr).toMatch(/^bindery: cannot reach the catalog database at postgres:\/\/reader:\*\*\*@127\.0\.0\.1:1\/books: .*ECONNREFUSED/);
+    expect(result.stderr).not.toMatch(/secret/);
+    const fromEnv = await runBin(['--json', 'library', 'list'], { BINDERY_DATA_DIR: lib.dataDir, BINDERY_DATABASE_URL: 'postgres://reader:env-secret@127.0.0.1:2/other' });
+    expect(fromEnv.code).toBe(6);
+    expect(JSON.parse(fromEnv.stdout)).toEqual({ error: { code: 'STORE_ERROR', message: expect.stringContaining('postgres://reader:***@127.0.0.1:2/other') } });
+    const wrong = await runBin(['--data-dir', lib.dataDir, '--database-url', 'mysql://reader@host/books', 'library', 'list'], {});
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toMatch(/databaseUrl/);
+  });
+
+  it.runIf(onPostgres)('keeps the catalog on PostgreSQL with --database-url: no SQLite file in the data directory', async () => {
+    const database = await emptyTestDatabase();
+    try {
+      expect((await bindery('--database-url', database.url, 'library', 'add', 'Fiction', lib.root)).code).toBe(0);
+      const listed = await runBin(['--json', 'library', 'list'], { BINDERY_DATA_DIR: lib.dataDir, BINDERY_DATABASE_URL: database.url });
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ name: 'Fiction' })]);
+      expect(existsSync(join(lib.dataDir, 'bindery.sqlite'))).toBe(false);
+    } finally {
+      await database.drop();
+    }
   });
 });

@@ -27,14 +27,14 @@ const book: Record<string, number> = {};
 const principal = (): Principal => ({ userId, username: 'admin', isDefaultPassword: false, permissions: allPermissions(), libraryIds: [], restrictions: [], sessionVersion: 0 });
 const reader = (): KomgaReader => ({ store, principal: principal(), groupUnknown: true, links: { apiRoot: '/komga' } });
 
-function books(body: unknown, sort?: string): string[] {
+async function books(body: unknown, sort?: string): Promise<string[]> {
   const r = reader();
-  const { ids } = pageOfBooks(store, r.principal, bookSearchConditions(r, parseBookSearch(body)), bookOrder(sort ?? 'id,asc', userId).sql, 'all');
+  const { ids } = await pageOfBooks(store, r.principal, await bookSearchConditions(r, parseBookSearch(body)), bookOrder(store.dialect, sort ?? 'id,asc', userId).sql, 'all');
   const byId = new Map(Object.entries(book).map(([k, v]) => [v, k]));
   return ids.map((id) => byId.get(id) ?? String(id));
 }
 
-const series = (body: unknown): string[] => searchSeries(reader(), parseSeriesSearch(body)).map((h) => h.name);
+const series = async (body: unknown): Promise<string[]> => (await searchSeries(reader(), parseSeriesSearch(body))).map((h) => h.name);
 const is = (value: unknown) => ({ operator: 'is', value });
 
 beforeAll(async () => {
@@ -71,7 +71,7 @@ afterAll(async () => {
 });
 
 describe('search bodies', () => {
-  it('reads Komga’s shapes and refuses what Komga refuses', () => {
+  it('reads Komga’s shapes and refuses what Komga refuses', async () => {
     expect(parseBookSearch({})).toEqual({ condition: undefined, fullTextSearch: undefined });
     expect(parseBookSearch({ condition: { type: 'AllOfBook', allOf: [{ libraryId: is('1') }] }, fullTextSearch: ' dune ' })).toEqual({
       condition: { allOf: [{ field: 'libraryId', op: { operator: 'is', value: '1' } }] },
@@ -95,7 +95,7 @@ describe('search bodies', () => {
     expect(() => parseBookSearch({ condition: deep })).toThrow(/deeper/);
   });
 
-  it('reads Java durations', () => {
+  it('reads Java durations', async () => {
     expect(parseDuration('PT720H')).toBe(720 * 3600_000);
     expect(parseDuration('P30D')).toBe(30 * 86400_000);
     expect(parseDuration('PT1H30M')).toBe(5400_000);
@@ -103,7 +103,7 @@ describe('search bodies', () => {
     expect(parseDuration('30 days')).toBeUndefined();
   });
 
-  it('matches text with every Komga string operator', () => {
+  it('matches text with every Komga string operator', async () => {
     expect(textMatches('Dune Messiah', 'contains', 'MESS')).toBe(true);
     expect(textMatches('Dune Messiah', 'doesNotContain', 'mess')).toBe(false);
     expect(textMatches('Dune Messiah', 'beginsWith', 'dune')).toBe(true);
@@ -115,80 +115,80 @@ describe('search bodies', () => {
 });
 
 describe('books by condition', () => {
-  it('compiles trees, negations and every field to SQL', () => {
-    expect(books({ condition: { libraryId: is(String(otherLibrary)) } })).toEqual(['far']);
-    expect(books({ condition: { libraryId: { operator: 'isNot', value: String(libraryId) } } })).toEqual(['far']);
-    expect(books({ condition: { seriesId: is(`${libraryId}-dune`) } }, 'metadata.numberSort,desc')).toEqual(['dune3', 'dune2', 'dune1']);
-    expect(books({ condition: { allOf: [{ seriesId: is(`${libraryId}-dune`) }, { tag: is('desert') }] } })).toEqual(['dune2']);
-    expect(books({ condition: { anyOf: [{ tag: is('Desert') }, { mediaProfile: is('PDF') }] } })).toEqual(['dune2', 'report']);
-    expect(books({ condition: { tag: { operator: 'isNull' } } })).not.toContain('dune2');
-    expect(books({ condition: { tag: { operator: 'isNotNull' } } })).toEqual(['dune2']);
-    expect(books({ condition: { mediaProfile: is('DIVINA') } })).toEqual(['comic']);
-    expect(books({ condition: { mediaProfile: { operator: 'isNot', value: 'EPUB' } } })).toEqual(['comic', 'report']);
-    expect(books({ condition: { title: { operator: 'beginsWith', value: 'dune' } } })).toEqual(['dune1', 'dune2']);
-    expect(books({ condition: { title: { operator: 'doesNotContain', value: 'dune' } } })).toEqual(['comic', 'report', 'loose', 'far']);
-    expect(books({ condition: { releaseDate: { operator: 'before', dateTime: '1970-01-01T00:00:00Z' } } })).toEqual(['dune1', 'dune2']);
-    expect(books({ condition: { releaseDate: { operator: 'after', dateTime: '1969-01-01T00:00:00Z' } } })).toEqual(['dune3', 'report']);
-    expect(books({ condition: { releaseDate: { operator: 'isNull' } } })).toEqual(['comic', 'loose', 'far']);
-    expect(books({ condition: { releaseDate: { operator: 'isInTheLast', duration: `PT${24 * 365 * 10}H` } } })).toEqual(['report']);
-    expect(books({ condition: { numberSort: { operator: 'greaterThan', value: 1.5 } } })).toEqual(['dune2', 'dune3']);
-    expect(books({ condition: { readStatus: is('READ') } })).toEqual(['dune1']);
-    expect(books({ condition: { readStatus: is('IN_PROGRESS') } })).toEqual(['comic']);
-    expect(books({ condition: { readStatus: { operator: 'isNot', value: 'UNREAD' } } })).toEqual(['dune1', 'comic']);
-    expect(books({ condition: { author: is({ name: 'frank herbert' }) } })).toEqual(['dune1', 'dune2', 'dune3']);
-    expect(books({ condition: { author: is({ name: 'Frank Herbert', role: 'penciller' }) } })).toEqual([]);
-    expect(books({ condition: { oneShot: { operator: 'isTrue' } } })).toEqual(['comic', 'far']);
-    expect(books({ condition: { deleted: { operator: 'isTrue' } } })).toEqual([]);
-    expect(books({ condition: { mediaStatus: is('READY') } })).toHaveLength(7);
-    expect(books({ condition: { readListId: { operator: 'isNot', value: '1' } } })).toHaveLength(7);
-    expect(books({ condition: { allOf: [] } })).toHaveLength(7);
-    expect(books({ fullTextSearch: 'messiah' })).toEqual(['dune2']);
-    expect(books({ condition: { readStatus: { operator: 'isNot', value: 'UNREAD' } } }, 'readProgress.readDate,desc')).toEqual(['comic', 'dune1']);
+  it('compiles trees, negations and every field to SQL', async () => {
+    expect(await books({ condition: { libraryId: is(String(otherLibrary)) } })).toEqual(['far']);
+    expect(await books({ condition: { libraryId: { operator: 'isNot', value: String(libraryId) } } })).toEqual(['far']);
+    expect(await books({ condition: { seriesId: is(`${libraryId}-dune`) } }, 'metadata.numberSort,desc')).toEqual(['dune3', 'dune2', 'dune1']);
+    expect(await books({ condition: { allOf: [{ seriesId: is(`${libraryId}-dune`) }, { tag: is('desert') }] } })).toEqual(['dune2']);
+    expect(await books({ condition: { anyOf: [{ tag: is('Desert') }, { mediaProfile: is('PDF') }] } })).toEqual(['dune2', 'report']);
+    expect(await books({ condition: { tag: { operator: 'isNull' } } })).not.toContain('dune2');
+    expect(await books({ condition: { tag: { operator: 'isNotNull' } } })).toEqual(['dune2']);
+    expect(await books({ condition: { mediaProfile: is('DIVINA') } })).toEqual(['comic']);
+    expect(await books({ condition: { mediaProfile: { operator: 'isNot', value: 'EPUB' } } })).toEqual(['comic', 'report']);
+    expect(await books({ condition: { title: { operator: 'beginsWith', value: 'dune' } } })).toEqual(['dune1', 'dune2']);
+    expect(await books({ condition: { title: { operator: 'doesNotContain', value: 'dune' } } })).toEqual(['comic', 'report', 'loose', 'far']);
+    expect(await books({ condition: { releaseDate: { operator: 'before', dateTime: '1970-01-01T00:00:00Z' } } })).toEqual(['dune1', 'dune2']);
+    expect(await books({ condition: { releaseDate: { operator: 'after', dateTime: '1969-01-01T00:00:00Z' } } })).toEqual(['dune3', 'report']);
+    expect(await books({ condition: { releaseDate: { operator: 'isNull' } } })).toEqual(['comic', 'loose', 'far']);
+    expect(await books({ condition: { releaseDate: { operator: 'isInTheLast', duration: `PT${24 * 365 * 10}H` } } })).toEqual(['report']);
+    expect(await books({ condition: { numberSort: { operator: 'greaterThan', value: 1.5 } } })).toEqual(['dune2', 'dune3']);
+    expect(await books({ condition: { readStatus: is('READ') } })).toEqual(['dune1']);
+    expect(await books({ condition: { readStatus: is('IN_PROGRESS') } })).toEqual(['comic']);
+    expect(await books({ condition: { readStatus: { operator: 'isNot', value: 'UNREAD' } } })).toEqual(['dune1', 'comic']);
+    expect(await books({ condition: { author: is({ name: 'frank herbert' }) } })).toEqual(['dune1', 'dune2', 'dune3']);
+    expect(await books({ condition: { author: is({ name: 'Frank Herbert', role: 'penciller' }) } })).toEqual([]);
+    expect(await books({ condition: { oneShot: { operator: 'isTrue' } } })).toEqual(['comic', 'far']);
+    expect(await books({ condition: { deleted: { operator: 'isTrue' } } })).toEqual([]);
+    expect(await books({ condition: { mediaStatus: is('READY') } })).toHaveLength(7);
+    expect(await books({ condition: { readListId: { operator: 'isNot', value: '1' } } })).toHaveLength(7);
+    expect(await books({ condition: { allOf: [] } })).toHaveLength(7);
+    expect(await books({ fullTextSearch: 'messiah' })).toEqual(['dune2']);
+    expect(await books({ condition: { readStatus: { operator: 'isNot', value: 'UNREAD' } } }, 'readProgress.readDate,desc')).toEqual(['comic', 'dune1']);
   });
 });
 
 describe('series by condition', () => {
-  it('meets a book condition when one of its books does', () => {
-    expect(series({})).toEqual(['Comics', 'Dune', 'Far', 'Unknown Series']);
-    expect(series({ condition: { tag: is('desert') } })).toEqual(['Dune']);
-    expect(series({ condition: { tag: { operator: 'isNot', value: 'desert' } } })).toEqual(['Comics', 'Far', 'Unknown Series']);
-    expect(series({ condition: { genre: { operator: 'isNull' } } })).toEqual(['Comics', 'Far', 'Unknown Series']);
-    expect(series({ condition: { publisher: is('chilton') } })).toEqual(['Dune']);
-    expect(series({ condition: { language: is('FR') } })).toEqual(['Comics']);
-    expect(series({ condition: { ageRating: { operator: 'greaterThan', value: 10 } } })).toEqual(['Dune']);
-    expect(series({ condition: { ageRating: { operator: 'isNull' } } })).toEqual(['Comics', 'Far', 'Unknown Series']);
+  it('meets a book condition when one of its books does', async () => {
+    expect(await series({})).toEqual(['Comics', 'Dune', 'Far', 'Unknown Series']);
+    expect(await series({ condition: { tag: is('desert') } })).toEqual(['Dune']);
+    expect(await series({ condition: { tag: { operator: 'isNot', value: 'desert' } } })).toEqual(['Comics', 'Far', 'Unknown Series']);
+    expect(await series({ condition: { genre: { operator: 'isNull' } } })).toEqual(['Comics', 'Far', 'Unknown Series']);
+    expect(await series({ condition: { publisher: is('chilton') } })).toEqual(['Dune']);
+    expect(await series({ condition: { language: is('FR') } })).toEqual(['Comics']);
+    expect(await series({ condition: { ageRating: { operator: 'greaterThan', value: 10 } } })).toEqual(['Dune']);
+    expect(await series({ condition: { ageRating: { operator: 'isNull' } } })).toEqual(['Comics', 'Far', 'Unknown Series']);
     // A series is released when its first book is: Dune in 1965.
-    expect(series({ condition: { releaseDate: { operator: 'after', dateTime: '1966-01-01T00:00:00Z' } } })).toEqual(['Unknown Series']);
-    expect(series({ condition: { releaseDate: { operator: 'before', dateTime: '1966-01-01T00:00:00Z' } } })).toEqual(['Dune']);
-    expect(series({ condition: { readStatus: is('IN_PROGRESS') } })).toEqual(['Comics', 'Dune']);
-    expect(series({ condition: { readStatus: is('UNREAD') } })).toEqual(['Far', 'Unknown Series']);
-    expect(series({ condition: { oneShot: { operator: 'isTrue' } } })).toEqual(['Comics', 'Far']);
-    expect(series({ condition: { allOf: [{ libraryId: is(String(libraryId)) }, { anyOf: [{ title: { operator: 'contains', value: 'un' } }, { titleSort: is('comics') }] }] } })).toEqual([
+    expect(await series({ condition: { releaseDate: { operator: 'after', dateTime: '1966-01-01T00:00:00Z' } } })).toEqual(['Unknown Series']);
+    expect(await series({ condition: { releaseDate: { operator: 'before', dateTime: '1966-01-01T00:00:00Z' } } })).toEqual(['Dune']);
+    expect(await series({ condition: { readStatus: is('IN_PROGRESS') } })).toEqual(['Comics', 'Dune']);
+    expect(await series({ condition: { readStatus: is('UNREAD') } })).toEqual(['Far', 'Unknown Series']);
+    expect(await series({ condition: { oneShot: { operator: 'isTrue' } } })).toEqual(['Comics', 'Far']);
+    expect(await series({ condition: { allOf: [{ libraryId: is(String(libraryId)) }, { anyOf: [{ title: { operator: 'contains', value: 'un' } }, { titleSort: is('comics') }] }] } })).toEqual([
       'Comics',
       'Dune',
       'Unknown Series',
     ]);
-    expect(series({ condition: { sharingLabel: { operator: 'isNotNull' } } })).toEqual([]);
-    expect(series({ condition: { seriesStatus: is('ONGOING') } })).toHaveLength(4);
-    expect(series({ condition: { complete: { operator: 'isFalse' } } })).toEqual([]);
-    expect(series({ condition: { author: is({ name: 'Someone' }) } })).toEqual(['Far']);
-    expect(series({ fullTextSearch: 'DU' })).toEqual(['Dune']);
+    expect(await series({ condition: { sharingLabel: { operator: 'isNotNull' } } })).toEqual([]);
+    expect(await series({ condition: { seriesStatus: is('ONGOING') } })).toHaveLength(4);
+    expect(await series({ condition: { complete: { operator: 'isFalse' } } })).toEqual([]);
+    expect(await series({ condition: { author: is({ name: 'Someone' }) } })).toEqual(['Far']);
+    expect(await series({ fullTextSearch: 'DU' })).toEqual(['Dune']);
   });
 });
 
 describe('recent lists and referentials', () => {
-  it('puts on deck the next unread book of a begun series with nothing in progress', () => {
-    const deck = onDeckPage(reader(), {}) as { content: { id: string }[]; totalElements: number };
+  it('puts on deck the next unread book of a begun series with nothing in progress', async () => {
+    const deck = (await onDeckPage(reader(), {})) as { content: { id: string }[]; totalElements: number };
     expect(deck.content.map((b) => Number(b.id))).toEqual([book.dune2]);
     expect(deck.totalElements).toBe(1);
   });
 
-  it('lists the values clients filter by', () => {
-    expect(namesOf(reader(), 'languages', {})).toEqual(['en', 'fr']);
-    expect(namesOf(reader(), 'ageRatings', {})).toEqual(['12', 'None']);
-    expect(namesOf(reader(), 'releaseYears', {})).toEqual(['1965', '1969', '1976', '2024']);
-    expect(namesOf(reader(), 'tags', { series_id: `${libraryId}-dune` })).toEqual(['Desert']);
-    expect(namesOf(reader(), 'tags', { series_id: `${libraryId}-comics` })).toEqual([]);
-    expect(namesOf(reader(), 'genres', { library_id: String(otherLibrary) })).toEqual([]);
+  it('lists the values clients filter by', async () => {
+    expect(await namesOf(reader(), 'languages', {})).toEqual(['en', 'fr']);
+    expect(await namesOf(reader(), 'ageRatings', {})).toEqual(['12', 'None']);
+    expect(await namesOf(reader(), 'releaseYears', {})).toEqual(['1965', '1969', '1976', '2024']);
+    expect(await namesOf(reader(), 'tags', { series_id: `${libraryId}-dune` })).toEqual(['Desert']);
+    expect(await namesOf(reader(), 'tags', { series_id: `${libraryId}-comics` })).toEqual([]);
+    expect(await namesOf(reader(), 'genres', { library_id: String(otherLibrary) })).toEqual([]);
   });
 });

@@ -26,28 +26,28 @@ afterAll(async () => {
 });
 
 describe('Komga sessions', () => {
-  it('sign the account in until they expire, extended by use', () => {
-    const token = startSession(store, account, t0) as string;
-    expect(sessionAccount(store, token, t0 + DAY)).toMatchObject({ opdsUserId: account, username: 'app' });
-    expect(sessionAccount(store, 'not-a-token', t0)).toBeUndefined();
+  it('sign the account in until they expire, extended by use', async () => {
+    const token = (await startSession(store, account, t0)) as string;
+    expect(await sessionAccount(store, token, t0 + DAY)).toMatchObject({ opdsUserId: account, username: 'app' });
+    expect(await sessionAccount(store, 'not-a-token', t0)).toBeUndefined();
     // Used on day 10 (past half its life): it now lasts until day 24.
-    expect(sessionAccount(store, token, t0 + 10 * DAY)).toBeDefined();
-    expect(sessionAccount(store, token, t0 + 20 * DAY)).toBeDefined();
-    expect(sessionAccount(store, token, t0 + 40 * DAY)).toBeUndefined();
-    expect(startSession(store, 99_999, t0)).toBeUndefined();
+    expect(await sessionAccount(store, token, t0 + 10 * DAY)).toBeDefined();
+    expect(await sessionAccount(store, token, t0 + 20 * DAY)).toBeDefined();
+    expect(await sessionAccount(store, token, t0 + 40 * DAY)).toBeUndefined();
+    expect(await startSession(store, 99_999, t0)).toBeUndefined();
   });
 
   it('end with a new password, a sign-out, or the account', async () => {
-    const first = startSession(store, account, t0) as string;
-    const second = startSession(store, account, t0) as string;
-    endSession(store, first);
-    expect(sessionAccount(store, first, t0)).toBeUndefined();
-    expect(sessionAccount(store, second, t0)).toBeDefined();
+    const first = (await startSession(store, account, t0)) as string;
+    const second = (await startSession(store, account, t0)) as string;
+    await endSession(store, first);
+    expect(await sessionAccount(store, first, t0)).toBeUndefined();
+    expect(await sessionAccount(store, second, t0)).toBeDefined();
     await store.db.updateTable('opds_user_v2').set({ password_hash: '$2a$10$second' }).where('id', '=', account).execute();
-    expect(sessionAccount(store, second, t0)).toBeUndefined();
-    const third = startSession(store, account, t0) as string;
-    for (let i = 0; i < 25; i++) startSession(store, account, t0 + (i + 1) * 1000);
-    expect(sessionAccount(store, third, t0 + 60_000)).toBeUndefined();
+    expect(await sessionAccount(store, second, t0)).toBeUndefined();
+    const third = (await startSession(store, account, t0)) as string;
+    for (let i = 0; i < 25; i++) await startSession(store, account, t0 + (i + 1) * 1000);
+    expect(await sessionAccount(store, third, t0 + 60_000)).toBeUndefined();
     expect(await store.db.selectFrom('komga_session').select(({ fn }) => fn.countAll().as('n')).where('opds_user_id', '=', account).executeTakeFirst()).toEqual({ n: 20 });
     await store.db.deleteFrom('opds_user_v2').where('id', '=', account).execute();
     expect(await store.db.selectFrom('komga_session').selectAll().execute()).toEqual([]);

@@ -214,8 +214,8 @@ afterAll(async () => {
 });
 
 describe('series in SQL', () => {
-  it('groups books by library and name regardless of ASCII case, with an Unknown Series per library', () => {
-    const index = seriesIndex(store, admin(), true);
+  it('groups books by library and name regardless of ASCII case, with an Unknown Series per library', async () => {
+    const index = await seriesIndex(store, admin(), true);
     expect(index.heads.map((h) => [h.name, h.libraryId, h.count])).toEqual([
       ['SAGA', libraryId, 4],
       ['Saga', otherLibrary, 1],
@@ -223,77 +223,77 @@ describe('series in SQL', () => {
       [UNKNOWN_SERIES, libraryId, 3],
     ]);
     // The member loses the book its restriction hides.
-    expect(seriesIndex(store, member(), true).heads.map((h) => [h.name, h.count])).toEqual([
+    expect((await seriesIndex(store, member(), true)).heads.map((h) => [h.name, h.count])).toEqual([
       ['SAGA', 3],
       ['Saga!', 1],
       [UNKNOWN_SERIES, 3],
     ]);
   });
 
-  it('makes books without a series their own series when they are not grouped, one per name', () => {
-    const heads = seriesIndex(store, admin(), false).heads.filter((h) => h.kind === 'books');
+  it('makes books without a series their own series when they are not grouped, one per name', async () => {
+    const heads = (await seriesIndex(store, admin(), false)).heads.filter((h) => h.kind === 'books');
     expect(heads.map((h) => [h.name, h.count])).toEqual([
       [`-${book.blank}-0`, 1],
       ['Loose Leaf', 2],
     ]);
   });
 
-  it('finds a series by id, merging names that share a slug, and only among what the reader may see', () => {
-    const saga = findSeries(store, admin(), `${libraryId}-saga`, true);
+  it('finds a series by id, merging names that share a slug, and only among what the reader may see', async () => {
+    const saga = await findSeries(store, admin(), `${libraryId}-saga`, true);
     expect(saga?.name).toBe('SAGA');
-    expect(names(seriesBookIds(store, admin(), saga as NonNullable<typeof saga>, [], 'all').ids)).toEqual(['saga1', 'saga2', 'saga3', 'hidden']);
-    expect(names(seriesBookIds(store, member(), findSeries(store, member(), `${libraryId}-saga`, true) as NonNullable<typeof saga>, [], 'all').ids)).toEqual(['saga1', 'saga2', 'saga3']);
-    const unknown = findSeries(store, admin(), `${libraryId}-unknown-series`, true);
-    expect(names(seriesBookIds(store, admin(), unknown as NonNullable<typeof saga>, [], 'all').ids).sort()).toEqual(['blank', 'loose', 'loose2']);
-    expect(findSeries(store, member(), `${otherLibrary}-saga`, true)).toBeUndefined();
-    expect(findSeries(store, admin(), `${libraryId}-nothing`, true)).toBeUndefined();
-    expect(findSeries(store, admin(), 'garbage', true)).toBeUndefined();
-    const loose = findSeries(store, admin(), `${libraryId}-loose-leaf`, false);
-    expect(names(seriesBookIds(store, admin(), loose as NonNullable<typeof saga>, [], 'all').ids)).toEqual(['loose', 'loose2']);
-    expect(findSeries(store, admin(), `${libraryId}-loose-leaf`, true)).toBeUndefined();
+    expect(names((await seriesBookIds(store, admin(), saga as NonNullable<typeof saga>, [], 'all')).ids)).toEqual(['saga1', 'saga2', 'saga3', 'hidden']);
+    expect(names((await seriesBookIds(store, member(), await findSeries(store, member(), `${libraryId}-saga`, true) as NonNullable<typeof saga>, [], 'all')).ids)).toEqual(['saga1', 'saga2', 'saga3']);
+    const unknown = await findSeries(store, admin(), `${libraryId}-unknown-series`, true);
+    expect(names((await seriesBookIds(store, admin(), unknown as NonNullable<typeof saga>, [], 'all')).ids).sort()).toEqual(['blank', 'loose', 'loose2']);
+    expect(await findSeries(store, member(), `${otherLibrary}-saga`, true)).toBeUndefined();
+    expect(await findSeries(store, admin(), `${libraryId}-nothing`, true)).toBeUndefined();
+    expect(await findSeries(store, admin(), 'garbage', true)).toBeUndefined();
+    const loose = await findSeries(store, admin(), `${libraryId}-loose-leaf`, false);
+    expect(names((await seriesBookIds(store, admin(), loose as NonNullable<typeof saga>, [], 'all')).ids)).toEqual(['loose', 'loose2']);
+    expect(await findSeries(store, admin(), `${libraryId}-loose-leaf`, true)).toBeUndefined();
   });
 
-  it('summarizes a series: counts, reading, first book, dates', () => {
-    const saga = findSeries(store, admin(), `${libraryId}-saga`, true);
-    const summary = summarize(store, admin(), saga as NonNullable<typeof saga>, userId);
+  it('summarizes a series: counts, reading, first book, dates', async () => {
+    const saga = await findSeries(store, admin(), `${libraryId}-saga`, true);
+    const summary = await summarize(store, admin(), saga as NonNullable<typeof saga>, userId);
     expect(summary).toMatchObject({ count: 4, read: 1, inProgress: 1, release: '2012', firstBookId: book.saga1 });
     expect(summary.authors).toEqual(['Hidden One Author', 'Saga One Author', 'Saga Three Author', 'Saga Two Author']);
-    const counts = seriesReadCounts(store, admin(), true, userId);
+    const counts = await seriesReadCounts(store, admin(), true, userId);
     expect(counts.get(`${libraryId}\u0000saga`)).toEqual({ read: 1, inProgress: 1 });
   });
 
-  it('names the series of each book and whether it stands alone', () => {
-    const rows = loadBookRows(store, [book.saga2 as number, book.punct as number, book.loose as number, book.other as number]);
+  it('names the series of each book and whether it stands alone', async () => {
+    const rows = await loadBookRows(store, [book.saga2 as number, book.punct as number, book.loose as number, book.other as number]);
     const input = rows.map((r) => ({ id: r.id, libraryId: r.libraryId, seriesName: r.seriesName, name: r.title ?? '' }));
-    const grouped = seriesOfBooks(store, admin(), input, true);
+    const grouped = await seriesOfBooks(store, admin(), input, true);
     expect(grouped.get(book.saga2 as number)).toEqual({ id: `${libraryId}-saga`, title: 'SAGA', oneshot: false });
     expect(grouped.get(book.punct as number)).toEqual({ id: `${libraryId}-saga-`, title: 'Saga!', oneshot: true });
     expect(grouped.get(book.loose as number)).toEqual({ id: `${libraryId}-unknown-series`, title: UNKNOWN_SERIES, oneshot: false });
     expect(grouped.get(book.other as number)).toMatchObject({ id: `${otherLibrary}-saga`, oneshot: true });
-    expect(seriesOfBooks(store, admin(), input, false).get(book.loose as number)).toEqual({ id: `${libraryId}-loose-leaf`, title: 'Loose Leaf', oneshot: false });
+    expect((await seriesOfBooks(store, admin(), input, false)).get(book.loose as number)).toEqual({ id: `${libraryId}-loose-leaf`, title: 'Loose Leaf', oneshot: false });
   });
 });
 
 describe('books in SQL', () => {
-  const page = (query: Record<string, unknown>, principal = admin()): string[] =>
-    names(pageOfBooks(store, principal, bookConditions(query, userId), bookOrder(query.sort).sql, { offset: 0, limit: 50 }).ids);
+  const page = async (query: Record<string, unknown>, principal = admin()): Promise<string[]> =>
+    names((await pageOfBooks(store, principal, bookConditions(store.dialect, query, userId), bookOrder(store.dialect, query.sort).sql, { offset: 0, limit: 50 })).ids);
 
-  it('lists what the reader may list, by id, with the filters Komga clients send', () => {
-    expect(page({})).toEqual(['saga2', 'saga1', 'saga3', 'punct', 'loose', 'loose2', 'blank', 'other', 'hidden']);
-    expect(page({}, member())).not.toContain('hidden');
-    expect(page({ library_id: String(otherLibrary) })).toEqual(['other']);
-    expect(page({ library_id: 'nope' })).toEqual([]);
-    expect(page({ search: 'LEAF' })).toEqual(['loose', 'loose2']);
-    expect(page({ read_status: 'READ' })).toEqual(['saga1']);
-    expect(page({ read_status: 'IN_PROGRESS' })).toEqual(['saga2']);
-    expect(page({ read_status: ['UNREAD', 'IN_PROGRESS'] })).not.toContain('saga1');
-    expect(page({ media_status: 'ERROR' })).toEqual([]);
-    expect(page({ media_status: 'READY', deleted: 'false' })).toHaveLength(9);
-    expect(page({ deleted: 'true' })).toEqual([]);
-    expect(page({ author: 'saga one author,writer' })).toEqual(['saga1']);
-    expect(page({ released_after: '2011-12-31' })).toEqual(['saga1']);
-    expect(page({ sort: 'metadata.title,desc', search: 'saga' })).toEqual(['saga2', 'saga3', 'punct', 'saga1']);
-    const total = pageOfBooks(store, admin(), [], bookOrder(undefined).sql, { offset: 0, limit: 2 });
+  it('lists what the reader may list, by id, with the filters Komga clients send', async () => {
+    expect(await page({})).toEqual(['saga2', 'saga1', 'saga3', 'punct', 'loose', 'loose2', 'blank', 'other', 'hidden']);
+    expect(await page({}, member())).not.toContain('hidden');
+    expect(await page({ library_id: String(otherLibrary) })).toEqual(['other']);
+    expect(await page({ library_id: 'nope' })).toEqual([]);
+    expect(await page({ search: 'LEAF' })).toEqual(['loose', 'loose2']);
+    expect(await page({ read_status: 'READ' })).toEqual(['saga1']);
+    expect(await page({ read_status: 'IN_PROGRESS' })).toEqual(['saga2']);
+    expect(await page({ read_status: ['UNREAD', 'IN_PROGRESS'] })).not.toContain('saga1');
+    expect(await page({ media_status: 'ERROR' })).toEqual([]);
+    expect(await page({ media_status: 'READY', deleted: 'false' })).toHaveLength(9);
+    expect(await page({ deleted: 'true' })).toEqual([]);
+    expect(await page({ author: 'saga one author,writer' })).toEqual(['saga1']);
+    expect(await page({ released_after: '2011-12-31' })).toEqual(['saga1']);
+    expect(await page({ sort: 'metadata.title,desc', search: 'saga' })).toEqual(['saga2', 'saga3', 'punct', 'saga1']);
+    const total = await pageOfBooks(store, admin(), [], bookOrder(store.dialect, undefined).sql, { offset: 0, limit: 2 });
     expect(total).toMatchObject({ total: 9 });
     expect(total.ids).toHaveLength(2);
   });
@@ -301,18 +301,18 @@ describe('books in SQL', () => {
 
 describe('read progress', () => {
   it('reads and writes the owner’s progress as Komga describes it', async () => {
-    const [comic] = loadBookRows(store, [book.saga3 as number]) as KomgaBookRow[];
+    const [comic] = await loadBookRows(store, [book.saga3 as number]) as KomgaBookRow[];
     const file = (await store.db.selectFrom('book_file').select('id').where('book_id', '=', comic?.id as number).executeTakeFirstOrThrow()).id;
     const target = { bookId: comic?.id as number, primaryFileId: file, bookType: 'CBX', pagesCount: 20 };
     await markBookProgress(store, userId, target, { page: 5 });
-    let progress = bookProgress(store, userId, [target.bookId]).get(target.bookId);
+    let progress = (await bookProgress(store, userId, [target.bookId])).get(target.bookId);
     expect(progress).toMatchObject({ state: 'IN_PROGRESS', page: 5, percent: 25 });
     await markBookProgress(store, userId, target, { page: 20 });
-    expect(bookProgress(store, userId, [target.bookId]).get(target.bookId)?.state).toBe('READ');
+    expect((await bookProgress(store, userId, [target.bookId])).get(target.bookId)?.state).toBe('READ');
     await markUnread(store, userId, [target.bookId]);
-    expect(bookProgress(store, userId, [target.bookId]).get(target.bookId)?.state).toBe('UNREAD');
+    expect((await bookProgress(store, userId, [target.bookId])).get(target.bookId)?.state).toBe('UNREAD');
     await markBookProgress(store, userId, target, { completed: true });
-    progress = bookProgress(store, userId, [target.bookId]).get(target.bookId);
+    progress = (await bookProgress(store, userId, [target.bookId])).get(target.bookId);
     expect(progress).toMatchObject({ state: 'READ', page: 20 });
     await expect(markBookProgress(store, userId, target, {})).rejects.toThrow(/page is required/);
 
@@ -323,7 +323,7 @@ describe('read progress', () => {
     const row = await store.db.selectFrom('user_book_progress').selectAll().where('user_id', '=', userId).where('book_id', '=', epub).executeTakeFirstOrThrow();
     expect(row).toMatchObject({ epub_progress: 'epubcfi(/6/4)', epub_progress_percent: 50, read_status: 'READING' });
     await markRead(store, userId, [epub, book.saga1 as number]);
-    expect(bookProgress(store, userId, [epub]).get(epub)?.state).toBe('READ');
+    expect((await bookProgress(store, userId, [epub])).get(epub)?.state).toBe('READ');
   });
 });
 

@@ -4,7 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openStore } from '../../src/core/store/store.ts';
+import { migrationProvider } from '../../src/core/store/migrations/index.ts';
+import { sameGeneration } from '../../src/core/store/snapshot.ts';
+import { openStore, StoreError, type Store } from '../../src/core/store/store.ts';
+import { emptyTestDatabase, onPostgres } from '../helpers/engine.ts';
 
 const run = promisify(execFile);
 let dir: string;
@@ -14,7 +17,8 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-describe('store', () => {
+// The embedded engine's own file: WAL, pragmas, a file that is not a database, SQLite's integrity check.
+describe.skipIf(onPostgres)('store on SQLite', () => {
   it('opens in WAL mode with foreign keys and applies migrations once', async () => {
     const path = join(dir, 'c.sqlite');
     const a = await openStore(path);
@@ -40,22 +44,143 @@ describe('store', () => {
   it('two processes writing at once lose nothing and never fail with "database is locked"', async () => {
     const path = join(dir, 'shared.sqlite');
     await (await openStore(path)).close();
-    const writer = join(import.meta.dirname, '..', 'helpers', 'store-writer.ts');
-    const count = 300;
-    const [a, b] = await Promise.all([
-      run(process.execPath, [writer, path, 'alpha', String(count)]),
-      run(process.execPath, [writer, path, 'beta', String(count)]),
-    ]);
-    expect(a.stdout.trim()).toBe(`done ${count}`);
-    expect(b.stdout.trim()).toBe(`done ${count}`);
-    expect(a.stderr + b.stderr).not.toMatch(/locked|BUSY/i);
-    const store = await openStore(path);
-    const libraries = await store.db.selectFrom('library').select('name').execute();
-    const titles = await store.db.selectFrom('book_metadata').select('title').execute();
-    expect(libraries).toHaveLength(2 * count);
-    expect(new Set(libraries.map((l) => l.name)).size).toBe(2 * count);
-    expect(titles).toHaveLength(2 * count);
+    const store = await writeFromTwoProcesses(path, 300);
     expect(store.sqlite.pragma('integrity_check', { simple: true })).toBe('ok');
     await store.close();
+  });
+});
+
+/** Two writer processes (test/helpers/store-writer.ts) at once; returns the catalog opened again after checking that nothing was lost. */
+async function writeFromTwoProcesses(location: string, count: number): Promise<Store> {
+  const writer = join(import.meta.dirname, '..', 'helpers', 'store-writer.ts');
+  const [a, b] = await Promise.all([
+    run(process.execPath, [writer, location, 'alpha', String(count)]),
+    run(process.execPath, [writer, location, 'beta', String(count)]),
+  ]);
+  expect(a.stdout.trim()).toBe(`done ${count}`);
+  expect(b.stdout.trim()).toBe(`done ${count}`);
+  expect(a.stderr + b.stderr).not.toMatch(/locked|BUSY|deadlock|serializ/i);
+  const store = await openStore(location);
+  const libraries = await store.db.selectFrom('library').select('name').execute();
+  const titles = await store.db.selectFrom('book_metadata').select('title').execute();
+  expect(libraries).toHaveLength(2 * count);
+  expect(new Set(libraries.map((l) => l.name)).size).toBe(2 * count);
+  expect(titles).toHaveLength(2 * count);
+  return store;
+}
+
+// The server engine, on databases of its own (created empty, so the migrations run from the first), reached by URL.
+describe.runIf(onPostgres)('store on PostgreSQL', () => {
+  const server = process.env.BINDERY_TEST_DATABASE_SERVER as string;
+  const secret = 'Not-This-Password-42';
+  const created: { drop(): Promise<void> }[] = [];
+  const opened: Store[] = [];
+
+  /** A new, empty database; its URL. */
+  async function emptyDatabase(): Promise<string> {
+    const database = await emptyTestDatabase();
+    created.push(database);
+    return database.url;
+  }
+
+  async function open(url: string): Promise<Store> {
+    const store = await openStore(url);
+    opened.push(store);
+    return store;
+  }
+
+  const waitFor = async (what: string, done: () => boolean): Promise<void> => {
+    for (let waited = 0; !done(); waited += 20) {
+      if (waited > 10_000) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+
+  afterEach(async () => {
+    for (const store of opened.splice(0)) await store.close();
+    for (const database of created.splice(0)) await database.drop();
+  });
+
+  it('migrates an empty database once, even when two stores open it at the same moment', async () => {
+    const url = await emptyDatabase();
+    const [a, b] = await Promise.all([open(url), open(url)]);
+    expect(a.engine).toBe('postgres');
+    const applied = await a.db.selectFrom('bindery_migration' as never).selectAll().execute();
+    expect(applied).toHaveLength(Object.keys(await migrationProvider.getMigrations()).length);
+    expect(new Set(applied.map((row) => (row as { name: string }).name)).size).toBe(applied.length);
+    expect(await b.db.selectFrom('bindery_migration' as never).selectAll().execute()).toEqual(applied);
+    const again = await open(url);
+    expect(await again.db.selectFrom('bindery_migration' as never).selectAll().execute()).toEqual(applied);
+    expect(await again.db.selectFrom('app_settings').select(['name', 'val']).where('name', '=', 'cover_image_resolution').execute()).toEqual([{ name: 'cover_image_resolution', val: '250x350' }]);
+  });
+
+  it('two processes writing at once lose nothing', async () => {
+    const url = await emptyDatabase();
+    await open(url);
+    opened.push(await writeFromTwoProcesses(url, 200));
+  }, 60_000);
+
+  it('gives 64-bit integers, sums and averages back as numbers, as SQLite does', async () => {
+    const store = await open(await emptyDatabase());
+    const big = 2 ** 40 + 7;
+    const row = await store.db.insertInto('audit_log').values({ username: 'u', action: 'A', description: 'd', entity_id: big }).returning(['id', 'entity_id']).executeTakeFirstOrThrow();
+    expect(row).toEqual({ id: expect.any(Number), entity_id: big });
+    await store.db.insertInto('audit_log').values({ username: 'u', action: 'A', description: 'd', entity_id: 1 }).execute();
+    const totals = await store.exec.get('select count(*) as n, sum(entity_id) as total, avg(entity_id) as mean, max(id) as top from audit_log');
+    expect(totals).toEqual({ n: 2, total: big + 1, mean: (big + 1) / 2, top: expect.any(Number) });
+  });
+
+  it('refuses a database it cannot reach with a clear StoreError that never shows the password', async () => {
+    const missing = new URL(server);
+    missing.pathname = '/no_such_catalog';
+    missing.username = 'bindery';
+    missing.password = secret;
+    const unreachable = `postgresql://bindery:${secret}@127.0.0.1:1/bindery`;
+    const malformed = `postgresql://bindery:${secret}@[not-a-host/bindery`;
+    for (const [url, cause] of [
+      [missing.toString(), /does not exist/],
+      [unreachable, /ECONNREFUSED|connect/],
+      [malformed, /invalid|url/i],
+    ] as const) {
+      const error = await openStore(url).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error, url).toBeInstanceOf(StoreError);
+      const message = (error as Error).message;
+      expect(message).toMatch(/cannot reach the catalog database/);
+      expect(message).toMatch(cause);
+      expect(message).not.toContain(secret);
+      expect(String((error as Error).stack)).not.toContain(secret);
+    }
+  });
+
+  it("notices another process's committed writes through NOTIFY, and never a rolled-back one", async () => {
+    const url = await emptyDatabase();
+    const writer = await open(url);
+    const reader = await open(url);
+    // Until its LISTEN connection is up, a store reports a new generation on every call (nothing may be cached).
+    await waitFor('the LISTEN connection', () => sameGeneration(reader.generation(), reader.generation()));
+    const before = reader.generation();
+
+    await writer.db.insertInto('library').values({ name: 'outside a transaction' }).execute();
+    await waitFor('the first notification', () => !sameGeneration(before, reader.generation()));
+
+    const seen = reader.generation();
+    await expect(
+      writer.write(async ({ db }) => {
+        await db.insertInto('library').values({ name: 'rolled back' }).execute();
+        throw new Error('undo');
+      }),
+    ).rejects.toThrow('undo');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(reader.generation()).toEqual(seen);
+    expect(writer.writeInFlight()).toBe(false);
+
+    await writer.write(async ({ exec }) => {
+      await exec.run('insert into library (name) values (?)', ['committed']);
+    });
+    await waitFor('the notification of the commit', () => !sameGeneration(seen, reader.generation()));
+    expect((await reader.db.selectFrom('library').select('name').orderBy('id').execute()).map((l) => l.name)).toEqual(['outside a transaction', 'committed']);
   });
 });

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PERMISSION_NAMES, type Permissions } from '../../src/core/auth/permissions.ts';
 import type { ContentRestriction, Principal } from '../../src/core/auth/principal.ts';
-import { bookAccessNow, visibleBookFilter } from '../../src/core/auth/visibility.ts';
+import { bookAccessOf, visibleBookFilter } from '../../src/core/auth/visibility.ts';
 import { openStore, type Store } from '../../src/core/store/store.ts';
 import { seedBook, seedLibrary } from '../helpers/catalog-seed.ts';
 
@@ -18,11 +18,10 @@ const book: Record<string, number> = {};
 const noFlags = (): Permissions => Object.fromEntries(PERMISSION_NAMES.map((p) => [p, false])) as Permissions;
 const reader = (restrictions: ContentRestriction[]): Principal => ({ userId: 1, username: 'r', isDefaultPassword: false, sessionVersion: 0, permissions: noFlags(), libraryIds: [libraryId], restrictions });
 
-function visible(principal: Principal, perRow: boolean): string[] {
-  const { sql, parameters } = store.db.selectFrom('book').select('book.id').where(visibleBookFilter(principal, { perRow })).orderBy('book.id').compile();
-  const ids = store.sqlite.prepare(sql).pluck().all(...(parameters as unknown[])) as number[];
+async function visible(principal: Principal, perRow: boolean): Promise<string[]> {
+  const rows = await store.db.selectFrom('book').select('book.id').where(visibleBookFilter(principal, { perRow })).orderBy('book.id').execute();
   const names = new Map(Object.entries(book).map(([k, v]) => [v, k]));
-  return ids.map((id) => names.get(id) ?? String(id));
+  return rows.map(({ id }) => names.get(id) ?? String(id));
 }
 
 beforeAll(async () => {
@@ -44,6 +43,8 @@ beforeAll(async () => {
   ]).execute();
   await store.db.insertInto('book_metadata_tag_mapping').values({ book_id: book.tagged as number, tag_id: gore }).execute();
   await store.db.insertInto('book_metadata_mood_mapping').values({ book_id: book.moody as number, mood_id: dark }).execute();
+  await store.db.updateTable('book_metadata').set({ age_rating: 18, content_rating: 'Mature' }).where('book_id', '=', book.horror as number).execute();
+  await store.db.updateTable('book_metadata').set({ age_rating: 12, content_rating: 'Teen' }).where('book_id', '=', book.romance as number).execute();
 });
 
 afterAll(async () => {
@@ -61,10 +62,27 @@ describe('content restrictions', () => {
     ['tag allowed only and category excluded', [{ type: 'TAG', mode: 'ALLOW_ONLY', value: 'gore' }, { type: 'CATEGORY', mode: 'EXCLUDE', value: 'horror' }], ['tagged']],
   ];
 
-  it.each(cases)('%s: the same books as a set and per row', (_label, restrictions, expected) => {
+  it.each(cases)('%s: the same books as a set and per row', async (_label, restrictions, expected) => {
     const principal = reader(restrictions);
-    expect(visible(principal, false)).toEqual(expected);
-    expect(visible(principal, true)).toEqual(expected);
-    for (const [key, id] of Object.entries(book)) expect(bookAccessNow(store, principal, id), key).toBe(expected.includes(key) ? 'ok' : 'hidden');
+    expect(await visible(principal, false)).toEqual(expected);
+    expect(await visible(principal, true)).toEqual(expected);
+    for (const [key, id] of Object.entries(book)) expect(await bookAccessOf(store, principal, id), key).toBe(expected.includes(key) ? 'ok' : 'hidden');
+  });
+
+  // Unrated books pass an exclusion and fail an allow-only list.
+  const ratings: [string, ContentRestriction[], string[]][] = [
+    ['age rating 16 and over excluded', [{ type: 'AGE_RATING', mode: 'EXCLUDE', value: '16' }], ['plain', 'romance', 'both', 'tagged', 'moody']],
+    ['content rating excluded (any letter case)', [{ type: 'CONTENT_RATING', mode: 'EXCLUDE', value: 'MATURE' }], ['plain', 'romance', 'both', 'tagged', 'moody']],
+    ['content rating allowed only', [{ type: 'CONTENT_RATING', mode: 'ALLOW_ONLY', value: 'teen' }], ['romance']],
+  ];
+
+  it.each(ratings)('%s: the same books as a list and per book', async (_label, restrictions, expected) => {
+    const principal = reader(restrictions);
+    expect(await visible(principal, false)).toEqual(expected);
+    for (const [key, id] of Object.entries(book)) expect(await bookAccessOf(store, principal, id), key).toBe(expected.includes(key) ? 'ok' : 'hidden');
+  });
+
+  it('answers missing for a book that does not exist, for readers and admins alike', async () => {
+    expect(await bookAccessOf(store, reader([]), 999_999)).toBe('missing');
   });
 });

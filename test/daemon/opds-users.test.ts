@@ -55,6 +55,8 @@ describe('creating accounts', () => {
       expect(res.statusCode).toBe(400);
       expect(res.json()).toMatchObject({ status: 400, message: `Username '${username}' is already taken` });
     }
+    // The catalog refuses it too, on either engine (two requests racing past the check).
+    await expect(d.store.db.insertInto('opds_user_v2').values({ user_id: owner.id, username: 'KoBo', password_hash: 'x' }).execute()).rejects.toThrow();
   });
 
   it('validates every field and reports all problems at once', async () => {
@@ -130,6 +132,8 @@ describe('who may manage accounts', () => {
 describe('the accounts are what reader apps sign in with', () => {
   it('signs in with the account, not after it is deleted, and not once its owner is gone', async () => {
     expect((await signIn('kobo', 'kobo-password')).statusCode).toBe(200);
+    // The name in any letter case, as under Grimmory's database collation.
+    expect((await signIn('KOBO', 'kobo-password')).statusCode).toBe(200);
     expect((await signIn('kobo', 'wrong-password')).statusCode).toBe(401);
     const created = (await create(owner.token, { username: 'short-lived', password: 'short-lived-pw' })).json() as { id: number };
     expect((await signIn('short-lived', 'short-lived-pw')).statusCode).toBe(200);

@@ -42,7 +42,7 @@ export function magicShelfCondition(store: Store, principal: Principal, magicShe
   if (!shelf) throw appNotFound(`Magic shelf not found with ID: ${magicShelfId}`);
   if (!hasAny(principal, ['admin', 'canAccessOpds'])) throw appForbidden('You are not allowed to access this resource');
   if (shelf.user_id !== principal.userId && shelf.is_public !== 1 && !isAdmin(principal)) throw appForbidden('You are not allowed to access this magic shelf');
-  const rules = compileMagicShelf(shelf.filter_json, principal.userId);
+  const rules = compileMagicShelf(store.dialect, shelf.filter_json, principal.userId);
   return rules ? sql<SqlBool>`(${rules})` : FALSE;
 }
 

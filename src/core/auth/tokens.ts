@@ -3,6 +3,8 @@
 // session version (`sv`) when it was signed, which the gate compares with the user's current one.
 import { randomBytes } from 'node:crypto';
 import { jwtVerify, SignJWT } from 'jose';
+import { dialectOf } from '../store/dialect.ts';
+import { kyselyExec } from '../store/sql-exec.ts';
 import type { Db } from '../store/store.ts';
 
 export const ACCESS_TOKEN_SECONDS = 2 * 60 * 60;
@@ -25,6 +27,8 @@ export async function signingSecret(db: Db): Promise<Uint8Array> {
   if (existing) return Buffer.from(existing.secret, 'base64');
   const secret = randomBytes(48).toString('base64');
   await db.transaction().execute(async (trx) => {
+    // Replicas starting together on a new catalog must all end up with the one secret: the second waits, then sees it.
+    await kyselyExec(trx).run(dialectOf(trx).lockTable('jwt_secret'));
     const again = await trx.selectFrom('jwt_secret').select('id').executeTakeFirst();
     if (!again) await trx.insertInto('jwt_secret').values({ secret }).execute();
   });

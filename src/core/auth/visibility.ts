@@ -1,11 +1,10 @@
 // Which books a user may see: admins every book; others the books of their assigned libraries that pass their
 // content restrictions. Every route that returns, streams or changes a book goes through here.
-import type Database from 'better-sqlite3';
 import type { ExpressionBuilder, Expression, SqlBool } from 'kysely';
 import { sql } from 'kysely';
 import type { DB } from '../store/db-types.ts';
-import { cachedStatement } from '../store/snapshot.ts';
-import type { Db, Store } from '../store/store.ts';
+import type { SqlExec, SqlValue } from '../store/sql-exec.ts';
+import type { Db } from '../store/store.ts';
 import { isAdmin, type ContentRestriction, type Principal } from './principal.ts';
 
 type BookEb = ExpressionBuilder<DB, 'book'>;
@@ -42,14 +41,14 @@ function restrictionFilter(type: ContentRestriction['type'], mode: ContentRestri
     const limit = Math.min(...values.map((v) => (/^-?\d+$/.test(v.trim()) ? Number(v) : Number.NaN)).filter(Number.isFinite));
     if (!Number.isFinite(limit)) return sql<SqlBool>`1 = 1`;
     const rating = sql<number | null>`(select age_rating from book_metadata where book_id = book.id)`;
-    return sql<SqlBool>`coalesce(${rating} < ${limit}, 1)`;
+    return sql<SqlBool>`coalesce(${rating} < ${limit}, true)`;
   }
   // CONTENT_RATING, compared case-insensitively; an unrated book passes EXCLUDE but fails ALLOW_ONLY.
   const rating = sql<string | null>`(select lower(content_rating) from book_metadata where book_id = book.id)`;
   const lowered = values.map((v) => v.toLowerCase());
   return mode === 'EXCLUDE'
-    ? sql<SqlBool>`coalesce(${rating} not in (${sql.join(lowered)}), 1)`
-    : sql<SqlBool>`coalesce(${rating} in (${sql.join(lowered)}), 0)`;
+    ? sql<SqlBool>`coalesce(${rating} not in (${sql.join(lowered)}), true)`
+    : sql<SqlBool>`coalesce(${rating} in (${sql.join(lowered)}), false)`;
 }
 
 export interface VisibilityOptions {
@@ -94,31 +93,36 @@ export async function bookAccess(db: Db, principal: Principal, bookId: number): 
 }
 
 interface AccessQuery {
-  statement: Database.Statement;
-  parameters: unknown[];
+  text: string;
+  /** The filter's parameters; the book id follows them. */
+  parameters: SqlValue[];
 }
 
 /** Per principal (cached principals are shared by many requests): its access query, compiled once. */
 const accessQueries = new WeakMap<Principal, AccessQuery>();
 
-function accessQuery(store: Store, principal: Principal): AccessQuery {
+function accessQuery(db: Db, principal: Principal): AccessQuery {
   const cached = accessQueries.get(principal);
   if (cached) return cached;
-  // `@bookId` is bound by name next to the filter's positional parameters.
-  const { sql: text, parameters } = store.db
+  const { sql: text, parameters } = db
     .selectFrom('book')
     .select((eb) => eb.case().when(visibleBookFilter(principal, { perRow: true })(eb)).then(1).else(0).end().as('visible'))
-    .where('book.id', '=', sql<number>`@bookId`)
+    .where('book.id', '=', 0)
     .compile();
-  const query = { statement: cachedStatement(store.sqlite, text), parameters: [...parameters] };
+  // The book id is the last parameter (the where clause follows the select list). Kysely numbers PostgreSQL's
+  // placeholders itself, and exec passes text without `?` through unchanged.
+  const query = { text, parameters: parameters.slice(0, -1) as SqlValue[] };
   accessQueries.set(principal, query);
   return query;
 }
 
-/** bookAccess in one synchronous query, for request paths. */
-export function bookAccessNow(store: Store, principal: Principal, bookId: number): BookAccess {
-  const { statement, parameters } = accessQuery(store, principal);
-  const row = statement.get(...parameters, { bookId }) as { visible: number } | undefined;
+/**
+ * bookAccess in one statement, compiled once per principal: for request paths. `scope` is the Store, or a read or
+ * write scope when the check belongs with other reads.
+ */
+export async function bookAccessOf(scope: { db: Db; exec: SqlExec }, principal: Principal, bookId: number): Promise<BookAccess> {
+  const { text, parameters } = accessQuery(scope.db, principal);
+  const row = await scope.exec.get(text, [...parameters, bookId]);
   if (!row) return 'missing';
   return row.visible === 1 ? 'ok' : 'hidden';
 }

@@ -1,9 +1,8 @@
 // Loads many books at once: one set query per table for a batch of ids.
-import type Database from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { DB } from '../store/db-types.ts';
 import { dialectOf, type SqlDialect } from '../store/dialect.ts';
-import { sqliteExec, type SqlExec, type SqlValue } from '../store/sql-exec.ts';
+import type { SqlExec, SqlValue } from '../store/sql-exec.ts';
 import { metadataSelectList, type BookBundle, type BookFileRow, type BookJsonOptions, type BookRow, type ComicParts, type Json } from './book-json.ts';
 import { metadataTableColumns } from './metadata-columns.ts';
 
@@ -182,8 +181,8 @@ export async function libraryRoots(reader: Pick<CatalogReader, 'exec'>): Promise
 }
 
 /**
- * Reading a batch's bundles as a sequence of statements: each step yields a statement and is resumed with its rows, so
- * that the same steps run with awaits (any engine) or without (the raw SQLite handle).
+ * Reading a batch's bundles as a sequence of statements: each step yields a statement and is resumed with its rows
+ * (comic statements only when the batch has comics).
  */
 function* bundleSteps(s: Statements, ids: readonly number[], filter: BatchFilter & { lo: number; hi: number }, options: BookJsonOptions): Generator<Statement, BookBundle[], unknown[]> {
   const wanted = filter.dense && filter.hi - filter.lo + 1 !== ids.length ? new Set(ids) : undefined;
@@ -231,17 +230,3 @@ export async function loadBundles(reader: CatalogReader, ids: readonly number[],
   return step.value;
 }
 
-/**
- * loadBundles on the raw SQLite handle, for callers not yet asynchronous (the OPDS feeds); SQLite catalogs only. New
- * code uses loadBundles.
- */
-export function loadBundlesSqlite(sqlite: Database.Database, ids: readonly number[], options: BookJsonOptions): BookBundle[] {
-  if (ids.length === 0) return [];
-  const exec = sqliteExec(sqlite);
-  const filter = batchFilter(dialectOf('sqlite'), [...ids].sort((a, b) => a - b));
-  const columns = exec.all('SELECT name FROM pragma_table_info(?)', ['book_metadata']) as { name: string }[];
-  const steps = bundleSteps(statementsWith('sqlite', filter, columns), ids, filter, options);
-  let step = steps.next();
-  while (!step.done) step = steps.next(exec.all(step.value.text, paramsOf(step.value, filter)));
-  return step.value;
-}

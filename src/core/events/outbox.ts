@@ -24,8 +24,8 @@ export interface StoredEvent {
 export type EventTarget = Db | Transaction<DB> | SqlExec;
 
 async function run(target: EventTarget, sql: string, params: SqlValue[]): Promise<void> {
-  if (isSqlExec(target as Transaction<DB> | SqlExec)) await (target as SqlExec).run(sql, params);
-  else await kyselyExec(target as Db).run(sql, params);
+  const exec = isSqlExec(target as Transaction<DB> | SqlExec) ? (target as SqlExec) : kyselyExec(target as Db);
+  await exec.run(sql, params);
 }
 
 const listeners = new Set<() => void>();

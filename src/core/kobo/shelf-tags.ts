@@ -41,9 +41,9 @@ export async function shelfTags(trx: Transaction<DB>, store: Store, principal: P
     if (magic.length > 0) {
       const onDevice = new Set((await trx.selectFrom('kobo_library_snapshot_book').select('book_id').where('snapshot_id', '=', snapshotId).execute()).map((r) => r.book_id));
       for (const shelf of magic) {
-        const rules = compileMagicShelf(shelf.filter_json, principal.userId);
+        const rules = compileMagicShelf(store.dialect, shelf.filter_json, principal.userId);
         if (!rules) continue;
-        const { ids } = pageOfBooks(store, principal, { rules }, 'RECENT', 1, MAGIC_SHELF_LIMIT);
+        const { ids } = await pageOfBooks(store, principal, { rules }, 'RECENT', 1, MAGIC_SHELF_LIMIT);
         tags.push({ id: `BL-MS-${shelf.id}`, name: shelf.name, created: utc(shelf.created_at), lastModified: utc(shelf.updated_at), bookIds: ids.filter((id) => onDevice.has(id)).sort((a, b) => a - b) });
       }
     }

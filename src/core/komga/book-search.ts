@@ -9,7 +9,8 @@ import { hasAuthor, hasTag, inReadStates, matchesSearch, metadataCondition } fro
 import { READ_STATES } from './read-progress.ts';
 import type { BookLeaf, Condition, DateOp, Equality, EqualityNullable, NumericNullable, Search } from './search-condition.ts';
 import { findSeries } from './series.ts';
-import { andAll, BOOK_NAME, HAS_SERIES, NOTHING } from './sql.ts';
+import type { SqlDialect } from '../store/dialect.ts';
+import { andAll, bookNameSql, HAS_SERIES, nocaseSql, NOTHING, startsWithShape } from './sql.ts';
 import { textCondition } from './text-match.ts';
 
 type Cond = RawBuilder<SqlBool>;
@@ -23,10 +24,10 @@ export interface SearchScope {
 export const EVERYTHING = sql<SqlBool>`1 = 1`;
 
 /** NOT that treats an unknown (NULL) as false first: a book without metadata is not in a series named X. */
-export const not = (condition: Cond): Cond => sql<SqlBool>`NOT coalesce(${condition}, 0)`;
+export const not = (condition: Cond): Cond => sql<SqlBool>`NOT coalesce(${condition}, FALSE)`;
 
 export function anyOf(conditions: readonly Cond[]): Cond {
-  return conditions.length === 0 ? EVERYTHING : sql<SqlBool>`(${sql.join(conditions.map((c) => sql`coalesce(${c}, 0)`), sql` or `)})`;
+  return conditions.length === 0 ? EVERYTHING : sql<SqlBool>`(${sql.join(conditions.map((c) => sql`coalesce(${c}, FALSE)`), sql` or `)})`;
 }
 
 /** `is` → the condition, `isNot` → its negation. */
@@ -36,7 +37,9 @@ const equal = (op: { operator: string }, condition: Cond): Cond => (op.operator 
 const constant = (op: Equality<unknown>, holds: boolean): Cond => ((op.operator === 'is') === holds ? EVERYTHING : NOTHING);
 
 /** The book's release date as `yyyy-MM-dd` (a bare year counts as its first of January), NULL when it has none. */
-export const RELEASE_DATE = sql<string>`(CASE WHEN m.published_date GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' THEN substr(m.published_date, 1, 10) WHEN m.published_date GLOB '[0-9][0-9][0-9][0-9]*' THEN substr(m.published_date, 1, 4) || '-01-01' END)`;
+export const RELEASE_DATE = sql<string>`(CASE WHEN ${sql.raw(startsWithShape('m.published_date', 'dddd-dd-dd'))} THEN substr(m.published_date, 1, 10) WHEN ${sql.raw(
+  startsWithShape('m.published_date', 'dddd'),
+)} THEN substr(m.published_date, 1, 4) || '-01-01' END)`;
 
 /** The day `ms` milliseconds before now, as `yyyy-MM-dd`. */
 export const daysAgo = (ms: number, now = Date.now()): string => new Date(now - ms).toISOString().slice(0, 10);
@@ -104,29 +107,30 @@ const PROFILE_TYPES: Record<string, string[]> = { EPUB: ['EPUB', 'MOBI', 'AZW3']
 const PRIMARY_TYPE = sql`(SELECT f.book_type FROM book_file f WHERE f.book_id = book.id AND f.is_book = 1 ORDER BY f.id LIMIT 1)`;
 
 /** How many listed books share the book's series (Komga's `oneShot`: a series of one book). */
-function seriesSize(groupUnknown: boolean): RawBuilder<number> {
+function seriesSize(d: SqlDialect, groupUnknown: boolean): RawBuilder<number> {
   const listed = sql`b2.deleted = 0 AND b2.is_physical = 0 AND b2.library_id = book.library_id`;
-  const named = sql`(SELECT count(*) FROM book_metadata m2 JOIN book b2 ON b2.id = m2.book_id WHERE m2.series_name = m.series_name COLLATE NOCASE AND ${listed})`;
+  const named = sql`(SELECT count(*) FROM book_metadata m2 JOIN book b2 ON b2.id = m2.book_id WHERE ${nocaseSql(d, sql.ref('m2.series_name'))} = ${nocaseSql(d, sql.ref('m.series_name'))} AND ${listed})`;
   const unnamed = groupUnknown
     ? sql`(SELECT count(*) FROM book b2 LEFT JOIN book_metadata m2 ON m2.book_id = b2.id WHERE ${listed} AND (m2.series_name IS NULL OR trim(m2.series_name) = ''))`
     : sql`1`;
   return sql<number>`(CASE WHEN ${HAS_SERIES} THEN ${named} ELSE ${unnamed} END)`;
 }
 
-function leafCondition(scope: SearchScope, leaf: BookLeaf): Cond {
+async function leafCondition(scope: SearchScope, leaf: BookLeaf): Promise<Cond> {
+  const d = scope.store.dialect;
   switch (leaf.field) {
     case 'libraryId': {
       const id = libraryNumber(leaf.op.value);
       return id === undefined ? constant(leaf.op, false) : equal(leaf.op, sql<SqlBool>`+book.library_id = ${id}`);
     }
     case 'seriesId': {
-      const series = findSeries(scope.store, scope.principal, leaf.op.value, scope.groupUnknown);
+      const series = await findSeries(scope.store, scope.principal, leaf.op.value, scope.groupUnknown);
       return series === undefined ? constant(leaf.op, false) : equal(leaf.op, metadataCondition(series.members));
     }
     case 'readListId':
       return constant(leaf.op, false);
     case 'readStatus':
-      return inReadStates(scope.principal.userId, leaf.op.operator === 'is' ? [leaf.op.value] : READ_STATES.filter((s) => s !== leaf.op.value));
+      return inReadStates(d, scope.principal.userId, leaf.op.operator === 'is' ? [leaf.op.value] : READ_STATES.filter((s) => s !== leaf.op.value));
     case 'mediaStatus':
       return constant(leaf.op, leaf.op.value === 'READY');
     case 'mediaProfile':
@@ -134,9 +138,9 @@ function leafCondition(scope: SearchScope, leaf: BookLeaf): Cond {
     case 'deleted':
       return leaf.op.operator === 'isTrue' ? NOTHING : EVERYTHING;
     case 'oneShot':
-      return metadataCondition(leaf.op.operator === 'isTrue' ? sql<SqlBool>`${seriesSize(scope.groupUnknown)} = 1` : sql<SqlBool>`${seriesSize(scope.groupUnknown)} <> 1`);
+      return metadataCondition(leaf.op.operator === 'isTrue' ? sql<SqlBool>`${seriesSize(d, scope.groupUnknown)} = 1` : sql<SqlBool>`${seriesSize(d, scope.groupUnknown)} <> 1`);
     case 'title':
-      return metadataCondition(textCondition(BOOK_NAME, leaf.op.operator, leaf.op.value));
+      return metadataCondition(textCondition(d, bookNameSql(d), leaf.op.operator, leaf.op.value));
     case 'releaseDate':
       return releaseCondition(leaf.op);
     case 'tag':
@@ -153,16 +157,22 @@ function leafCondition(scope: SearchScope, leaf: BookLeaf): Cond {
   }
 }
 
-export function bookCondition(scope: SearchScope, condition: Condition<BookLeaf>): Cond {
-  if ('allOf' in condition) return andAll(condition.allOf.map((c) => bookCondition(scope, c)));
-  if ('anyOf' in condition) return anyOf(condition.anyOf.map((c) => bookCondition(scope, c)));
+async function each(scope: SearchScope, conditions: readonly Condition<BookLeaf>[]): Promise<Cond[]> {
+  const out: Cond[] = [];
+  for (const c of conditions) out.push(await bookCondition(scope, c));
+  return out;
+}
+
+export async function bookCondition(scope: SearchScope, condition: Condition<BookLeaf>): Promise<Cond> {
+  if ('allOf' in condition) return andAll(await each(scope, condition.allOf));
+  if ('anyOf' in condition) return anyOf(await each(scope, condition.anyOf));
   return leafCondition(scope, condition);
 }
 
 /** The conditions of a whole search body (its tree and its full-text search). */
-export function bookSearchConditions(scope: SearchScope, search: Search<BookLeaf>): Cond[] {
+export async function bookSearchConditions(scope: SearchScope, search: Search<BookLeaf>): Promise<Cond[]> {
   const out: Cond[] = [];
-  if (search.condition !== undefined) out.push(metadataCondition(bookCondition(scope, search.condition)));
-  if (search.fullTextSearch !== undefined) out.push(matchesSearch(search.fullTextSearch));
+  if (search.condition !== undefined) out.push(metadataCondition(await bookCondition(scope, search.condition)));
+  if (search.fullTextSearch !== undefined) out.push(matchesSearch(scope.store.dialect, search.fullTextSearch));
   return out;
 }

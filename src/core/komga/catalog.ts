@@ -3,7 +3,8 @@
 import type { RawBuilder, SqlBool } from 'kysely';
 import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
-import { bookAccessNow, canSeeLibrary } from '../auth/visibility.ts';
+import { canSeeLibrary } from '../auth/visibility.ts';
+import type { SqlDialect } from '../store/dialect.ts';
 import type { Store } from '../store/store.ts';
 import { readsMetadata } from './filters.ts';
 import { andAll, column, listedBooks, remembered } from './sql.ts';
@@ -80,17 +81,16 @@ interface FileSqlRow {
 }
 
 /** The rows of these books (ids the caller has already checked), in the order given; unknown ids are skipped. */
-export function loadBookRows(store: Store, ids: readonly number[]): KomgaBookRow[] {
+export async function loadBookRows(store: Store, ids: readonly number[]): Promise<KomgaBookRow[]> {
   const byId = new Map<number, KomgaBookRow>();
   for (const part of chunks(ids)) {
     const marks = part.map(() => '?').join(',');
-    const books = store.sqlite
-      .prepare(
-        `SELECT b.id, b.library_id, b.added_on, m.title, m.series_name, m.series_number, m.description, m.publisher, m.published_date,
+    const books = (await store.exec.all(
+      `SELECT b.id, b.library_id, b.added_on, m.title, m.series_name, m.series_number, m.description, m.publisher, m.published_date,
                 m.isbn_13, m.isbn_10, m.page_count, m.language, m.age_rating
            FROM book b LEFT JOIN book_metadata m ON m.book_id = b.id WHERE b.id IN (${marks})`,
-      )
-      .all(...part) as BookSqlRow[];
+      part,
+    )) as unknown as BookSqlRow[];
     for (const b of books) {
       byId.set(b.id, {
         id: b.id,
@@ -119,12 +119,11 @@ export function loadBookRows(store: Store, ids: readonly number[]): KomgaBookRow
       });
     }
     // The first book-format file stands for the book (the oldest one, as the scanner adds the main file first).
-    const files = store.sqlite
-      .prepare(
-        `SELECT book_id, file_name, file_size_kb, size_bytes, book_type, current_hash, page_count FROM book_file
-          WHERE is_book = 1 AND book_id IN (${marks}) ORDER BY id DESC`,
-      )
-      .all(...part) as FileSqlRow[];
+    const files = (await store.exec.all(
+      `SELECT book_id, file_name, file_size_kb, size_bytes, book_type, current_hash, page_count FROM book_file
+        WHERE is_book = 1 AND book_id IN (${marks}) ORDER BY id DESC`,
+      part,
+    )) as unknown as FileSqlRow[];
     for (const f of files) {
       const row = byId.get(f.book_id);
       if (!row) continue;
@@ -135,13 +134,14 @@ export function loadBookRows(store: Store, ids: readonly number[]): KomgaBookRow
       row.hash = f.current_hash;
       row.filePageCount = f.page_count;
     }
-    const names = (table: string, join: string): { book_id: number; name: string }[] =>
-      store.sqlite
-        .prepare(`SELECT m.book_id, t.name FROM ${table} m JOIN ${join} t ON t.id = m.${join}_id WHERE m.book_id IN (${marks}) ORDER BY m.book_id, ${table === 'book_metadata_author_mapping' ? 'm.sort_order, ' : ''}t.name`)
-        .all(...part) as { book_id: number; name: string }[];
-    for (const r of names('book_metadata_author_mapping', 'author')) byId.get(r.book_id)?.authors.push(r.name);
-    for (const r of names('book_metadata_category_mapping', 'category')) byId.get(r.book_id)?.categories.push(r.name);
-    for (const r of names('book_metadata_tag_mapping', 'tag')) byId.get(r.book_id)?.tags.push(r.name);
+    const names = async (table: string, join: string): Promise<{ book_id: number; name: string }[]> =>
+      (await store.exec.all(
+        `SELECT m.book_id, t.name FROM ${table} m JOIN ${join} t ON t.id = m.${join}_id WHERE m.book_id IN (${marks}) ORDER BY m.book_id, ${table === 'book_metadata_author_mapping' ? 'm.sort_order, ' : ''}t.name`,
+        part,
+      )) as { book_id: number; name: string }[];
+    for (const r of await names('book_metadata_author_mapping', 'author')) byId.get(r.book_id)?.authors.push(r.name);
+    for (const r of await names('book_metadata_category_mapping', 'category')) byId.get(r.book_id)?.categories.push(r.name);
+    for (const r of await names('book_metadata_tag_mapping', 'tag')) byId.get(r.book_id)?.tags.push(r.name);
   }
   return ids.flatMap((id) => byId.get(id) ?? []);
 }
@@ -178,31 +178,35 @@ const BOOK_SORTS: Record<string, BookSort> = {
   'readProgress.readDate': 'readDate',
 };
 
-const ORDER_SQL: Record<Exclude<BookSort, 'readDate'>, string> = {
+const orderSql = (d: SqlDialect): Record<Exclude<BookSort, 'readDate'>, string> => ({
   id: 'book.id',
   created: 'book.added_on',
-  title: 'm.title COLLATE NOCASE',
+  title: d.nocase('m.title'),
   number: 'm.series_number',
   release: 'm.published_date',
   pages: 'm.page_count',
-  series: 'm.series_name COLLATE NOCASE',
+  series: d.nocase('m.series_name'),
   size: '(SELECT f.size_bytes FROM book_file f WHERE f.book_id = book.id AND f.is_book = 1 ORDER BY f.id LIMIT 1)',
-};
+});
 
 /** When the reader last read the book (books never read sort as the oldest). */
 const readDateOrder = (userId: number): string => `(SELECT p.last_read_time FROM user_book_progress p WHERE p.user_id = ${Math.trunc(userId)} AND p.book_id = book.id)`;
+
+/** A direction with books lacking the value where SQLite puts them (first going up, last going down), on both engines. */
+export const direction = (desc: boolean): string => (desc ? 'DESC NULLS LAST' : 'ASC NULLS FIRST');
 
 /**
  * Spring's `sort=field,asc|desc` (repeatable) for books; unknown fields are ignored, and the id breaks ties. Without a
  * known field, books come by id (as Grimmory lists them). `readProgress.readDate` is the reader's (`userId`).
  */
-export function bookOrder(sortParam: unknown, userId = 0): { sql: RawBuilder<unknown>; sorted: boolean } {
+export function bookOrder(d: SqlDialect, sortParam: unknown, userId = 0): { sql: RawBuilder<unknown>; sorted: boolean } {
   const raw = (Array.isArray(sortParam) ? sortParam : sortParam === undefined ? [] : [sortParam]).map(String);
   const parts: string[] = [];
+  const columns = orderSql(d);
   for (const entry of raw) {
     const [field = '', dir = 'asc'] = entry.split(',').map((p) => p.trim());
     const sort = BOOK_SORTS[field];
-    if (sort && sort !== 'id') parts.push(`${sort === 'readDate' ? readDateOrder(userId) : ORDER_SQL[sort]} ${dir.toLowerCase() === 'desc' ? 'DESC' : 'ASC'}`);
+    if (sort && sort !== 'id') parts.push(`${sort === 'readDate' ? readDateOrder(userId) : columns[sort]} ${direction(dir.toLowerCase() === 'desc')}`);
   }
   const desc = raw.some((e) => /^id,\s*desc$/i.test(e.trim()));
   return { sql: sql.raw([...parts, `book.id ${desc ? 'DESC' : 'ASC'}`].join(', ')), sorted: parts.length > 0 || raw.some((e) => e.startsWith('id')) };
@@ -212,26 +216,25 @@ export function bookOrder(sortParam: unknown, userId = 0): { sql: RawBuilder<unk
  * A page of the visible books meeting the conditions, in the given order, and how many there are. The total is
  * remembered until the catalog changes.
  */
-export function pageOfBooks(
+export async function pageOfBooks(
   store: Store,
   principal: Principal,
   conditions: RawBuilder<SqlBool>[],
   order: RawBuilder<unknown>,
   slice: { offset: number; limit: number } | 'all',
-): { ids: number[]; total: number } {
+): Promise<{ ids: number[]; total: number }> {
   const base = listedBooks(store, principal).where(andAll(conditions));
   const ordered = base.select('book.id').orderBy(order);
-  const ids = column<number>(store, (slice === 'all' ? ordered : ordered.limit(slice.limit).offset(slice.offset)).compile());
+  const ids = await column<number>(store, (slice === 'all' ? ordered : ordered.limit(slice.limit).offset(slice.offset)).compile());
   if (slice === 'all') return { ids, total: ids.length };
   const counted = listedBooks(store, principal, { metadata: readsMetadata(conditions) }).where(andAll(conditions)).select(sql<number>`count(*)`.as('n')).compile();
-  return { ids, total: remembered(store, counted, () => column<number>(store, counted)[0] ?? 0) };
+  return { ids, total: await remembered(store, counted, async () => (await column<number>(store, counted))[0] ?? 0) };
 }
 
 /** The book's row if the principal may list it (visible, not deleted, not physical); undefined otherwise. */
-export function listedBookRow(store: Store, principal: Principal, bookId: number): KomgaBookRow | undefined {
-  if (bookAccessNow(store, principal, bookId) !== 'ok') return undefined;
-  const listed = store.sqlite.prepare('SELECT 1 FROM book WHERE id = ? AND deleted = 0 AND is_physical = 0').pluck().get(bookId);
-  return listed === undefined ? undefined : loadBookRows(store, [bookId])[0];
+export async function listedBookRow(store: Store, principal: Principal, bookId: number): Promise<KomgaBookRow | undefined> {
+  const [listed] = await column<number>(store, listedBooks(store, principal, { perRow: true, metadata: false }).where('book.id', '=', bookId).select('book.id').compile());
+  return listed === undefined ? undefined : (await loadBookRows(store, [bookId]))[0];
 }
 
 export interface LibraryRow {
@@ -242,12 +245,10 @@ export interface LibraryRow {
 }
 
 /** The libraries the principal may see, by name. */
-export function visibleLibraries(store: Store, principal: Principal): LibraryRow[] {
-  const rows = store.sqlite
-    .prepare(
-      `SELECT l.id, l.name, l.created_at, (SELECT p.path FROM library_path p WHERE p.library_id = l.id ORDER BY p.id LIMIT 1) AS root
-         FROM library l ORDER BY l.name COLLATE NOCASE, l.id`,
-    )
-    .all() as { id: number; name: string; created_at: string; root: string | null }[];
+export async function visibleLibraries(store: Store, principal: Principal): Promise<LibraryRow[]> {
+  const rows = (await store.exec.all(
+    `SELECT l.id, l.name, l.created_at, (SELECT p.path FROM library_path p WHERE p.library_id = l.id ORDER BY p.id LIMIT 1) AS root
+       FROM library l ORDER BY ${store.dialect.nocase('l.name')}, l.id`,
+  )) as { id: number; name: string; created_at: string; root: string | null }[];
   return rows.filter((r) => canSeeLibrary(principal, r.id)).map((r) => ({ id: r.id, name: r.name, root: r.root ?? '', createdAt: r.created_at }));
 }

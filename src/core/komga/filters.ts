@@ -3,6 +3,7 @@
 // repeated (`tag=a&tag=b`) or comma-separated (`library_id=1,2`); any value of a list matches (Komga's OR).
 import type { RawBuilder, SqlBool } from 'kysely';
 import { sql } from 'kysely';
+import type { SqlDialect } from '../store/dialect.ts';
 import { NOTHING } from './sql.ts';
 import { READ_STATES, readStateText, type KomgaReadState } from './read-progress.ts';
 import { searchTextCondition } from './text-match.ts';
@@ -83,10 +84,10 @@ export function authorNames(query: Query): string[] | undefined {
 export const hasAuthor = (names: string[]): Cond => hasNamed('book_metadata_author_mapping', 'author', 'author_id', names);
 
 /** Books of the reader in one of the states (a book without a progress row is UNREAD). */
-export function inReadStates(userId: number, states: readonly KomgaReadState[]): Cond {
+export function inReadStates(d: SqlDialect, userId: number, states: readonly KomgaReadState[]): Cond {
   if (states.length === 0) return NOTHING;
   if (states.length === READ_STATES.length) return sql<SqlBool>`1 = 1`;
-  const started = sql`SELECT p.book_id FROM user_book_progress p WHERE p.user_id = ${userId} AND ${sql.raw(readStateText('p'))}`;
+  const started = sql`SELECT p.book_id FROM user_book_progress p WHERE p.user_id = ${userId} AND ${sql.raw(readStateText(d, 'p'))}`;
   if (states.includes('UNREAD')) {
     const others = READ_STATES.filter((s) => !states.includes(s));
     return sql<SqlBool>`book.id NOT IN (${started} IN (${sql.join(others)}))`;
@@ -99,8 +100,8 @@ export function inReadStates(userId: number, states: readonly KomgaReadState[]):
  * tested on each book's metadata row as the page is walked: a first page of common words is found without reading
  * every book.
  */
-export function matchesSearch(text: string): Cond {
-  return metadataCondition(searchTextCondition(text));
+export function matchesSearch(d: SqlDialect, text: string): Cond {
+  return metadataCondition(searchTextCondition(d, text));
 }
 
 /** Release year of the book (`yyyy…` dates). */
@@ -114,16 +115,16 @@ export function releasedIn(years: string[]): Cond {
  * `media_status` (every Bindery book is READY), `read_status`, `tag`, `author`, `released_after`, `deleted` (no
  * deleted book is listed).
  */
-export function bookConditions(query: Query, userId: number): Cond[] {
+export function bookConditions(d: SqlDialect, query: Query, userId: number): Cond[] {
   const out: Cond[] = [];
   const libraries = libraryIds(query);
   if (libraries !== undefined) out.push(libraries.length === 0 ? NOTHING : sql<SqlBool>`+book.library_id IN (${sql.join(libraries)})`);
   const search = textParam(query, 'search');
-  if (search !== undefined) out.push(matchesSearch(search));
+  if (search !== undefined) out.push(matchesSearch(d, search));
   const media = listParam(query, 'media_status')?.map((v) => v.toUpperCase());
   if (media !== undefined && media.length > 0 && !media.includes('READY')) out.push(NOTHING);
   const states = readStatuses(query);
-  if (states !== undefined) out.push(inReadStates(userId, states));
+  if (states !== undefined) out.push(inReadStates(d, userId, states));
   const tags = listParam(query, 'tag', false);
   if (tags !== undefined && tags.length > 0) out.push(hasTag(tags));
   const authors = authorNames(query);

@@ -82,14 +82,14 @@ interface ProgressRow {
   epub_progress_percent: number | null;
 }
 
-function progressRow(store: Store, userId: number, bookId: number): ProgressRow | undefined {
-  return store.sqlite
-    .prepare('SELECT last_read_time, read_status, epub_progress_href, epub_progress_percent FROM user_book_progress WHERE user_id = ? AND book_id = ?')
-    .get(userId, bookId) as ProgressRow | undefined;
+async function progressRow(store: Store, userId: number, bookId: number): Promise<ProgressRow | undefined> {
+  return (await store.exec.get('SELECT last_read_time, read_status, epub_progress_href, epub_progress_percent FROM user_book_progress WHERE user_id = ? AND book_id = ?', [userId, bookId])) as
+    | ProgressRow
+    | undefined;
 }
 
-function storedRow(store: Store, userId: number, bookId: number): StoredRow | undefined {
-  return store.sqlite.prepare('SELECT locator, device_id, device_name, modified, recorded_at FROM komga_progression WHERE user_id = ? AND book_id = ?').get(userId, bookId) as
+async function storedRow(store: Store, userId: number, bookId: number): Promise<StoredRow | undefined> {
+  return (await store.exec.get('SELECT locator, device_id, device_name, modified, recorded_at FROM komga_progression WHERE user_id = ? AND book_id = ?', [userId, bookId])) as
     | StoredRow
     | undefined;
 }
@@ -105,9 +105,9 @@ const withTotal = (locator: Locator, position: Position | undefined, totalProgre
 });
 
 /** The reader's progression in the book, or undefined when they have none (Komga's 204). */
-export function readProgression(store: Store, userId: number, bookId: number, positions: readonly Position[]): Progression | undefined {
-  const progress = progressRow(store, userId, bookId);
-  const stored = storedRow(store, userId, bookId);
+export async function readProgression(store: Store, userId: number, bookId: number, positions: readonly Position[]): Promise<Progression | undefined> {
+  const progress = await progressRow(store, userId, bookId);
+  const stored = await storedRow(store, userId, bookId);
   if (isCurrent(stored, progress)) {
     return { modified: stored.modified, device: { id: stored.device_id, name: stored.device_name }, locator: JSON.parse(stored.locator) as Locator };
   }
@@ -138,8 +138,8 @@ export interface ProgressionTarget {
  * book's reading order (400); the book's progress becomes the locator's share of the book (read from 99 %).
  */
 export async function writeProgression(store: Store, userId: number, target: ProgressionTarget, progression: Progression, now: string = nowIso()): Promise<void> {
-  const progress = progressRow(store, userId, target.bookId);
-  const stored = storedRow(store, userId, target.bookId);
+  const progress = await progressRow(store, userId, target.bookId);
+  const stored = await storedRow(store, userId, target.bookId);
   const previous = isCurrent(stored, progress) ? stored.modified : progress?.last_read_time;
   if (previous && Date.parse(previous) > Date.parse(progression.modified)) throw new ProgressionError(409, 'Progression is older than existing');
   const href = locatorPath(progression.locator.href);
@@ -149,11 +149,10 @@ export async function writeProgression(store: Store, userId: number, target: Pro
   const percent = total >= 0.99 ? 100 : roundPercent(Math.min(READ_THRESHOLD - 0.5, total * 100));
   await recordProgress(store.db, userId, { bookId: target.bookId, fileProgress: { bookFileId: target.fileId, positionData: null, positionHref: href, progressPercent: percent } }, now);
   const locator = JSON.stringify(withTotal({ ...progression.locator, href }, position, total));
-  store.sqlite
-    .prepare(
-      `INSERT INTO komga_progression (user_id, book_id, locator, device_id, device_name, modified, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (user_id, book_id) DO UPDATE SET locator = excluded.locator, device_id = excluded.device_id, device_name = excluded.device_name,
-         modified = excluded.modified, recorded_at = excluded.recorded_at`,
-    )
-    .run(userId, target.bookId, locator, progression.device.id, progression.device.name, progression.modified, now);
+  await store.exec.run(
+    `INSERT INTO komga_progression (user_id, book_id, locator, device_id, device_name, modified, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (user_id, book_id) DO UPDATE SET locator = excluded.locator, device_id = excluded.device_id, device_name = excluded.device_name,
+       modified = excluded.modified, recorded_at = excluded.recorded_at`,
+    [userId, target.bookId, locator, progression.device.id, progression.device.name, progression.modified, now],
+  );
 }

@@ -9,7 +9,7 @@ import { setReadStatus } from '../reading/read-status-update.ts';
 import { roundPercent, statusAfterProgress } from '../reading/read-status.ts';
 import { ReadingError } from '../reading/reading-error.ts';
 import { resetProgress } from '../reading/reset-progress.ts';
-import { cachedStatement } from '../store/snapshot.ts';
+import type { SqlDialect } from '../store/dialect.ts';
 import type { Store } from '../store/store.ts';
 import { nowIso } from '../time.ts';
 import { emitEvent } from '../events/live-events.ts';
@@ -22,17 +22,19 @@ export const READ_STATES: readonly KomgaReadState[] = ['UNREAD', 'READ', 'IN_PRO
 const READING = `'READING', 'RE_READING', 'PARTIALLY_READ', 'PAUSED'`;
 
 /** The furthest any reader got, in percent (KOReader keeps a fraction). */
-const PERCENT = (p: string): string =>
-  `max(coalesce(${p}.epub_progress_percent, 0), coalesce(${p}.pdf_progress_percent, 0), coalesce(${p}.cbx_progress_percent, 0), coalesce(${p}.koreader_progress_percent, 0) * 100, coalesce(${p}.kobo_progress_percent, 0))`;
+const PERCENT = (d: SqlDialect, p: string): string =>
+  [`coalesce(${p}.epub_progress_percent, 0)`, `coalesce(${p}.pdf_progress_percent, 0)`, `coalesce(${p}.cbx_progress_percent, 0)`, `coalesce(${p}.koreader_progress_percent, 0) * 100`, `coalesce(${p}.kobo_progress_percent, 0)`].reduce((a, b) =>
+    d.greatest(a, b),
+  );
 
 /** The Komga state of a `user_book_progress` row aliased `alias` (a missing row, all NULL, is UNREAD). */
-export function readStateText(alias: string): string {
+export function readStateText(d: SqlDialect, alias: string): string {
   const p = alias;
-  return `(CASE WHEN ${p}.read_status = 'READ' THEN 'READ' WHEN ${p}.read_status IN (${READING}) THEN 'IN_PROGRESS' WHEN coalesce(${p}.read_status, 'UNSET') = 'UNSET' AND ${PERCENT(p)} > 0 THEN 'IN_PROGRESS' ELSE 'UNREAD' END)`;
+  return `(CASE WHEN ${p}.read_status = 'READ' THEN 'READ' WHEN ${p}.read_status IN (${READING}) THEN 'IN_PROGRESS' WHEN coalesce(${p}.read_status, 'UNSET') = 'UNSET' AND ${PERCENT(d, p)} > 0 THEN 'IN_PROGRESS' ELSE 'UNREAD' END)`;
 }
 
-export function readStateSql(alias: string): RawBuilder<KomgaReadState> {
-  return sql.raw<KomgaReadState>(readStateText(alias));
+export function readStateSql(d: SqlDialect, alias: string): RawBuilder<KomgaReadState> {
+  return sql.raw<KomgaReadState>(readStateText(d, alias));
 }
 
 interface ProgressSqlRow {
@@ -62,17 +64,18 @@ export interface BookProgress {
 }
 
 /** The owner's reading state of each of these books that has one. */
-export function bookProgress(store: Store, userId: number, bookIds: readonly number[]): Map<number, BookProgress> {
+export async function bookProgress(store: Store, userId: number, bookIds: readonly number[]): Promise<Map<number, BookProgress>> {
   const out = new Map<number, BookProgress>();
   if (bookIds.length === 0) return out;
-  const rows = cachedStatement(
-    store.sqlite,
-    `SELECT p.book_id, ${readStateText('p')} AS state, p.last_read_time, p.read_status_modified_time, p.date_finished, p.cbx_progress, p.pdf_progress,
-            ${PERCENT('p')} AS percent, p.koreader_device AS device, p.koreader_device_id AS device_id,
+  const d = store.dialect;
+  const rows = (await store.exec.all(
+    `SELECT p.book_id, ${readStateText(d, 'p')} AS state, p.last_read_time, p.read_status_modified_time, p.date_finished, p.cbx_progress, p.pdf_progress,
+            ${PERCENT(d, 'p')} AS percent, p.koreader_device AS device, p.koreader_device_id AS device_id,
             (SELECT fp.position_data FROM book_file f JOIN user_book_file_progress fp ON fp.book_file_id = f.id AND fp.user_id = p.user_id
               WHERE f.book_id = p.book_id AND f.book_type IN ('CBX', 'PDF') ORDER BY fp.last_read_time DESC LIMIT 1) AS file_page
-       FROM user_book_progress p WHERE p.user_id = ? AND p.book_id IN (SELECT value FROM json_each(?))`,
-  ).all(userId, JSON.stringify(bookIds)) as ProgressSqlRow[];
+       FROM user_book_progress p WHERE p.user_id = ? AND p.book_id IN (${d.jsonValues('integer')})`,
+    [userId, JSON.stringify(bookIds)],
+  )) as unknown as ProgressSqlRow[];
   for (const r of rows) {
     const stamps = [r.last_read_time, r.read_status_modified_time, r.date_finished].filter((s): s is string => s !== null).sort();
     const filePage = r.file_page !== null && /^\s*\d{1,9}\s*$/.test(r.file_page) ? Number(r.file_page) : undefined;
@@ -134,8 +137,15 @@ async function storeBookProgress(store: Store, userId: number, target: ProgressT
     await recordProgress(store.db, userId, { bookId: target.bookId, fileProgress: { bookFileId: target.primaryFileId as number, positionData: String(page), progressPercent: percent } }, now);
     return;
   }
-  await store.db.transaction().execute(async (trx) => {
-    const existing = await trx.selectFrom('user_book_progress').select(['read_status', 'date_finished']).where('user_id', '=', userId).where('book_id', '=', target.bookId).executeTakeFirst();
+  await store.write(async ({ db: trx }) => {
+    // Locked until commit: a progress write through another replica waits instead of deciding on the same old state.
+    const existing = await trx
+      .selectFrom('user_book_progress')
+      .select(['read_status', 'date_finished'])
+      .where('user_id', '=', userId)
+      .where('book_id', '=', target.bookId)
+      .modifyEnd(sql.raw(store.dialect.forUpdate))
+      .executeTakeFirst();
     const status = statusAfterProgress(percent, existing?.read_status ?? null);
     const values = {
       last_read_time: now,
@@ -161,11 +171,11 @@ export async function markUnread(store: Store, userId: number, bookIds: readonly
 /** Marks books read (those already read keep their finish date). */
 export async function markRead(store: Store, userId: number, bookIds: readonly number[], now: string = nowIso()): Promise<void> {
   if (bookIds.length === 0) return;
-  const read = new Set(
-    cachedStatement(store.sqlite, "SELECT book_id FROM user_book_progress WHERE user_id = ? AND read_status = 'READ' AND book_id IN (SELECT value FROM json_each(?))")
-      .pluck()
-      .all(userId, JSON.stringify(bookIds)) as number[],
-  );
+  const rows = await store.exec.all(`SELECT book_id FROM user_book_progress WHERE user_id = ? AND read_status = 'READ' AND book_id IN (${store.dialect.jsonValues('integer')})`, [
+    userId,
+    JSON.stringify(bookIds),
+  ]);
+  const read = new Set(rows.map((r) => r.book_id as number));
   const unread = bookIds.filter((id) => !read.has(id));
   if (unread.length === 0) return;
   await setReadStatus(store.db, userId, unread, 'READ', now);

@@ -19,9 +19,9 @@ const ALL: Test = () => true;
 const NONE: Test = () => false;
 
 /** Series that a reader can open with a visible book in one of the collections. */
-export function inCollections(scope: SearchScope, collections: (Collection | undefined)[]): Set<string> {
+export async function inCollections(scope: SearchScope, collections: (Collection | undefined)[]): Promise<Set<string>> {
   const keys = new Set<string>();
-  for (const c of collections) if (c) for (const key of seriesKeysWhere(scope.store, scope.principal, scope.groupUnknown, c.books as Cond).keys()) keys.add(key);
+  for (const c of collections) if (c) for (const key of (await seriesKeysWhere(scope.store, scope.principal, scope.groupUnknown, c.books as Cond)).keys()) keys.add(key);
   return keys;
 }
 
@@ -32,8 +32,8 @@ export function seriesState(count: number, counts: { read: number; inProgress: n
 }
 
 /** Series with a visible book meeting the condition. */
-function someBook(scope: SearchScope, condition: Cond): Test {
-  const keys = seriesKeysWhere(scope.store, scope.principal, scope.groupUnknown, condition);
+async function someBook(scope: SearchScope, condition: Cond): Promise<Test> {
+  const keys = await seriesKeysWhere(scope.store, scope.principal, scope.groupUnknown, condition);
   return (head) => keys.has(head.key);
 }
 
@@ -41,35 +41,35 @@ const negate = (test: Test): Test => (head) => !test(head);
 const both = (a: Test, b: Test): Test => (head) => a(head) && b(head);
 
 /** `is` / `isNot` / `isNull` / `isNotNull` on a value a series has when some book has it. */
-function nullableOnBooks(scope: SearchScope, op: EqualityNullable<string>, matching: (value: string) => Cond, any: Cond): Test {
-  if (!('value' in op)) return op.operator === 'isNull' ? negate(someBook(scope, any)) : someBook(scope, any);
-  const test = someBook(scope, matching(op.value));
+async function nullableOnBooks(scope: SearchScope, op: EqualityNullable<string>, matching: (value: string) => Cond, any: Cond): Promise<Test> {
+  if (!('value' in op)) return op.operator === 'isNull' ? negate(await someBook(scope, any)) : someBook(scope, any);
+  const test = await someBook(scope, matching(op.value));
   return op.operator === 'is' ? test : negate(test);
 }
 
 /** A series' release date is its earliest book's: "before" asks for one book before, "after" for none at or before. */
-function releaseTest(scope: SearchScope, op: DateOp): Test {
-  const dated = someBook(scope, sql<SqlBool>`${RELEASE_DATE} IS NOT NULL`);
-  const earlierThan = (day: string): Test => someBook(scope, sql<SqlBool>`${RELEASE_DATE} < ${day}`);
+async function releaseTest(scope: SearchScope, op: DateOp): Promise<Test> {
+  const dated = () => someBook(scope, sql<SqlBool>`${RELEASE_DATE} IS NOT NULL`);
+  const earlierThan = (day: string): Promise<Test> => someBook(scope, sql<SqlBool>`${RELEASE_DATE} < ${day}`);
   switch (op.operator) {
     case 'before':
       return earlierThan(op.date);
     case 'after':
-      return both(dated, negate(someBook(scope, sql<SqlBool>`${RELEASE_DATE} <= ${op.date}`)));
+      return both(await dated(), negate(await someBook(scope, sql<SqlBool>`${RELEASE_DATE} <= ${op.date}`)));
     case 'isInTheLast':
-      return both(dated, negate(earlierThan(daysAgo(op.durationMs))));
+      return both(await dated(), negate(await earlierThan(daysAgo(op.durationMs))));
     case 'isNotInTheLast':
       return earlierThan(daysAgo(op.durationMs));
     case 'isNull':
-      return negate(dated);
+      return negate(await dated());
     default:
-      return dated;
+      return dated();
   }
 }
 
 const lowerEquals = (expression: RawBuilder<unknown>, value: string): Cond => sql<SqlBool>`lower(${expression}) = ${value.toLowerCase()}`;
 
-function leafTest(scope: SearchScope, leaf: SeriesLeaf): Test {
+async function leafTest(scope: SearchScope, leaf: SeriesLeaf): Promise<Test> {
   const { store, principal, groupUnknown } = scope;
   const byOperator = (operator: string, test: Test): Test => (operator === 'isNot' ? negate(test) : test);
   switch (leaf.field) {
@@ -78,7 +78,7 @@ function leafTest(scope: SearchScope, leaf: SeriesLeaf): Test {
       return byOperator(leaf.op.operator, (head) => head.libraryId === id);
     }
     case 'collectionId': {
-      const keys = inCollections(scope, [findCollection(store, principal, leaf.op.value)]);
+      const keys = await inCollections(scope, [await findCollection(store, principal, leaf.op.value)]);
       return byOperator(leaf.op.operator, (head) => keys.has(head.key));
     }
     case 'deleted':
@@ -103,18 +103,17 @@ function leafTest(scope: SearchScope, leaf: SeriesLeaf): Test {
       // Bindery's series carry no sharing labels.
       return leaf.op.operator === 'isNot' || leaf.op.operator === 'isNull' ? ALL : NONE;
     case 'publisher':
-      return byOperator(leaf.op.operator, someBook(scope, lowerEquals(sql`m.publisher`, leaf.op.value)));
+      return byOperator(leaf.op.operator, await someBook(scope, lowerEquals(sql`m.publisher`, leaf.op.value)));
     case 'language':
-      return byOperator(leaf.op.operator, someBook(scope, lowerEquals(sql`coalesce(m.language, 'en')`, leaf.op.value)));
+      return byOperator(leaf.op.operator, await someBook(scope, lowerEquals(sql`coalesce(m.language, 'en')`, leaf.op.value)));
     case 'ageRating': {
       const op = leaf.op;
-      const rated = someBook(scope, sql<SqlBool>`m.age_rating IS NOT NULL`);
-      if (op.operator === 'isNull') return negate(rated);
-      if (op.operator === 'isNot') return negate(someBook(scope, numericCondition(sql`m.age_rating`, { operator: 'is', value: op.value })));
+      if (op.operator === 'isNull') return negate(await someBook(scope, sql<SqlBool>`m.age_rating IS NOT NULL`));
+      if (op.operator === 'isNot') return negate(await someBook(scope, numericCondition(sql`m.age_rating`, { operator: 'is', value: op.value })));
       return someBook(scope, numericCondition(sql`m.age_rating`, op));
     }
     case 'readStatus': {
-      const counts = seriesReadCounts(store, principal, groupUnknown, principal.userId);
+      const counts = await seriesReadCounts(store, principal, groupUnknown, principal.userId);
       const { operator, value } = leaf.op;
       return byOperator(operator, (head) => seriesState(head.count, counts.get(head.key)) === value);
     }
@@ -122,27 +121,33 @@ function leafTest(scope: SearchScope, leaf: SeriesLeaf): Test {
       // Bindery knows no series status; every series is ONGOING.
       return byOperator(leaf.op.operator, () => leaf.op.value === 'ONGOING');
     case 'author':
-      return byOperator(leaf.op.operator, someBook(scope, authorCondition({ operator: 'is', value: leaf.op.value })));
+      return byOperator(leaf.op.operator, await someBook(scope, authorCondition({ operator: 'is', value: leaf.op.value })));
   }
 }
 
-export function seriesTest(scope: SearchScope, condition: Condition<SeriesLeaf>): Test {
+async function eachTest(scope: SearchScope, conditions: readonly Condition<SeriesLeaf>[]): Promise<Test[]> {
+  const tests: Test[] = [];
+  for (const c of conditions) tests.push(await seriesTest(scope, c));
+  return tests;
+}
+
+export async function seriesTest(scope: SearchScope, condition: Condition<SeriesLeaf>): Promise<Test> {
   if ('allOf' in condition) {
-    const tests = condition.allOf.map((c) => seriesTest(scope, c));
+    const tests = await eachTest(scope, condition.allOf);
     return (head) => tests.every((t) => t(head));
   }
   if ('anyOf' in condition) {
     if (condition.anyOf.length === 0) return ALL;
-    const tests = condition.anyOf.map((c) => seriesTest(scope, c));
+    const tests = await eachTest(scope, condition.anyOf);
     return (head) => tests.some((t) => t(head));
   }
   return leafTest(scope, condition);
 }
 
 /** The reader's series (by name) that meet a search body: its tree, and its full-text search over the names. */
-export function searchSeries(scope: SearchScope, search: Search<SeriesLeaf>): SeriesHead[] {
-  let heads = seriesIndex(scope.store, scope.principal, scope.groupUnknown).heads;
-  if (search.condition !== undefined) heads = heads.filter(seriesTest(scope, search.condition));
+export async function searchSeries(scope: SearchScope, search: Search<SeriesLeaf>): Promise<SeriesHead[]> {
+  let heads = (await seriesIndex(scope.store, scope.principal, scope.groupUnknown)).heads;
+  if (search.condition !== undefined) heads = heads.filter(await seriesTest(scope, search.condition));
   const text = search.fullTextSearch;
   if (text !== undefined) heads = heads.filter((head) => textMatches(head.name, 'contains', text));
   return heads;

@@ -6,21 +6,23 @@ import type { RawBuilder, SqlBool } from 'kysely';
 import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
 import { canSeeLibrary, visibleBookFilter } from '../auth/visibility.ts';
-import { cachedStatement } from '../store/snapshot.ts';
 import type { Store } from '../store/store.ts';
 import { readStateSql, type KomgaReadState } from './read-progress.ts';
+import type { SqlDialect } from '../store/dialect.ts';
 import {
   all,
   andAll,
-  BOOK_NAME,
+  bookNameSql,
   column,
   compareNocase,
   HAS_SERIES,
   listedBooks,
   nocase,
+  nocaseSql,
   remembered,
-  SERIES_ORDER,
+  seriesOrderSql,
   seriesNameSql,
+  startsWithShape,
   UNKNOWN_SERIES,
 } from './sql.ts';
 
@@ -66,13 +68,14 @@ export interface SeriesHead {
 }
 
 /** The SQL condition selecting a series' books (over `book` and `m`; visibility is applied separately). */
-export function membersOf(head: Pick<SeriesHead, 'libraryId' | 'name' | 'kind' | 'bookIds'>, extraNames: readonly string[] = []): Cond {
+export function membersOf(d: SqlDialect, head: Pick<SeriesHead, 'libraryId' | 'name' | 'kind' | 'bookIds'>, extraNames: readonly string[] = []): Cond {
   const inLibrary = sql<SqlBool>`+book.library_id = ${head.libraryId}`;
+  const series = nocaseSql(d, sql.ref('m.series_name'));
   if (head.kind === 'books') return sql<SqlBool>`book.id IN (${sql.join(head.bookIds ?? [])})`;
-  if (head.kind === 'unknown') return sql<SqlBool>`(${inLibrary} AND (NOT ${HAS_SERIES} OR m.series_name = ${UNKNOWN_SERIES} COLLATE NOCASE))`;
+  if (head.kind === 'unknown') return sql<SqlBool>`(${inLibrary} AND (NOT ${HAS_SERIES} OR ${series} = ${nocaseSql(d, UNKNOWN_SERIES)}))`;
   const names = [head.name, ...extraNames];
   return sql<SqlBool>`(${inLibrary} AND (${sql.join(
-    names.map((n) => sql`m.series_name = ${n} COLLATE NOCASE`),
+    names.map((n) => sql`${series} = ${nocaseSql(d, n)}`),
     sql` OR `,
   )}))`;
 }
@@ -116,33 +119,35 @@ const NAMED_COLUMNS = [
   sql<string>`max(book.added_on)`.as('modified'),
 ];
 
-export function seriesIndex(store: Store, principal: Principal, groupUnknown: boolean): SeriesIndex {
+export function seriesIndex(store: Store, principal: Principal, groupUnknown: boolean): Promise<SeriesIndex> {
   // Grouped by name alone, the series-name index hands the groups over in order; only names found in several
   // libraries are counted again per library.
-  const namedBooks = () => listedBooks(store, principal).where(sql<SqlBool>`m.series_name COLLATE NOCASE > ''`).where(HAS_SERIES);
+  const d = store.dialect;
+  const seriesName = nocaseSql(d, sql.ref('m.series_name'));
+  const namedBooks = () => listedBooks(store, principal).where(sql<SqlBool>`${seriesName} > ''`).where(HAS_SERIES);
   const named = namedBooks()
     .select([sql<number>`min(book.library_id)`.as('l'), sql<number>`max(book.library_id)`.as('l2'), ...NAMED_COLUMNS])
-    .groupBy(sql`m.series_name COLLATE NOCASE`)
+    .groupBy(seriesName)
     .compile();
-  return remembered(store, { sql: `${named.sql} -- ${groupUnknown ? 'grouped' : 'single'}`, parameters: named.parameters }, () => {
+  return remembered(store, { sql: `${named.sql} -- ${groupUnknown ? 'grouped' : 'single'}`, parameters: named.parameters }, async () => {
     const heads: SeriesHead[] = [];
-    const byName = all<NamedRow & { l2: number }>(store, named);
+    const byName = await all<NamedRow & { l2: number }>(store, named);
     const spread = byName.filter((r) => r.l !== r.l2).map((r) => r.name);
     const namedRows: NamedRow[] = byName.filter((r) => r.l === r.l2);
     if (spread.length > 0) {
       namedRows.push(
-        ...all<NamedRow>(
+        ...(await all<NamedRow>(
           store,
           namedBooks()
-            .where(sql<SqlBool>`m.series_name COLLATE NOCASE IN (${sql.join(spread)})`)
+            .where(sql<SqlBool>`${seriesName} IN (${sql.join(spread.map((n) => nocaseSql(d, n)))})`)
             .select([sql<number>`book.library_id`.as('l'), ...NAMED_COLUMNS])
-            .groupBy([sql`m.series_name COLLATE NOCASE`, sql`book.library_id`])
+            .groupBy([seriesName, sql`book.library_id`])
             .compile(),
-        ),
+        )),
       );
     }
     if (groupUnknown) {
-      const totals = all<{ l: number; n: number }>(
+      const totals = await all<{ l: number; n: number }>(
         store,
         listedBooks(store, principal, { metadata: false }).select([sql<number>`book.library_id`.as('l'), sql<number>`count(*)`.as('n')]).groupBy('book.library_id').compile(),
       );
@@ -155,11 +160,11 @@ export function seriesIndex(store: Store, principal: Principal, groupUnknown: bo
       for (const [l, n] of unknown) if (n > 0) heads.push(head(l, UNKNOWN_SERIES, n, 'unknown'));
     } else {
       for (const r of namedRows) heads.push({ ...head(r.l, r.name, r.n, 'named'), created: r.created, modified: r.modified });
-      const singles = all<{ id: number; l: number; name: string; added: string }>(
+      const singles = await all<{ id: number; l: number; name: string; added: string }>(
         store,
         listedBooks(store, principal)
           .where(sql<SqlBool>`NOT ${HAS_SERIES}`)
-          .select([sql<number>`book.id`.as('id'), sql<number>`book.library_id`.as('l'), BOOK_NAME.as('name'), sql<string>`book.added_on`.as('added')])
+          .select([sql<number>`book.id`.as('id'), sql<number>`book.library_id`.as('l'), bookNameSql(d).as('name'), sql<string>`book.added_on`.as('added')])
           .orderBy('book.id')
           .compile(),
       );
@@ -210,9 +215,9 @@ export interface SeriesRef {
   lookup?: { names: string[] } | { ids: number[] };
 }
 
-export function refOf(head: SeriesHead): SeriesRef {
+export function refOf(d: SqlDialect, head: SeriesHead): SeriesRef {
   const lookup = head.kind === 'named' ? { names: [head.name] } : head.kind === 'books' ? { ids: head.bookIds ?? [] } : undefined;
-  return { id: seriesId(head.libraryId, head.name), libraryId: head.libraryId, name: head.name, members: membersOf(head), bounded: head.kind !== 'unknown', ...(lookup ? { lookup } : {}) };
+  return { id: seriesId(head.libraryId, head.name), libraryId: head.libraryId, name: head.name, members: membersOf(d, head), bounded: head.kind !== 'unknown', ...(lookup ? { lookup } : {}) };
 }
 
 /** The visible books of a series (per-row restriction tests when the series is found through an index). */
@@ -222,12 +227,12 @@ const booksOf = (store: Store, principal: Principal, ref: SeriesRef) => listedBo
  * Series names that may have this slug, read from the name index alone: when the slug starts with ASCII letters or
  * digits, the names that start with them (case aside); otherwise every name.
  */
-function namesLike(slug: string): Cond {
+function namesLike(d: SqlDialect, slug: string): Cond {
   const run = /^[a-z0-9]+/.exec(slug)?.[0];
   const prefix = run !== undefined && (run.length === slug.length || slug[run.length] === '-') ? run : undefined;
-  return prefix === undefined
-    ? sql<SqlBool>`m.series_name COLLATE NOCASE > ''`
-    : sql<SqlBool>`m.series_name COLLATE NOCASE >= ${prefix} AND m.series_name COLLATE NOCASE < ${`${prefix}\u{10FFFF}`}`;
+  const name = nocaseSql(d, sql.ref('m.series_name'));
+  // The prefix is lower case already: compared as it is, on both engines.
+  return prefix === undefined ? sql<SqlBool>`${name} > ''` : sql<SqlBool>`${name} >= ${prefix} AND ${name} < ${`${prefix}\u{10FFFF}`}`;
 }
 
 /**
@@ -236,32 +241,40 @@ function namesLike(slug: string): Cond {
  * lists no other series; when such a name is found, names differing from it only in punctuation are not looked for.
  * Otherwise the reader's series list answers.
  */
-export function findSeries(store: Store, principal: Principal, id: string, groupUnknown: boolean): SeriesRef | undefined {
+export async function findSeries(store: Store, principal: Principal, id: string, groupUnknown: boolean): Promise<SeriesRef | undefined> {
+  const d = store.dialect;
   const dash = id.indexOf('-');
   if (dash <= 0 || !/^\d{1,15}$/.test(id.slice(0, dash))) return undefined;
   const libraryId = Number(id.slice(0, dash));
   const slug = id.slice(dash + 1);
   if (!canSeeLibrary(principal, libraryId)) return undefined;
   if (!groupUnknown) {
-    const heads = seriesIndex(store, principal, false).byId().get(id);
+    const heads = (await seriesIndex(store, principal, false)).byId().get(id);
     if (!heads || heads.length === 0) return undefined;
     return {
       id,
       libraryId,
       name: heads[0]?.name as string,
-      members: heads.length === 1 ? membersOf(heads[0] as SeriesHead) : sql<SqlBool>`(${sql.join(heads.map((h) => membersOf(h)), sql` OR `)})`,
+      members: heads.length === 1 ? membersOf(d, heads[0] as SeriesHead) : sql<SqlBool>`(${sql.join(heads.map((h) => membersOf(d, h)), sql` OR `)})`,
       bounded: heads.every((h) => h.kind !== 'unknown'),
     };
   }
   // The usual name first: the slug's dashes as spaces ("series-500" → "series 500"), one probe of the name index.
-  const guess = column<string>(
-    store,
-    store.db.selectFrom('book_metadata as m').where(sql<SqlBool>`m.series_name = ${slug.replace(/-/g, ' ')} COLLATE NOCASE`).select('m.series_name').distinct().compile(),
+  const guess = (
+    await column<string>(
+      store,
+      store.db
+        .selectFrom('book_metadata as m')
+        .where(sql<SqlBool>`${nocaseSql(d, sql.ref('m.series_name'))} = ${nocaseSql(d, slug.replace(/-/g, ' '))}`)
+        .select('m.series_name')
+        .distinct()
+        .compile(),
+    )
   ).filter((n) => seriesSlug(n) === slug && nocase(n) !== UNKNOWN_KEY);
   const names =
     guess.length > 0
       ? guess
-      : column<string>(store, store.db.selectFrom('book_metadata as m').where(namesLike(slug)).select('m.series_name').distinct().compile()).filter(
+      : (await column<string>(store, store.db.selectFrom('book_metadata as m').where(namesLike(d, slug)).select('m.series_name').distinct().compile())).filter(
           (n) => n.trim() !== '' && seriesSlug(n) === slug && nocase(n) !== UNKNOWN_KEY,
         );
   names.sort((a, b) => compareNocase(a, b) || (a < b ? -1 : 1));
@@ -269,27 +282,27 @@ export function findSeries(store: Store, principal: Principal, id: string, group
   let name: string | undefined;
   if (names.length > 0) {
     name = names[0] as string;
-    conditions.push(membersOf({ libraryId, name, kind: 'named' }, names.slice(1)));
+    conditions.push(membersOf(d, { libraryId, name, kind: 'named' }, names.slice(1)));
   }
   const unknown = slug === seriesSlug(UNKNOWN_SERIES);
   if (unknown) {
     name ??= UNKNOWN_SERIES;
-    conditions.push(membersOf({ libraryId, name: UNKNOWN_SERIES, kind: 'unknown' }));
+    conditions.push(membersOf(d, { libraryId, name: UNKNOWN_SERIES, kind: 'unknown' }));
   }
   if (name === undefined) return undefined;
   const members = conditions.length === 1 ? (conditions[0] as Cond) : sql<SqlBool>`(${sql.join(conditions, sql` OR `)})`;
   const ref: SeriesRef = { id, libraryId, name, members, bounded: !unknown, ...(unknown ? {} : { lookup: { names } }) };
-  const any = column<number>(store, booksOf(store, principal, ref).select('book.id').limit(1).compile());
+  const any = await column<number>(store, booksOf(store, principal, ref).select('book.id').limit(1).compile());
   return any.length === 0 ? undefined : ref;
 }
 
 /** The series (by key) that have a visible book meeting the condition. */
-export function seriesKeysWhere(store: Store, principal: Principal, groupUnknown: boolean, condition: Cond): Map<string, { libraryId: number; name: string }> {
-  const compiled = listedBooks(store, principal).where(condition).select([sql<number>`book.library_id`.as('l'), seriesNameSql(groupUnknown).as('name')]).distinct().compile();
+export function seriesKeysWhere(store: Store, principal: Principal, groupUnknown: boolean, condition: Cond): Promise<Map<string, { libraryId: number; name: string }>> {
+  const compiled = listedBooks(store, principal).where(condition).select([sql<number>`book.library_id`.as('l'), seriesNameSql(store.dialect, groupUnknown).as('name')]).distinct().compile();
   // Remembered: a collection's series (a magic shelf is evaluated over the whole catalog) are asked for on every listing.
-  return remembered(store, compiled, () => {
+  return remembered(store, compiled, async () => {
     const out = new Map<string, { libraryId: number; name: string }>();
-    for (const r of all<{ l: number; name: string }>(store, compiled)) {
+    for (const r of await all<{ l: number; name: string }>(store, compiled)) {
       const key = seriesKey(r.l, r.name);
       const seen = out.get(key);
       if (!seen || r.name < seen.name) out.set(key, { libraryId: r.l, name: r.name });
@@ -299,13 +312,15 @@ export function seriesKeysWhere(store: Store, principal: Principal, groupUnknown
 }
 
 /** Per series key, how many of its visible books the user has read and is reading. */
-export function seriesReadCounts(store: Store, principal: Principal, groupUnknown: boolean, userId: number): Map<string, { read: number; inProgress: number }> {
-  const rows = all<{ l: number; name: string; state: KomgaReadState; n: number }>(
+export async function seriesReadCounts(store: Store, principal: Principal, groupUnknown: boolean, userId: number): Promise<Map<string, { read: number; inProgress: number }>> {
+  const d = store.dialect;
+  // Any name of the group stands for it: the key folds the case.
+  const rows = await all<{ l: number; name: string; state: KomgaReadState; n: number }>(
     store,
     listedBooks(store, principal)
       .innerJoin('user_book_progress as p', (join) => join.onRef('p.book_id', '=', 'book.id').on('p.user_id', '=', userId))
-      .select([sql<number>`book.library_id`.as('l'), seriesNameSql(groupUnknown).as('name'), readStateSql('p').as('state'), sql<number>`count(*)`.as('n')])
-      .groupBy([sql`book.library_id`, sql`${seriesNameSql(groupUnknown)} COLLATE NOCASE`, readStateSql('p')])
+      .select([sql<number>`book.library_id`.as('l'), sql<string>`min(${seriesNameSql(d, groupUnknown)})`.as('name'), readStateSql(d, 'p').as('state'), sql<number>`count(*)`.as('n')])
+      .groupBy([sql`book.library_id`, nocaseSql(d, seriesNameSql(d, groupUnknown)), readStateSql(d, 'p')])
       .compile(),
   );
   const out = new Map<string, { read: number; inProgress: number }>();
@@ -338,21 +353,21 @@ export interface SeriesSummary {
  * The reader's state of each book, looked up per book (a series' books are few; driven from the reader's progress
  * rows, SQLite would read all of them).
  */
-const stateOf = (userId: number): RawBuilder<KomgaReadState> =>
-  sql<KomgaReadState>`coalesce((SELECT ${readStateSql('p')} FROM user_book_progress p WHERE p.user_id = ${userId} AND p.book_id = book.id), 'UNREAD')`;
+const stateOf = (d: SqlDialect, userId: number): RawBuilder<KomgaReadState> =>
+  sql<KomgaReadState>`coalesce((SELECT ${readStateSql(d, 'p')} FROM user_book_progress p WHERE p.user_id = ${userId} AND p.book_id = book.id), 'UNREAD')`;
 
 /** How many authors and tags a series lists at most (an "Unknown Series" may hold most of a catalog). */
 export const AGGREGATE_LIMIT = 50;
 
 /** Books of the unknown series in name order: their titles through the title index (they have no numbers to sort by). */
-const UNKNOWN_ORDER = sql`m.title COLLATE NOCASE, book.id`;
+const unknownOrder = (d: SqlDialect) => sql`${nocaseSql(d, sql.ref('m.title'))} ASC NULLS FIRST, book.id`;
 
 /**
  * A series' visible book ids in its order: by number through the name index, or, for the unknown series, by walking
  * the title index (so a page of it reads a page of books, not all of them; books without metadata are left out).
  */
 function orderedIds(store: Store, principal: Principal, ref: SeriesRef, conditions: Cond[]) {
-  if (ref.bounded) return booksOf(store, principal, ref).where(andAll(conditions)).select('book.id').orderBy(SERIES_ORDER);
+  if (ref.bounded) return booksOf(store, principal, ref).where(andAll(conditions)).select('book.id').orderBy(seriesOrderSql(store.dialect));
   // CROSS JOIN: SQLite keeps the metadata as the outer loop, so it can walk the title index for the order.
   return store.db
     .selectFrom('book_metadata as m')
@@ -363,38 +378,39 @@ function orderedIds(store: Store, principal: Principal, ref: SeriesRef, conditio
     .where(ref.members)
     .where(andAll(conditions))
     .select('book.id')
-    .orderBy(UNKNOWN_ORDER);
+    .orderBy(unknownOrder(store.dialect));
 }
 
-export function summarize(store: Store, principal: Principal, ref: SeriesRef, userId: number): SeriesSummary {
+export async function summarize(store: Store, principal: Principal, ref: SeriesRef, userId: number): Promise<SeriesSummary> {
+  const d = store.dialect;
   const books = () => booksOf(store, principal, ref);
   // The unknown series may hold most books: its states are read from the reader's progress rows instead.
-  const states = all<{ state: KomgaReadState; n: number }>(
+  const states = await all<{ state: KomgaReadState; n: number }>(
     store,
     (ref.bounded
-      ? books().select([stateOf(userId).as('state'), sql<number>`count(*)`.as('n')])
+      ? books().select([stateOf(d, userId).as('state'), sql<number>`count(*)`.as('n')])
       : books()
           .innerJoin('user_book_progress as p', (join) => join.onRef('p.book_id', '=', 'book.id').on('p.user_id', '=', userId))
-          .select([readStateSql('p').as('state'), sql<number>`count(*)`.as('n')])
+          .select([readStateSql(d, 'p').as('state'), sql<number>`count(*)`.as('n')])
     )
       .groupBy(sql`1`)
       .compile(),
   );
-  const [first] = column<number>(store, orderedIds(store, principal, ref, []).limit(1).compile());
+  const [first] = await column<number>(store, orderedIds(store, principal, ref, []).limit(1).compile());
   const reading = { read: states.find((s) => s.state === 'READ')?.n ?? 0, inProgress: states.find((s) => s.state === 'IN_PROGRESS')?.n ?? 0 };
-  if (!ref.bounded) return { ref, firstBookId: first, ...reading, ...unknownAggregates(store, principal, ref) };
-  const [agg] = all<{ n: number; created: string | null; modified: string | null; release: string | null }>(
+  if (!ref.bounded) return { ref, firstBookId: first, ...reading, ...(await unknownAggregates(store, principal, ref)) };
+  const [agg] = await all<{ n: number; created: string | null; modified: string | null; release: string | null }>(
     store,
     books()
       .select([
         sql<number>`count(*)`.as('n'),
         sql<string>`min(book.added_on)`.as('created'),
         sql<string>`max(book.added_on)`.as('modified'),
-        sql<string>`min(CASE WHEN m.published_date GLOB '[0-9][0-9][0-9][0-9]*' THEN substr(m.published_date, 1, 10) END)`.as('release'),
+        sql<string>`min(CASE WHEN ${sql.raw(startsWithShape('m.published_date', 'dddd'))} THEN substr(m.published_date, 1, 10) END)`.as('release'),
       ])
       .compile(),
   );
-  const names = (mapping: string, table: string, key: string): string[] =>
+  const names = (mapping: string, table: string, key: string): Promise<string[]> =>
     column<string>(
       store,
       store.db
@@ -403,7 +419,9 @@ export function summarize(store: Store, principal: Principal, ref: SeriesRef, us
         .where(sql<SqlBool>`x.book_id IN ${books().select('book.id')}`)
         .select(sql<string>`t.name`.as('name'))
         .groupBy(sql`t.id`)
-        .orderBy(sql`t.name COLLATE NOCASE`)
+        .orderBy(nocaseSql(d, sql.ref('t.name')))
+        .orderBy(sql`t.name`)
+        .orderBy(sql`t.id`)
         .limit(AGGREGATE_LIMIT)
         .compile(),
     );
@@ -415,8 +433,8 @@ export function summarize(store: Store, principal: Principal, ref: SeriesRef, us
     modified: agg?.modified ?? null,
     release: agg?.release ?? null,
     firstBookId: first,
-    authors: names('book_metadata_author_mapping', 'author', 'author_id'),
-    tags: names('book_metadata_tag_mapping', 'tag', 'tag_id'),
+    authors: await names('book_metadata_author_mapping', 'author', 'author_id'),
+    tags: await names('book_metadata_tag_mapping', 'tag', 'tag_id'),
   };
 }
 
@@ -425,8 +443,10 @@ export function summarize(store: Store, principal: Principal, ref: SeriesRef, us
  * are read in one statement (and their authors and tags in one each) and told apart here; the unknown series are read
  * one by one. Small statements matter: SQLite prepares a statement again for the values bound to it.
  */
-export function summarizeMany(store: Store, principal: Principal, refs: readonly SeriesRef[], userId: number): SeriesSummary[] {
-  const out: SeriesSummary[] = refs.map((ref) => (ref.lookup ? emptySummary(ref) : summarize(store, principal, ref, userId)));
+export async function summarizeMany(store: Store, principal: Principal, refs: readonly SeriesRef[], userId: number): Promise<SeriesSummary[]> {
+  const d = store.dialect;
+  const out: SeriesSummary[] = [];
+  for (const ref of refs) out.push(ref.lookup ? emptySummary(ref) : await summarize(store, principal, ref, userId));
   const byKey = new Map<string, number>();
   const byBook = new Map<number, number>();
   const names: string[] = [];
@@ -442,10 +462,10 @@ export function summarizeMany(store: Store, principal: Principal, refs: readonly
     }
   });
   const lookups: Cond[] = [];
-  if (names.length > 0) lookups.push(sql<SqlBool>`m.series_name COLLATE NOCASE IN (${sql.join(names)})`);
+  if (names.length > 0) lookups.push(sql<SqlBool>`${nocaseSql(d, sql.ref('m.series_name'))} IN (${sql.join(names.map((n) => nocaseSql(d, n)))})`);
   if (ids.length > 0) lookups.push(sql<SqlBool>`book.id IN (${sql.join(ids)})`);
   if (lookups.length === 0) return out;
-  const rows = all<{ id: number; l: number; series: string | null; added: string; release: string | null; number: number | null; name: string; state: KomgaReadState }>(
+  const rows = await all<{ id: number; l: number; series: string | null; added: string; release: string | null; number: number | null; name: string; state: KomgaReadState }>(
     store,
     listedBooks(store, principal, { perRow: true })
       .where(lookups.length === 1 ? (lookups[0] as Cond) : sql<SqlBool>`(${sql.join(lookups, sql` OR `)})`)
@@ -454,10 +474,10 @@ export function summarizeMany(store: Store, principal: Principal, refs: readonly
         sql<number>`book.library_id`.as('l'),
         sql<string>`m.series_name`.as('series'),
         sql<string>`book.added_on`.as('added'),
-        sql<string>`CASE WHEN m.published_date GLOB '[0-9][0-9][0-9][0-9]*' THEN substr(m.published_date, 1, 10) END`.as('release'),
+        sql<string>`CASE WHEN ${sql.raw(startsWithShape('m.published_date', 'dddd'))} THEN substr(m.published_date, 1, 10) END`.as('release'),
         sql<number>`m.series_number`.as('number'),
-        BOOK_NAME.as('name'),
-        stateOf(userId).as('state'),
+        bookNameSql(d).as('name'),
+        stateOf(d, userId).as('state'),
       ])
       .compile(),
   );
@@ -490,7 +510,7 @@ export function summarizeMany(store: Store, principal: Principal, refs: readonly
     ['author', 'book_metadata_author_mapping', 'author_id', 'authors'],
     ['tag', 'book_metadata_tag_mapping', 'tag_id', 'tags'],
   ] as const) {
-    const named = cachedStatement(store.sqlite, `SELECT x.book_id AS id, t.name FROM ${mapping} x JOIN ${table} t ON t.id = x.${key} WHERE x.book_id IN (SELECT value FROM json_each(?))`).all(memberIds) as {
+    const named = (await store.exec.all(`SELECT x.book_id AS id, t.name FROM ${mapping} x JOIN ${table} t ON t.id = x.${key} WHERE x.book_id IN (${d.jsonValues('integer')})`, [memberIds])) as {
       id: number;
       name: string;
     }[];
@@ -509,10 +529,10 @@ function emptySummary(ref: SeriesRef): SeriesSummary {
 }
 
 /** When the first and the last visible book of a library was added (walking the newest-first index from both ends). */
-export function libraryDates(store: Store, principal: Principal, libraryId: number): { created: string | undefined; modified: string | undefined } {
+export async function libraryDates(store: Store, principal: Principal, libraryId: number): Promise<{ created: string | undefined; modified: string | undefined }> {
   const inLibrary = () => listedBooks(store, principal, { metadata: false }).where(sql<SqlBool>`+book.library_id = ${libraryId}`).select('book.added_on');
-  const [created] = column<string>(store, inLibrary().orderBy('book.added_on').limit(1).compile());
-  const [modified] = column<string>(store, inLibrary().orderBy('book.added_on', 'desc').limit(1).compile());
+  const [created] = await column<string>(store, inLibrary().orderBy('book.added_on').limit(1).compile());
+  const [modified] = await column<string>(store, inLibrary().orderBy('book.added_on', 'desc').limit(1).compile());
   return { created, modified };
 }
 
@@ -521,10 +541,10 @@ export function libraryDates(store: Store, principal: Principal, libraryId: numb
  * its books: the count from the reader's series list, the dates of the library's first and last added visible books,
  * no release date, and the first authors and tags by name that have a book in it (their name indexes walked in order).
  */
-function unknownAggregates(store: Store, principal: Principal, ref: SeriesRef): Pick<SeriesSummary, 'count' | 'created' | 'modified' | 'release' | 'authors' | 'tags'> {
-  const head = seriesIndex(store, principal, true).byKey.get(seriesKey(ref.libraryId, UNKNOWN_SERIES));
-  const { created, modified } = libraryDates(store, principal, ref.libraryId);
-  const names = (table: 'author' | 'tag', mapping: string, key: string): string[] =>
+async function unknownAggregates(store: Store, principal: Principal, ref: SeriesRef): Promise<Pick<SeriesSummary, 'count' | 'created' | 'modified' | 'release' | 'authors' | 'tags'>> {
+  const head = (await seriesIndex(store, principal, true)).byKey.get(seriesKey(ref.libraryId, UNKNOWN_SERIES));
+  const { created, modified } = await libraryDates(store, principal, ref.libraryId);
+  const names = (table: 'author' | 'tag', mapping: string, key: string): Promise<string[]> =>
     column<string>(
       store,
       store.db
@@ -546,19 +566,25 @@ function unknownAggregates(store: Store, principal: Principal, ref: SeriesRef): 
     created: created ?? null,
     modified: modified ?? null,
     release: null,
-    authors: names('author', 'book_metadata_author_mapping', 'author_id'),
-    tags: names('tag', 'book_metadata_tag_mapping', 'tag_id'),
+    authors: await names('author', 'book_metadata_author_mapping', 'author_id'),
+    tags: await names('tag', 'book_metadata_tag_mapping', 'tag_id'),
   };
 }
 
 /** The series' visible books matching the extra conditions, in series order: a page of ids and the total. */
-export function seriesBookIds(store: Store, principal: Principal, ref: SeriesRef, conditions: Cond[], page: { offset: number; limit: number } | 'all'): { ids: number[]; total: number } {
+export async function seriesBookIds(
+  store: Store,
+  principal: Principal,
+  ref: SeriesRef,
+  conditions: Cond[],
+  page: { offset: number; limit: number } | 'all',
+): Promise<{ ids: number[]; total: number }> {
   const base = booksOf(store, principal, ref).where(andAll(conditions));
   const ordered = orderedIds(store, principal, ref, conditions);
-  const ids = column<number>(store, (page === 'all' ? ordered : ordered.limit(page.limit).offset(page.offset)).compile());
+  const ids = await column<number>(store, (page === 'all' ? ordered : ordered.limit(page.limit).offset(page.offset)).compile());
   if (page === 'all') return { ids, total: ids.length };
   const counted = base.select(sql<number>`count(*)`.as('n')).compile();
-  return { ids, total: remembered(store, counted, () => column<number>(store, counted)[0] ?? 0) };
+  return { ids, total: await remembered(store, counted, async () => (await column<number>(store, counted))[0] ?? 0) };
 }
 
 /** The series of a book, as BookDto names it. */
@@ -583,30 +609,54 @@ export function seriesNameOf(book: Omit<BookSeriesInput, 'id'>, groupUnknown: bo
 }
 
 /**
- * The series of each book, with the visible books of that series counted only as far as `oneshot` needs (a named
- * series through its index; the unknown series stops at its second book).
+ * The series of each book, with the visible books of that series counted only as far as `oneshot` needs: the named
+ * series of all the books in one grouped statement through the name index; the unknown series stops at its second
+ * book.
  */
-export function seriesOfBooks(store: Store, principal: Principal, books: readonly BookSeriesInput[], groupUnknown: boolean): Map<number, BookSeries> {
-  const out = new Map<number, BookSeries>();
-  const byKey = new Map<string, BookSeries>();
+export async function seriesOfBooks(store: Store, principal: Principal, books: readonly BookSeriesInput[], groupUnknown: boolean): Promise<Map<number, BookSeries>> {
+  const d = store.dialect;
+  const listed = () => listedBooks(store, principal, { perRow: true });
+  const wanted = new Map<string, { libraryId: number; name: string; kind: 'named' | 'unknown' | 'title' }>();
+  const keyOf = new Map<number, string>();
   for (const book of books) {
     const { name, unknown } = seriesNameOf(book, groupUnknown);
     const key = seriesKey(book.libraryId, name);
-    let series = byKey.get(key);
-    if (!series) {
-      let condition: Cond;
-      let canonical = name;
-      if (unknown) condition = membersOf({ libraryId: book.libraryId, name: UNKNOWN_SERIES, kind: 'unknown' });
-      else if (book.seriesName !== null && book.seriesName.trim() !== '') {
-        condition = membersOf({ libraryId: book.libraryId, name, kind: 'named' });
-        const [first] = column<string>(store, listedBooks(store, principal, { perRow: true }).where(condition).select(sql<string>`min(m.series_name)`.as('name')).compile());
-        canonical = first ?? name;
-      } else condition = sql<SqlBool>`(+book.library_id = ${book.libraryId} AND NOT ${HAS_SERIES} AND m.title = ${name} COLLATE NOCASE)`;
-      const found = column<number>(store, listedBooks(store, principal, { perRow: true }).where(condition).select('book.id').limit(2).compile());
-      series = { id: seriesId(book.libraryId, canonical), title: canonical, oneshot: found.length <= 1 };
-      byKey.set(key, series);
+    keyOf.set(book.id, key);
+    if (!wanted.has(key)) wanted.set(key, { libraryId: book.libraryId, name, kind: unknown ? 'unknown' : book.seriesName !== null && book.seriesName.trim() !== '' ? 'named' : 'title' });
+  }
+  const found = new Map<string, BookSeries>();
+  // Named series, all of the page's at once through the name index: each one's first spelling and size.
+  const named = [...wanted.values()].filter((w) => w.kind === 'named');
+  if (named.length > 0) {
+    const seriesName = nocaseSql(d, sql.ref('m.series_name'));
+    const rows = await all<{ l: number; name: string; n: number }>(
+      store,
+      listed()
+        // By name alone (an IN list the index answers); other libraries' series of those names are dropped below.
+        .where(sql<SqlBool>`${seriesName} IN (${sql.join(named.map((w) => nocaseSql(d, w.name)))})`)
+        .select([sql<number>`book.library_id`.as('l'), sql<string>`min(m.series_name)`.as('name'), sql<number>`count(*)`.as('n')])
+        .groupBy([sql`book.library_id`, seriesName])
+        .compile(),
+    );
+    for (const r of rows) {
+      const key = seriesKey(r.l, r.name);
+      if (wanted.get(key)?.kind === 'named') found.set(key, { id: seriesId(r.l, r.name), title: r.name, oneshot: r.n <= 1 });
     }
-    out.set(book.id, series);
+  }
+  // The unknown series (most of a library, maybe) and books named like no series stop at their second book.
+  for (const [key, w] of wanted) {
+    if (w.kind === 'named' || found.has(key)) continue;
+    const condition =
+      w.kind === 'unknown'
+        ? membersOf(d, { libraryId: w.libraryId, name: UNKNOWN_SERIES, kind: 'unknown' })
+        : sql<SqlBool>`(+book.library_id = ${w.libraryId} AND NOT ${HAS_SERIES} AND ${nocaseSql(d, sql.ref('m.title'))} = ${nocaseSql(d, w.name)})`;
+    const ids = await column<number>(store, listed().where(condition).select('book.id').limit(2).compile());
+    found.set(key, { id: seriesId(w.libraryId, w.name), title: w.name, oneshot: ids.length <= 1 });
+  }
+  const out = new Map<number, BookSeries>();
+  for (const [bookId, key] of keyOf) {
+    const w = wanted.get(key) as { libraryId: number; name: string };
+    out.set(bookId, found.get(key) ?? { id: seriesId(w.libraryId, w.name), title: w.name, oneshot: true });
   }
   return out;
 }

@@ -3,8 +3,10 @@
 import type { RawBuilder, SqlBool } from 'kysely';
 import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
+import type { SqlDialect } from '../store/dialect.ts';
 import { visibleBookFilter } from '../auth/visibility.ts';
-import { CatalogMemo, cachedStatement } from '../store/snapshot.ts';
+import { sameGeneration, type Generation } from '../store/snapshot.ts';
+import type { SqlValue } from '../store/sql-exec.ts';
 import type { Store } from '../store/store.ts';
 
 export const UNKNOWN_SERIES = 'Unknown Series';
@@ -15,19 +17,58 @@ type Cond = RawBuilder<SqlBool>;
 export const HAS_SERIES = sql<SqlBool>`(m.series_name is not null and trim(m.series_name) <> '')`;
 
 /** A file name without its extension (`x.cbz` → `x`), as `name.replace(/\.[^.]+$/, '')`. */
-const stem = (name: string): string =>
-  `CASE WHEN instr(${name}, '.') > 0 AND substr(${name}, -1) <> '.' THEN substr(${name}, 1, length(rtrim(${name}, replace(${name}, '.', ''))) - 1) ELSE ${name} END`;
+const stem = (d: SqlDialect, name: string): string =>
+  `CASE WHEN ${d.position(name, "'.'")} > 0 AND substr(${name}, length(${name})) <> '.' THEN substr(${name}, 1, length(rtrim(${name}, replace(${name}, '.', ''))) - 1) ELSE ${name} END`;
 
 /** The book's display name: its title, else its oldest book file's name without extension, else `Book <id>`. */
-export const BOOK_NAME = sql<string>`(CASE WHEN trim(coalesce(m.title, '')) <> '' THEN m.title ELSE coalesce((SELECT ${sql.raw(stem('f.file_name'))} FROM book_file f WHERE f.book_id = book.id AND f.is_book = 1 ORDER BY f.id LIMIT 1), 'Book ' || book.id) END)`;
+const bookNameText = (d: SqlDialect): string =>
+  `(CASE WHEN trim(coalesce(m.title, '')) <> '' THEN m.title ELSE coalesce((SELECT ${stem(d, 'f.file_name')} FROM book_file f WHERE f.book_id = book.id AND f.is_book = 1 ORDER BY f.id LIMIT 1), 'Book ' || book.id) END)`;
+
+export function bookNameSql(d: SqlDialect): RawBuilder<string> {
+  return sql.raw<string>(bookNameText(d));
+}
 
 /** The name of the series the book belongs to under the `komga_group_unknown` setting. */
-export function seriesNameSql(groupUnknown: boolean): RawBuilder<string> {
-  return groupUnknown ? sql<string>`(CASE WHEN ${HAS_SERIES} THEN m.series_name ELSE ${UNKNOWN_SERIES} END)` : sql<string>`(CASE WHEN ${HAS_SERIES} THEN m.series_name ELSE ${BOOK_NAME} END)`;
+export function seriesNameSql(d: SqlDialect, groupUnknown: boolean): RawBuilder<string> {
+  return groupUnknown ? sql<string>`(CASE WHEN ${HAS_SERIES} THEN m.series_name ELSE ${sql.lit(UNKNOWN_SERIES)} END)` : sql<string>`(CASE WHEN ${HAS_SERIES} THEN m.series_name ELSE ${bookNameSql(d)} END)`;
+}
+
+/** A dialect's spelling (`d.nocase`, `d.position`) filled with SQL fragments or parameters instead of SQL text. */
+export function spelled<T>(form: (...holes: string[]) => string, values: readonly unknown[]): RawBuilder<T> {
+  const holes = values.map((_, i) => `\uE000${i}\uE001`);
+  const parts = form(...holes).split(/\uE000(\d+)\uE001/);
+  // Text at even indexes, hole numbers at odd ones.
+  return sql<T>`${sql.join(
+    parts.map((part, i) => (i % 2 === 0 ? sql.raw(part) : sql`${values[Number(part)]}`)),
+    sql``,
+  )}`;
+}
+
+/**
+ * A value (a parameter or an SQL expression) as the dialect compares and sorts it regardless of ASCII letter case:
+ * `${nocaseSql(d, sql.ref('x'))} = ${nocaseSql(d, name)}`.
+ */
+export function nocaseSql(d: SqlDialect, value: unknown): RawBuilder<string> {
+  return spelled(d.nocase, [value]);
+}
+
+/** Where `needle` starts in `haystack` (1-based, 0 when absent); either may be a parameter or an SQL expression. */
+export function positionSql(d: SqlDialect, haystack: unknown, needle: unknown): RawBuilder<number> {
+  return spelled(d.position, [haystack, needle]);
+}
+
+/**
+ * Whether the text starts with the shape given, `d` standing for a digit and any other character for itself
+ * (`dddd-dd-dd`), on both engines (SQLite's GLOB is its own).
+ */
+export function startsWithShape(column: string, shape: string): string {
+  return [...shape].map((c, i) => `substr(${column}, ${i + 1}, 1) ${c === 'd' ? "BETWEEN '0' AND '9'" : `= '${c}'`}`).join(' AND ');
 }
 
 /** Books within a series: by number (books without one last), then name, then id. */
-export const SERIES_ORDER = sql`(m.series_number IS NULL), m.series_number, ${BOOK_NAME} COLLATE NOCASE, book.id`;
+export function seriesOrderSql(d: SqlDialect): RawBuilder<unknown> {
+  return sql`(CASE WHEN m.series_number IS NULL THEN 1 ELSE 0 END), m.series_number, ${sql.raw(d.nocase(bookNameText(d)))}, book.id`;
+}
 
 /**
  * The books a reader may list: visible to the owner, not deleted, not physical (a paper book has no file to read).
@@ -61,25 +102,57 @@ export interface Compiled {
   parameters: readonly unknown[];
 }
 
-export function all<T>(store: Store, compiled: Compiled): T[] {
-  return cachedStatement(store.sqlite, compiled.sql).all(...(compiled.parameters as unknown[])) as T[];
+/** The rows of a compiled query, on either engine. */
+export async function all<T>(store: Store, compiled: Compiled): Promise<T[]> {
+  return (await store.exec.all(compiled.sql, compiled.parameters as readonly SqlValue[])) as T[];
 }
 
-export function column<T>(store: Store, compiled: Compiled): T[] {
-  return cachedStatement(store.sqlite, compiled.sql).pluck().all(...(compiled.parameters as unknown[])) as T[];
+/** The first column of each row of a compiled query. */
+export async function column<T>(store: Store, compiled: Compiled): Promise<T[]> {
+  const rows = await store.exec.all(compiled.sql, compiled.parameters as readonly SqlValue[]);
+  if (rows.length === 0) return [];
+  const [name] = Object.keys(rows[0] as object);
+  return rows.map((row) => row[name as string] as T);
 }
 
-const memos = new WeakMap<Store, CatalogMemo<string, unknown>>();
+interface Remembered {
+  value: unknown;
+  generation: Generation;
+  expires: number;
+  computedAt: number;
+  /** Milliseconds the computation took. */
+  cost: number;
+}
+
+const rememberedByStore = new WeakMap<Store, Map<string, Remembered>>();
+const REMEMBER_MS = 60_000;
+const MAX_REMEMBERED = 200;
+/** A result that took at least this long may be served for a while after the catalog changed (see `lagMs`). */
+const COSTLY_MS = 15;
 
 /**
- * A result over the whole catalog (a total, the series of a reader), kept until the catalog changes. Paging through a
- * list asks for the same total again and again; with content restrictions counting is most of a page's cost.
+ * A result over the whole catalog (a total, the series of a reader, facet counts), kept until the catalog changes (or
+ * a minute at most). Paging through a list asks for the same total again and again; with content restrictions counting
+ * is most of a page's cost. With `lagMs`, a costly result (COSTLY_MS or more) outlives changes for that long after it
+ * was computed: figures that only guide (facet counts) are then worked out at most once per `lagMs` however often the
+ * catalog is written, while cheap ones stay exact. The generation is read before the queries run, so a change made
+ * meanwhile shows as a change next time; what is read while this process has a write open is not kept.
  */
-export function remembered<T>(store: Store, compiled: Compiled, compute: () => T): T {
-  let memo = memos.get(store);
-  if (!memo) memos.set(store, (memo = new CatalogMemo(64)));
+export async function remembered<T>(store: Store, compiled: Compiled, compute: () => Promise<T>, lagMs = 0): Promise<T> {
+  let cache = rememberedByStore.get(store);
+  if (!cache) rememberedByStore.set(store, (cache = new Map()));
   const key = `${compiled.sql}\u0000${JSON.stringify(compiled.parameters)}`;
-  return memo.get(store, key, compute) as T;
+  const generation = store.generation();
+  const now = Date.now();
+  const hit = cache.get(key);
+  if (hit && hit.expires > now && (sameGeneration(hit.generation, generation) || (hit.cost >= COSTLY_MS && now - hit.computedAt < lagMs))) return hit.value as T;
+  const started = performance.now();
+  const value = await compute();
+  cache.delete(key);
+  if (store.writeInFlight()) return value;
+  if (cache.size >= MAX_REMEMBERED) cache.delete(cache.keys().next().value as string);
+  cache.set(key, { value, generation, expires: now + REMEMBER_MS, computedAt: now, cost: performance.now() - started });
+  return value;
 }
 
 /** SQLite's NOCASE: ASCII letters folded, everything else compared as is. */

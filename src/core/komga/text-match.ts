@@ -5,7 +5,8 @@
 import type { RawBuilder, SqlBool } from 'kysely';
 import { sql } from 'kysely';
 import { searchKey } from '../text/search-key.ts';
-import { nocase } from './sql.ts';
+import type { SqlDialect } from '../store/dialect.ts';
+import { nocase, positionSql } from './sql.ts';
 
 export const TEXT_OPERATORS = ['is', 'isNot', 'contains', 'doesNotContain', 'beginsWith', 'doesNotBeginWith', 'endsWith', 'doesNotEndWith'] as const;
 export type TextOperator = (typeof TEXT_OPERATORS)[number];
@@ -26,20 +27,21 @@ function foldedSql(expression: RawBuilder<unknown>): RawBuilder<string> {
 const NEGATED: Partial<Record<TextOperator, TextOperator>> = { isNot: 'is', doesNotContain: 'contains', doesNotBeginWith: 'beginsWith', doesNotEndWith: 'endsWith' };
 
 /** A Komga string operator over a SQL text expression. */
-export function textCondition(expression: RawBuilder<unknown>, operator: TextOperator, value: string): RawBuilder<SqlBool> {
+export function textCondition(d: SqlDialect, expression: RawBuilder<unknown>, operator: TextOperator, value: string): RawBuilder<SqlBool> {
   const positive = NEGATED[operator];
-  if (positive) return sql<SqlBool>`NOT (${textCondition(expression, positive, value)})`;
+  if (positive) return sql<SqlBool>`NOT (${textCondition(d, expression, positive, value)})`;
   const folded = foldedSql(expression);
   const needle = nocase(value);
   switch (operator) {
     case 'is':
       return sql<SqlBool>`(${folded} = ${needle})`;
     case 'contains':
-      return sql<SqlBool>`(instr(${folded}, ${needle}) > 0)`;
+      return sql<SqlBool>`(${positionSql(d, folded, needle)} > 0)`;
     case 'beginsWith':
       return sql<SqlBool>`(substr(${folded}, 1, ${needle.length}) = ${needle})`;
     default:
-      return needle === '' ? sql<SqlBool>`1 = 1` : sql<SqlBool>`(substr(${folded}, ${-needle.length}) = ${needle})`;
+      // The last characters, spelled the same on both engines (a negative start means different things).
+      return needle === '' ? sql<SqlBool>`1 = 1` : sql<SqlBool>`(length(${folded}) >= ${needle.length} AND substr(${folded}, length(${folded}) - ${needle.length - 1}) = ${needle})`;
   }
 }
 
@@ -59,6 +61,6 @@ export function textMatches(text: string, operator: TextOperator, value: string)
  * A free-text search over a book's title, authors and series (Bindery's `book_metadata.search_text`, stored as a
  * search key by every metadata writer).
  */
-export function searchTextCondition(query: string): RawBuilder<SqlBool> {
-  return sql<SqlBool>`instr(m.search_text, ${searchKey(query)}) > 0`;
+export function searchTextCondition(d: SqlDialect, query: string): RawBuilder<SqlBool> {
+  return sql<SqlBool>`${positionSql(d, sql.ref('m.search_text'), searchKey(query))} > 0`;
 }

@@ -4,7 +4,7 @@
 import type { Principal } from '../auth/principal.ts';
 import type { Store } from '../store/store.ts';
 import { bookName, bookOrder, loadBookRows, pageOfBooks, type KomgaBookRow } from './catalog.ts';
-import { collectionRow, findCollection, visibleCollections, type Collection } from './collections.ts';
+import { collectionRows, findCollection, type Collection } from './collections.ts';
 import { bookDto, collectionDto, pageEnvelope, pageOf, pageRequest, seriesDto, sliceOf, type Json, type Links, type PageRequest } from './dto.ts';
 import { boolParam, bookConditions, libraryIds, listParam, readStatuses, seriesBookConditions, seriesCanMatch, textParam, type Query } from './filters.ts';
 import { bookProgress, type KomgaReadState } from './read-progress.ts';
@@ -24,30 +24,30 @@ export interface KomgaReader {
 }
 
 /** BookDtos for rows already checked visible, in the order given. */
-export function bookDtos(reader: KomgaReader, rows: readonly KomgaBookRow[]): JsonObject[] {
+export async function bookDtos(reader: KomgaReader, rows: readonly KomgaBookRow[]): Promise<JsonObject[]> {
   const { store, principal } = reader;
-  const series = seriesOfBooks(
+  const series = await seriesOfBooks(
     store,
     principal,
     rows.map((r) => ({ id: r.id, libraryId: r.libraryId, seriesName: r.seriesName, name: bookName(r) })),
     reader.groupUnknown,
   );
-  const progress = bookProgress(store, principal.userId, rows.map((r) => r.id));
+  const progress = await bookProgress(store, principal.userId, rows.map((r) => r.id));
   return rows.map((row) => bookDto(row, series.get(row.id) ?? { id: `${row.libraryId}-`, title: '', oneshot: true }, reader.links, progress.get(row.id)));
 }
 
 /** `/api/v1/books`: Grimmory's listing by id, with Komga's filters and sorts; no `unpaged` (as Grimmory). */
-export function booksPage(reader: KomgaReader, query: Query): JsonObject {
+export async function booksPage(reader: KomgaReader, query: Query): Promise<JsonObject> {
   const request = pageRequest(query, false);
-  const order = bookOrder(query.sort);
-  const { ids, total } = pageOfBooks(reader.store, reader.principal, bookConditions(query, reader.principal.userId), order.sql, sliceOf(request));
-  return pageEnvelope(bookDtos(reader, loadBookRows(reader.store, ids)), total, request, order.sorted);
+  const order = bookOrder(reader.store.dialect, query.sort);
+  const { ids, total } = await pageOfBooks(reader.store, reader.principal, bookConditions(reader.store.dialect, query, reader.principal.userId), order.sql, sliceOf(request));
+  return pageEnvelope(await bookDtos(reader, await loadBookRows(reader.store, ids)), total, request, order.sorted);
 }
 
 /** A SeriesDto per series, in the order given. */
-export function seriesDtos(reader: KomgaReader, refs: readonly SeriesRef[]): JsonObject[] {
-  const summaries = summarizeMany(reader.store, reader.principal, refs, reader.principal.userId);
-  const firsts = new Map(loadBookRows(reader.store, summaries.flatMap((s) => (s.firstBookId === undefined ? [] : [s.firstBookId]))).map((r) => [r.id, r]));
+export async function seriesDtos(reader: KomgaReader, refs: readonly SeriesRef[]): Promise<JsonObject[]> {
+  const summaries = await summarizeMany(reader.store, reader.principal, refs, reader.principal.userId);
+  const firsts = new Map((await loadBookRows(reader.store, summaries.flatMap((s) => (s.firstBookId === undefined ? [] : [s.firstBookId])))).map((r) => [r.id, r]));
   return summaries.map((s) => seriesDto(s, s.firstBookId === undefined ? undefined : firsts.get(s.firstBookId), reader.links));
 }
 
@@ -67,10 +67,10 @@ function seriesSortOf(sortParam: unknown): { sort: SeriesSort; desc: boolean } {
 }
 
 /** When the series' books were first and last added, per head (the unknown series: its library's first and last). */
-function headDates(reader: KomgaReader, heads: readonly SeriesHead[]): Map<string, { created: string; modified: string }> {
+async function headDates(reader: KomgaReader, heads: readonly SeriesHead[]): Promise<Map<string, { created: string; modified: string }>> {
   const out = new Map<string, { created: string; modified: string }>();
   for (const head of heads) {
-    const dates = head.kind === 'unknown' ? libraryDates(reader.store, reader.principal, head.libraryId) : head;
+    const dates = head.kind === 'unknown' ? await libraryDates(reader.store, reader.principal, head.libraryId) : head;
     out.set(head.key, { created: dates.created ?? '', modified: dates.modified ?? '' });
   }
   return out;
@@ -81,15 +81,15 @@ function headDates(reader: KomgaReader, heads: readonly SeriesHead[]): Map<strin
  * meets a filter on genres, tags, publishers, languages, authors, age ratings or release years when one of its
  * visible books does.
  */
-export function seriesPage(reader: KomgaReader, query: Query, within?: Collection): JsonObject {
-  return pageOfHeads(reader, filteredHeads(reader, query, within), query.sort, pageRequest(query));
+export async function seriesPage(reader: KomgaReader, query: Query, within?: Collection): Promise<JsonObject> {
+  return pageOfHeads(reader, await filteredHeads(reader, query, within), query.sort, pageRequest(query));
 }
 
 /** The reader's series meeting the query's series filters, by name. */
-function filteredHeads(reader: KomgaReader, query: Query, within?: Collection): SeriesHead[] {
+async function filteredHeads(reader: KomgaReader, query: Query, within?: Collection): Promise<SeriesHead[]> {
   const { store, principal, groupUnknown } = reader;
   if (!seriesCanMatch(query)) return [];
-  let heads = seriesIndex(store, principal, groupUnknown).heads;
+  let heads = (await seriesIndex(store, principal, groupUnknown)).heads;
   const libraries = libraryIds(query);
   if (libraries !== undefined) heads = heads.filter((h) => libraries.includes(h.libraryId));
   const search = textParam(query, 'search');
@@ -97,35 +97,37 @@ function filteredHeads(reader: KomgaReader, query: Query, within?: Collection): 
   const oneshot = boolParam(query, 'oneshot');
   if (oneshot !== undefined) heads = heads.filter((h) => (h.count === 1) === oneshot);
   for (const condition of seriesBookConditions(query)) {
-    const keys = seriesKeysWhere(store, principal, groupUnknown, condition);
+    const keys = await seriesKeysWhere(store, principal, groupUnknown, condition);
     heads = heads.filter((h) => keys.has(h.key));
   }
   const collectionIds = listParam(query, 'collection_id');
   if (collectionIds !== undefined && collectionIds.length > 0) {
-    const keys = inCollections(reader, collectionIds.map((id) => findCollection(store, principal, id)));
+    const found = [];
+    for (const id of collectionIds) found.push(await findCollection(store, principal, id));
+    const keys = await inCollections(reader, found);
     heads = heads.filter((h) => keys.has(h.key));
   }
   if (within) {
-    const keys = inCollections(reader, [within]);
+    const keys = await inCollections(reader, [within]);
     heads = heads.filter((h) => keys.has(h.key));
   }
   const states = readStatuses(query);
   if (states !== undefined) {
-    const counts = seriesReadCounts(store, principal, groupUnknown, principal.userId);
+    const counts = await seriesReadCounts(store, principal, groupUnknown, principal.userId);
     heads = heads.filter((h) => states.includes(seriesState(h.count, counts.get(h.key))));
   }
   return heads;
 }
 
 /** `/api/v1/series/new`: the series, newest first (when their first book was added); `library_id`, `oneshot`, `deleted`. */
-export function newSeriesPage(reader: KomgaReader, query: Query): JsonObject {
-  return pageOfHeads(reader, filteredHeads(reader, query), 'created,desc', pageRequest(query));
+export async function newSeriesPage(reader: KomgaReader, query: Query): Promise<JsonObject> {
+  return pageOfHeads(reader, await filteredHeads(reader, query), 'created,desc', pageRequest(query));
 }
 
 /** `/api/v1/series/updated`: series that got books after their first, most recently changed first. */
-export function updatedSeriesPage(reader: KomgaReader, query: Query): JsonObject {
-  const heads = filteredHeads(reader, query);
-  const dates = headDates(reader, heads);
+export async function updatedSeriesPage(reader: KomgaReader, query: Query): Promise<JsonObject> {
+  const heads = await filteredHeads(reader, query);
+  const dates = await headDates(reader, heads);
   const updated = heads.filter((h) => {
     const d = dates.get(h.key);
     return d !== undefined && d.created !== d.modified;
@@ -134,11 +136,11 @@ export function updatedSeriesPage(reader: KomgaReader, query: Query): JsonObject
 }
 
 /** A page of series in the order `sort` asks for (by name when it names nothing known). */
-export function pageOfHeads(reader: KomgaReader, heads: readonly SeriesHead[], sortParam: unknown, request: PageRequest): JsonObject {
+export async function pageOfHeads(reader: KomgaReader, heads: readonly SeriesHead[], sortParam: unknown, request: PageRequest): Promise<JsonObject> {
   const { sort, desc } = seriesSortOf(sortParam);
   let ordered = heads;
   if (sort !== 'name' || desc) {
-    const dates = sort === 'created' || sort === 'modified' ? headDates(reader, heads) : undefined;
+    const dates = sort === 'created' || sort === 'modified' ? await headDates(reader, heads) : undefined;
     const value = (h: SeriesHead): string | number => (sort === 'count' ? h.count : sort === 'name' ? '' : (dates?.get(h.key)?.[sort] ?? ''));
     ordered = [...heads].sort((a, b) => {
       const x = value(a);
@@ -150,32 +152,31 @@ export function pageOfHeads(reader: KomgaReader, heads: readonly SeriesHead[], s
   }
   const slice = sliceOf(request);
   const shown = slice === 'all' ? ordered : ordered.slice(slice.offset, slice.offset + slice.limit);
-  return pageEnvelope(seriesDtos(reader, shown.map(refOf)), ordered.length, request, sortParam !== undefined);
+  return pageEnvelope(await seriesDtos(reader, shown.map((head) => refOf(reader.store.dialect, head))), ordered.length, request, sortParam !== undefined);
 }
 
 /** `/api/v1/series/{id}/books`: the series' books in order, with the book filters Komga takes here. */
-export function seriesBooksPage(reader: KomgaReader, ref: SeriesRef, query: Query): JsonObject {
+export async function seriesBooksPage(reader: KomgaReader, ref: SeriesRef, query: Query): Promise<JsonObject> {
   const request = pageRequest(query);
-  const { ids, total } = seriesBookIds(reader.store, reader.principal, ref, bookConditions(query, reader.principal.userId), sliceOf(request));
-  return pageEnvelope(bookDtos(reader, loadBookRows(reader.store, ids)), total, request);
+  const { ids, total } = await seriesBookIds(reader.store, reader.principal, ref, bookConditions(reader.store.dialect, query, reader.principal.userId), sliceOf(request));
+  return pageEnvelope(await bookDtos(reader, await loadBookRows(reader.store, ids)), total, request);
 }
 
 /** `/api/v1/collections`: every collection the reader may open, by name; `search` filters names, `library_id` the series. */
-export function collectionsPage(reader: KomgaReader, query: Query): JsonObject {
+export async function collectionsPage(reader: KomgaReader, query: Query): Promise<JsonObject> {
   const search = textParam(query, 'search');
   const libraries = libraryIds(query);
-  const rows = visibleCollections(reader.store, reader.principal)
-    .filter((c) => search === undefined || textMatches(c.name, 'contains', search))
-    .map((c) => collectionRow(reader.store, reader.principal, c, reader.groupUnknown))
-    .filter((c) => libraries === undefined || c.seriesIds.some((id) => libraries.some((l) => id.startsWith(`${l}-`))));
+  const rows = (await collectionRows(reader, (c) => search === undefined || textMatches(c.name, 'contains', search))).filter(
+    (c) => libraries === undefined || c.seriesIds.some((id) => libraries.some((l) => id.startsWith(`${l}-`))),
+  );
   return pageOf(rows.map(collectionDto), pageRequest(query));
 }
 
 /** The reader's visible series of these books' ids, as the tracker and series marks need them. */
-export function seriesBooks(reader: KomgaReader, ref: SeriesRef): { id: number; numberSort: number; state: KomgaReadState }[] {
-  const { ids } = seriesBookIds(reader.store, reader.principal, ref, [], 'all');
-  const rows = loadBookRows(reader.store, ids);
-  const progress = bookProgress(reader.store, reader.principal.userId, ids);
+export async function seriesBooks(reader: KomgaReader, ref: SeriesRef): Promise<{ id: number; numberSort: number; state: KomgaReadState }[]> {
+  const { ids } = await seriesBookIds(reader.store, reader.principal, ref, [], 'all');
+  const rows = await loadBookRows(reader.store, ids);
+  const progress = await bookProgress(reader.store, reader.principal.userId, ids);
   return rows.map((r) => ({ id: r.id, numberSort: r.seriesNumber ?? 1, state: progress.get(r.id)?.state ?? 'UNREAD' }));
 }
 
@@ -183,8 +184,8 @@ export function seriesBooks(reader: KomgaReader, ref: SeriesRef): { id: number; 
  * Mihon's tracker view of a series (`TachiyomiReadProgressV2Dto`): the counts, the highest number, and the number of
  * the last book of the unbroken run of read books from the first.
  */
-export function tachiyomiProgress(reader: KomgaReader, ref: SeriesRef): JsonObject {
-  const books = seriesBooks(reader, ref).sort((a, b) => a.numberSort - b.numberSort || a.id - b.id);
+export async function tachiyomiProgress(reader: KomgaReader, ref: SeriesRef): Promise<JsonObject> {
+  const books = (await seriesBooks(reader, ref)).sort((a, b) => a.numberSort - b.numberSort || a.id - b.id);
   let lastContinuous = 0;
   for (const b of books) {
     if (b.state !== 'READ') break;

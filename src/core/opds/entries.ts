@@ -1,6 +1,6 @@
 // The book entries of one feed page: the catalog bundles of those books (one set query per table), turned into the
 // feed model with their downloads, cover and, for comics, the page stream and the reader's last page.
-import { loadBundlesSqlite } from '../books/book-bundles.ts';
+import { loadBundles } from '../books/book-bundles.ts';
 import { parseFormatPriority, type BookBundle, type BookFileRow } from '../books/book-json.ts';
 import { pickPrimary } from '../books/primary-file.ts';
 import type { Store } from '../store/store.ts';
@@ -44,40 +44,43 @@ interface ComicProgress {
 }
 
 /** The reader's last comic page per file and per book (the per-book column when no per-file row exists). */
-function comicProgress(store: Store, userId: number, bookIds: number[], fileIds: number[]): { byFile: Map<number, ComicProgress>; byBook: Map<number, ComicProgress> } {
+async function comicProgress(store: Store, userId: number, bookIds: number[], fileIds: number[]): Promise<{ byFile: Map<number, ComicProgress>; byBook: Map<number, ComicProgress> }> {
+  const ids = store.dialect.jsonValues('integer');
   const byFile = new Map<number, ComicProgress>();
   const byBook = new Map<number, ComicProgress>();
   if (fileIds.length > 0) {
-    const rows = store.sqlite
-      .prepare('SELECT book_file_id AS id, position_data AS page, last_read_time AS at FROM user_book_file_progress WHERE user_id = ? AND book_file_id IN (SELECT value FROM json_each(?))')
-      .all(userId, JSON.stringify(fileIds)) as { id: number; page: string | null; at: string | null }[];
+    const rows = (await store.exec.all(`SELECT book_file_id AS id, position_data AS page, last_read_time AS at FROM user_book_file_progress WHERE user_id = ? AND book_file_id IN (${ids})`, [
+      userId,
+      JSON.stringify(fileIds),
+    ])) as { id: number; page: string | null; at: string | null }[];
     for (const r of rows) {
       const page = r.page !== null && /^\s*\d+\s*$/.test(r.page) ? Number(r.page) : undefined;
       if (page !== undefined && page > 0) byFile.set(r.id, { page, at: r.at });
     }
   }
   if (bookIds.length > 0) {
-    const rows = store.sqlite
-      .prepare('SELECT book_id AS id, cbx_progress AS page, last_read_time AS at FROM user_book_progress WHERE user_id = ? AND cbx_progress > 0 AND book_id IN (SELECT value FROM json_each(?))')
-      .all(userId, JSON.stringify(bookIds)) as { id: number; page: number; at: string | null }[];
+    const rows = (await store.exec.all(`SELECT book_id AS id, cbx_progress AS page, last_read_time AS at FROM user_book_progress WHERE user_id = ? AND cbx_progress > 0 AND book_id IN (${ids})`, [
+      userId,
+      JSON.stringify(bookIds),
+    ])) as { id: number; page: number; at: string | null }[];
     for (const r of rows) byBook.set(r.id, { page: r.page, at: r.at });
   }
   return { byFile, byBook };
 }
 
 /** Feed entries for the given books that exist, in the order given. */
-export function bookEntries(store: Store, ids: readonly number[], userId: number, now: string): BookEntry[] {
+export async function bookEntries(store: Store, ids: readonly number[], userId: number, now: string): Promise<BookEntry[]> {
   if (ids.length === 0) return [];
-  const bundles = loadBundlesSqlite(store.sqlite, ids, { listView: false, withDescription: true });
+  const bundles = await loadBundles(store, ids, { listView: false, withDescription: true });
   const comicFiles = bundles.flatMap((b) => orderedFiles(b).filter((f) => f.book_type === 'CBX' && f.is_folder_based !== 1));
   const pageCounts = new Map<number, number>();
   if (comicFiles.length > 0) {
-    const rows = store.sqlite
-      .prepare('SELECT id, page_count FROM book_file WHERE page_count > 0 AND id IN (SELECT value FROM json_each(?))')
-      .all(JSON.stringify(comicFiles.map((f) => f.id))) as { id: number; page_count: number }[];
+    const rows = (await store.exec.all(`SELECT id, page_count FROM book_file WHERE page_count > 0 AND id IN (${store.dialect.jsonValues('integer')})`, [
+      JSON.stringify(comicFiles.map((f) => f.id)),
+    ])) as { id: number; page_count: number }[];
     for (const r of rows) pageCounts.set(r.id, r.page_count);
   }
-  const progress = comicProgress(store, userId, bundles.map((b) => b.book.id), [...pageCounts.keys()]);
+  const progress = await comicProgress(store, userId, bundles.map((b) => b.book.id), [...pageCounts.keys()]);
 
   const byId = new Map<number, BookEntry>();
   for (const bundle of bundles) {

@@ -90,9 +90,9 @@ const nav = (id: string, title: string, target: Target, kind: NavEntry['kind'], 
 const withPage = (target: Target, page: number, size: number): Target => ({ path: target.path, query: [...(target.query ?? []), ['page', String(page)], ['size', String(size)]] });
 
 /** The newest books, as a group of the OPDS 2 start page. */
-export function recentGroup(store: Store, reader: Reader, options: FeedOptions): Group {
-  const { ids, total } = pageOfBooks(store, reader.principal, {}, 'RECENT', 1, RECENT_GROUP_SIZE);
-  return { title: 'Recently Added', target: withPage({ path: 'recent' }, 1, DEFAULT_PAGE_SIZE), total, entries: bookEntries(store, ids, reader.principal.userId, options.now) };
+export async function recentGroup(store: Store, reader: Reader, options: FeedOptions): Promise<Group> {
+  const { ids, total } = await pageOfBooks(store, reader.principal, {}, 'RECENT', 1, RECENT_GROUP_SIZE);
+  return { title: 'Recently Added', target: withPage({ path: 'recent' }, 1, DEFAULT_PAGE_SIZE), total, entries: await bookEntries(store, ids, reader.principal.userId, options.now) };
 }
 
 export function rootFeed(options: FeedOptions, recent?: Group): Feed {
@@ -121,22 +121,22 @@ function navigationFeed(id: string, title: string, path: string, entries: NavEnt
   return { id, title, updated: options.now, kind: 'navigation', self: { path }, entries, emptyTitle };
 }
 
-export function librariesFeed(store: Store, reader: Reader, options: FeedOptions): Feed {
-  const entries = visibleLibraries(store, reader.principal).map((l) =>
+export async function librariesFeed(store: Store, reader: Reader, options: FeedOptions): Promise<Feed> {
+  const entries = (await visibleLibraries(store, reader.principal)).map((l) =>
     nav(`urn:booklore:library:${l.id}`, l.name, { path: 'catalog', query: [['libraryId', String(l.id)]] }, 'acquisition', `${l.count} book${l.count === 1 ? '' : 's'}`, l.count),
   );
   return navigationFeed('urn:booklore:navigation:libraries', 'Libraries', 'libraries', entries, options, 'No libraries');
 }
 
-export function shelvesFeed(store: Store, reader: Reader, options: FeedOptions): Feed {
-  const entries = readableShelves(store, reader.principal).map((s) =>
+export async function shelvesFeed(store: Store, reader: Reader, options: FeedOptions): Promise<Feed> {
+  const entries = (await readableShelves(store, reader.principal)).map((s) =>
     nav(`urn:booklore:shelf:${s.id}`, s.name, { path: 'catalog', query: [['shelfId', String(s.id)]] }, 'acquisition', 'Personal shelf collection', s.count),
   );
   return navigationFeed('urn:booklore:navigation:shelves', 'Shelves', 'shelves', entries, options, 'No shelves');
 }
 
-export function magicShelvesFeed(store: Store, reader: Reader, options: FeedOptions): Feed {
-  const entries = readableMagicShelves(store, reader.principal).map((s) =>
+export async function magicShelvesFeed(store: Store, reader: Reader, options: FeedOptions): Promise<Feed> {
+  const entries = (await readableMagicShelves(store, reader.principal)).map((s) =>
     nav(`urn:booklore:magic-shelf:${s.id}`, s.name, { path: 'catalog', query: [['magicShelfId', String(s.id)]] }, 'acquisition', 'Smart, dynamic shelf collection'),
   );
   return navigationFeed('urn:booklore:navigation:magic-shelves', 'Magic Shelves', 'magic-shelves', entries, options, 'No magic shelves');
@@ -145,9 +145,9 @@ export function magicShelvesFeed(store: Store, reader: Reader, options: FeedOpti
 /** Names go into `urn:` ids percent-encoded: an id is a URI, and names have spaces. */
 const urnPart = (name: string): string => encodeURIComponent(name);
 
-export function authorsFeed(store: Store, reader: Reader, query: Query, options: FeedOptions): Feed {
+export async function authorsFeed(store: Store, reader: Reader, query: Query, options: FeedOptions): Promise<Feed> {
   const { page, size } = pageParams(query);
-  const { items, total } = pageOfAuthors(store, reader.principal, page, size);
+  const { items, total } = await pageOfAuthors(store, reader.principal, page, size);
   return {
     ...navigationFeed('urn:booklore:navigation:authors', 'Authors', 'authors', [], options, 'No authors'),
     self: withPage({ path: 'authors' }, page, size),
@@ -156,9 +156,9 @@ export function authorsFeed(store: Store, reader: Reader, query: Query, options:
   };
 }
 
-export function seriesFeed(store: Store, reader: Reader, query: Query, options: FeedOptions): Feed {
+export async function seriesFeed(store: Store, reader: Reader, query: Query, options: FeedOptions): Promise<Feed> {
   const { page, size } = pageParams(query);
-  const { items, total } = pageOfSeries(store, reader.principal, page, size);
+  const { items, total } = await pageOfSeries(store, reader.principal, page, size);
   return {
     ...navigationFeed('urn:booklore:navigation:series', 'Series', 'series', [], options, 'No series'),
     self: withPage({ path: 'series' }, page, size),
@@ -215,7 +215,7 @@ interface Scope {
 }
 
 /** What the catalog query asks for, after the access checks; filters given together all apply. */
-function catalogScope(store: Store, reader: Reader, query: Query, options: FeedOptions): Scope {
+async function catalogScope(store: Store, reader: Reader, query: Query, options: FeedOptions): Promise<Scope> {
   const { principal } = reader;
   const q = param(query, 'q') ?? param(query, 'query');
   const libraryId = integer(query, 'libraryId');
@@ -230,7 +230,7 @@ function catalogScope(store: Store, reader: Reader, query: Query, options: FeedO
   if (q !== undefined) scope.title = `Search results for “${q}”`;
 
   if (libraryId !== undefined) {
-    const library = store.sqlite.prepare('SELECT id, name FROM library WHERE id = ?').get(libraryId) as { id: number; name: string } | undefined;
+    const library = (await store.exec.get('SELECT id, name FROM library WHERE id = ?', [libraryId])) as { id: number; name: string } | undefined;
     if (!library) throw new OpdsError('NOT_FOUND', `Library not found with ID: ${libraryId}`);
     if (!canSeeLibrary(principal, library.id)) throw new OpdsError('FORBIDDEN', 'You are not allowed to access this library');
     filter.libraryId = library.id;
@@ -239,7 +239,7 @@ function catalogScope(store: Store, reader: Reader, query: Query, options: FeedO
   if (shelfIds.length > 0) {
     const names: string[] = [];
     for (const shelfId of shelfIds) {
-      const shelf = store.sqlite.prepare('SELECT id, name, user_id, is_public FROM shelf WHERE id = ?').get(shelfId) as { id: number; name: string; user_id: number; is_public: number } | undefined;
+      const shelf = (await store.exec.get('SELECT id, name, user_id, is_public FROM shelf WHERE id = ?', [shelfId])) as { id: number; name: string; user_id: number; is_public: number } | undefined;
       if (!shelf) throw new OpdsError('NOT_FOUND', `Shelf not found with ID: ${shelfId}`);
       if (shelf.user_id !== principal.userId && shelf.is_public !== 1 && !isAdmin(principal)) throw new OpdsError('FORBIDDEN', 'You are not allowed to access this shelf');
       names.push(shelf.name);
@@ -258,7 +258,7 @@ function catalogScope(store: Store, reader: Reader, query: Query, options: FeedO
     Object.assign(scope, { id: `urn:booklore:author:${urnPart(author)}`, title: `Books by ${author}` });
   }
   if (magicShelfId !== undefined) {
-    const shelf = store.sqlite.prepare('SELECT id, name, user_id, is_public, filter_json FROM magic_shelf WHERE id = ?').get(magicShelfId) as
+    const shelf = (await store.exec.get('SELECT id, name, user_id, is_public, filter_json FROM magic_shelf WHERE id = ?', [magicShelfId])) as
       | { id: number; name: string; user_id: number; is_public: number; filter_json: string }
       | undefined;
     if (!shelf) throw new OpdsError('NOT_FOUND', `Magic shelf not found with ID: ${magicShelfId}`);
@@ -267,7 +267,7 @@ function catalogScope(store: Store, reader: Reader, query: Query, options: FeedO
       throw new OpdsError('FORBIDDEN', 'You are not allowed to access this magic shelf');
     }
     // Rules that are not JSON at all select nothing rather than everything.
-    const rules = compileMagicShelf(shelf.filter_json, principal.userId);
+    const rules = compileMagicShelf(store.dialect, shelf.filter_json, principal.userId);
     if (rules) filter.rules = rules;
     else filter.nothing = true;
     Object.assign(scope, { id: `urn:booklore:magic-shelf:${shelf.id}`, title: `${shelf.name} - Magic Shelf` });
@@ -275,9 +275,9 @@ function catalogScope(store: Store, reader: Reader, query: Query, options: FeedO
   return scope;
 }
 
-function acquisitionFeed(store: Store, reader: Reader, scope: Scope, self: Target, query: Query, options: FeedOptions): Feed {
+async function acquisitionFeed(store: Store, reader: Reader, scope: Scope, self: Target, query: Query, options: FeedOptions): Promise<Feed> {
   const { page, size } = pageParams(query);
-  const { ids, total } = pageOfBooks(store, reader.principal, scope.filter, scope.order, page, size);
+  const { ids, total } = await pageOfBooks(store, reader.principal, scope.filter, scope.order, page, size);
   return {
     id: scope.id,
     title: scope.title,
@@ -285,21 +285,21 @@ function acquisitionFeed(store: Store, reader: Reader, scope: Scope, self: Targe
     kind: 'acquisition',
     self: withPage(self, page, size),
     paging: { page, size, total, at: (p) => withPage(self, p, size) },
-    entries: bookEntries(store, ids, reader.principal.userId, options.now),
+    entries: await bookEntries(store, ids, reader.principal.userId, options.now),
     emptyTitle: 'No books here',
   };
 }
 
-export function catalogFeed(store: Store, reader: Reader, query: Query, options: FeedOptions): Feed {
-  const scope = catalogScope(store, reader, query, options);
+export async function catalogFeed(store: Store, reader: Reader, query: Query, options: FeedOptions): Promise<Feed> {
+  const scope = await catalogScope(store, reader, query, options);
   // Paging links carry the filters as they were given (Grimmory's whitelist), then page and size.
   const carried: [string, string][] = [];
   for (const name of CATALOG_PARAMS) {
     const value = param(query, name);
     if (value !== undefined) carried.push([name, value]);
   }
-  const feed = acquisitionFeed(store, reader, scope, { path: 'catalog', query: carried }, query, options);
-  const facets = catalogFacets(store, reader, scope, carried, pageParams(query).size, feed.paging?.total ?? 0);
+  const feed = await acquisitionFeed(store, reader, scope, { path: 'catalog', query: carried }, query, options);
+  const facets = await catalogFacets(store, reader, scope, carried, pageParams(query).size, feed.paging?.total ?? 0);
   return facets.length > 0 ? { facets, ...feed } : feed;
 }
 
@@ -309,7 +309,7 @@ export function catalogFeed(store: Store, reader: Reader, query: Query, options:
  * there is more than one. Each leads to the first page of the same feed (same page size) with that `sort` or
  * `format`; the filters stay.
  */
-function catalogFacets(store: Store, reader: Reader, scope: Scope, carried: [string, string][], size: number, total: number): Facet[] {
+async function catalogFacets(store: Store, reader: Reader, scope: Scope, carried: [string, string][], size: number, total: number): Promise<Facet[]> {
   const others = (name: string): [string, string][] => carried.filter(([n]) => n !== name);
   const at = (name: string, value: string | undefined): Target =>
     withPage({ path: 'catalog', query: [...others(name), ...(value === undefined ? [] : [[name, value] as [string, string]])] }, 1, size);
@@ -317,10 +317,10 @@ function catalogFacets(store: Store, reader: Reader, scope: Scope, carried: [str
   if (scope.order !== 'SERIES_NUMBER') {
     for (const [order, title] of SORT_FACETS) facets.push({ group: 'Sort', title, target: at('sort', order), active: scope.order === order, count: total });
   }
-  const formats = formatCounts(store, reader.principal, scope.filter);
+  const formats = await formatCounts(store, reader.principal, scope.filter);
   if (formats.size > 1) {
     const { format: chosen, ...unformatted } = scope.filter;
-    const all = chosen === undefined ? total : countBooks(store, reader.principal, unformatted);
+    const all = chosen === undefined ? total : await countBooks(store, reader.principal, unformatted);
     facets.push({ group: 'Format', title: 'All formats', target: at('format', undefined), active: chosen === undefined, count: all });
     for (const [format, count] of formats) facets.push({ group: 'Format', title: FORMAT_TITLES[format] ?? format, target: at('format', format), active: chosen === format, count });
   }
@@ -328,13 +328,13 @@ function catalogFacets(store: Store, reader: Reader, scope: Scope, carried: [str
 }
 
 /** Newest first, whatever the account's order: the feed is "Recently Added". */
-export function recentFeed(store: Store, reader: Reader, query: Query, options: FeedOptions): Feed {
+export function recentFeed(store: Store, reader: Reader, query: Query, options: FeedOptions): Promise<Feed> {
   const scope: Scope = { filter: {}, order: 'RECENT', id: 'urn:booklore:catalog:recent', title: 'Recently Added Books' };
   return acquisitionFeed(store, reader, scope, { path: 'recent' }, query, options);
 }
 
-export function surpriseFeed(store: Store, reader: Reader, options: FeedOptions): Feed {
-  const ids = randomBooks(store, reader.principal, SURPRISE_COUNT);
+export async function surpriseFeed(store: Store, reader: Reader, options: FeedOptions): Promise<Feed> {
+  const ids = await randomBooks(store, reader.principal, SURPRISE_COUNT);
   return {
     id: 'urn:booklore:catalog:surprise',
     title: 'Surprise Me',
@@ -342,7 +342,7 @@ export function surpriseFeed(store: Store, reader: Reader, options: FeedOptions)
     kind: 'acquisition',
     self: { path: 'surprise' },
     paging: { page: 1, size: SURPRISE_COUNT, total: ids.length, at: () => ({ path: 'surprise' }), linkless: true },
-    entries: bookEntries(store, ids, reader.principal.userId, options.now),
+    entries: await bookEntries(store, ids, reader.principal.userId, options.now),
     emptyTitle: 'No books here',
   };
 }

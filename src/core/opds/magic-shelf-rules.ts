@@ -3,6 +3,8 @@
 // applied separately by the caller. A rule that cannot be understood is skipped, as Grimmory skips it.
 import type { Expression, RawBuilder, SqlBool } from 'kysely';
 import { sql } from 'kysely';
+import type { SqlDialect } from '../store/dialect.ts';
+import { spelled } from '../komga/sql.ts';
 
 type Cond = RawBuilder<SqlBool>;
 type Value = RawBuilder<unknown>;
@@ -16,6 +18,7 @@ interface Rule {
 }
 
 interface Ctx {
+  d: SqlDialect;
   userId: number;
   now: Date;
 }
@@ -56,15 +59,16 @@ const NUMBER_COLUMNS: Record<string, string> = {
 };
 
 /** Fields of the book's files: a book matches when one of its book files does. */
-const FILE_COLUMNS: Record<string, { column: string; kind: 'number' | 'string' }> = {
-  fileSize: { column: 'f.file_size_kb', kind: 'number' },
-  audiobookDuration: { column: 'f.duration_seconds', kind: 'number' },
-  audiobookBitrate: { column: 'f.bitrate', kind: 'number' },
-  audiobookChapterCount: { column: 'f.chapter_count', kind: 'number' },
-  audiobookCodec: { column: 'f.codec', kind: 'string' },
+const FILE_COLUMNS: Record<string, { column: (d: SqlDialect) => string; kind: 'number' | 'string' }> = {
+  fileSize: { column: () => 'f.file_size_kb', kind: 'number' },
+  audiobookDuration: { column: () => 'f.duration_seconds', kind: 'number' },
+  audiobookBitrate: { column: () => 'f.bitrate', kind: 'number' },
+  audiobookChapterCount: { column: () => 'f.chapter_count', kind: 'number' },
+  audiobookCodec: { column: () => 'f.codec', kind: 'string' },
   // The text after the last dot of the file name.
-  fileType: { column: `CASE WHEN instr(f.file_name, '.') > 0 THEN substr(f.file_name, length(rtrim(f.file_name, replace(f.file_name, '.', ''))) + 1) END`, kind: 'string' },
+  fileType: { column: (d) => `CASE WHEN ${d.position('f.file_name', "'.'")} > 0 THEN substr(f.file_name, length(rtrim(f.file_name, replace(f.file_name, '.', ''))) + 1) END`, kind: 'string' },
 };
+
 
 const COLLECTIONS: Record<string, { mapping: string; table: string; column: string }> = {
   authors: { mapping: 'book_metadata_author_mapping', table: 'author', column: 'author_id' },
@@ -123,7 +127,7 @@ function all(conds: Cond[]): Cond {
 const not = (cond: Cond): Cond => sql<SqlBool>`not (${cond})`;
 
 /** Text comparisons, case-insensitive. */
-function compareString(e: Value, rule: Rule, op: string): Cond | undefined {
+function compareString(e: Value, rule: Rule, op: string, d: SqlDialect): Cond | undefined {
   const values = strings(rule.value);
   switch (op) {
     case 'equals':
@@ -148,7 +152,7 @@ function compareString(e: Value, rule: Rule, op: string): Cond | undefined {
     case 'is_not_empty':
       return sql<SqlBool>`(${e} is not null and trim(${e}) != '')`;
     default:
-      return compareNumber(sql`cast(${e} as real)`, rule, op);
+      return compareNumber(spelled(d.numberFromText, [e]), rule, op);
   }
 }
 
@@ -333,26 +337,30 @@ function compareReadStatus(rule: Rule, op: string, ctx: Ctx): Cond | undefined {
   if (values.length === 0) return undefined;
   if (op === 'equals' || op === 'includes_any' || op === 'contains') return matches;
   // Negations also match books the user has no status for.
-  if (NEGATIVE.has(op)) return sql<SqlBool>`not coalesce(${matches}, 0)`;
+  if (NEGATIVE.has(op)) return sql<SqlBool>`not coalesce(${matches}, FALSE)`;
   return undefined;
 }
 
 /** Any of the book's files passes the test; for negations, none of them passes the positive test. */
-function compareFiles(field: string, rule: Rule, op: string): Cond | undefined {
-  const { column, kind } = FILE_COLUMNS[field] as { column: string; kind: 'number' | 'string' };
-  const e = sql.raw(column);
+function compareFiles(field: string, rule: Rule, op: string, d: SqlDialect): Cond | undefined {
+  const { column, kind } = FILE_COLUMNS[field] as { column: (d: SqlDialect) => string; kind: 'number' | 'string' };
+  const e = sql.raw(column(d));
   const exists = (condition: Cond): Cond => sql<SqlBool>`exists (select 1 from book_file f where f.book_id = book.id and f.is_book = 1 and ${condition})`;
   if (op === 'is_empty') return not(exists(sql<SqlBool>`${e} is not null`));
   if (op === 'is_not_empty') return exists(sql<SqlBool>`${e} is not null`);
   const positive = NEGATIVE.has(op) ? (op === 'does_not_contain' ? 'contains' : 'includes_any') : op;
-  const test = kind === 'number' ? compareNumber(e, rule, positive) : compareString(e, rule, positive);
+  const test = kind === 'number' ? compareNumber(e, rule, positive) : compareString(e, rule, positive, d);
   if (!test) return undefined;
   return NEGATIVE.has(op) ? not(exists(test)) : exists(test);
 }
 
 // KOReader's progress is stored as the fraction the device sends (0..1); the others are percents.
 const READING_PROGRESS = (ctx: Ctx): Value =>
-  sql`(select max(coalesce(p.koreader_progress_percent, 0) * 100, coalesce(p.kobo_progress_percent, 0), coalesce(p.pdf_progress_percent, 0), coalesce(p.epub_progress_percent, 0), coalesce(p.cbx_progress_percent, 0)) from user_book_progress p where p.user_id = ${ctx.userId} and p.book_id = book.id)`;
+  sql`(select ${sql.raw(
+    ['coalesce(p.koreader_progress_percent, 0) * 100', 'coalesce(p.kobo_progress_percent, 0)', 'coalesce(p.pdf_progress_percent, 0)', 'coalesce(p.epub_progress_percent, 0)', 'coalesce(p.cbx_progress_percent, 0)'].reduce((a, b) =>
+      ctx.d.greatest(a, b),
+    ),
+  )} from user_book_progress p where p.user_id = ${ctx.userId} and p.book_id = book.id)`;
 
 /** book_metadata columns a `metadataPresence` rule may name, by their JSON names. */
 const PRESENCE_COLUMNS: Record<string, string> = {
@@ -385,37 +393,43 @@ function presence(rule: Rule, op: string, ctx: Ctx): Cond | undefined {
   const name = String(Array.isArray(rule.value) ? rule.value[0] : rule.value ?? '');
   let present: Cond | undefined;
   const column = PRESENCE_COLUMNS[name];
-  if (column) present = sql<SqlBool>`(${sql.raw(column)} is not null and trim(${sql.raw(column)}) != '')`;
+  // Numbers too are tested as text (a blank is absent): the cast makes that valid on both engines.
+  if (column) present = sql<SqlBool>`(${sql.raw(column)} is not null and trim(CAST(${sql.raw(column)} AS TEXT)) != '')`;
   else if (name in COLLECTIONS) present = compareCollection(name, {}, 'is_not_empty');
   else if (name in COMIC_PRESENCE) present = COMIC_PRESENCE[name];
   else if (name === 'personalRating') present = sql<SqlBool>`${progress(ctx, 'personal_rating')} is not null`;
-  else if (name === 'audiobookDuration') present = compareFiles('audiobookDuration', {}, 'is_not_empty');
+  else if (name === 'audiobookDuration') present = compareFiles('audiobookDuration', {}, 'is_not_empty', ctx.d);
   if (!present) return undefined;
   return op === 'equals' ? present : not(present);
 }
 
 /** Books of the same (non-blank) series as `book`, as `s2`/`m2`, with the user's status as `p2`. */
 function seriesBooks(ctx: Ctx, select: string, where: string): Value {
-  return sql`(select ${sql.raw(select)} from book s2 join book_metadata m2 on m2.book_id = s2.id left join user_book_progress p2 on p2.book_id = s2.id and p2.user_id = ${ctx.userId} where s2.deleted = 0 and m2.series_name = m.series_name collate nocase and ${sql.raw(where)})`;
+  return sql`(select ${sql.raw(select)} from book s2 join book_metadata m2 on m2.book_id = s2.id left join user_book_progress p2 on p2.book_id = s2.id and p2.user_id = ${ctx.userId} where s2.deleted = 0 and ${sql.raw(sameSeries(ctx.d, 'm2', 'm'))} and ${sql.raw(where)})`;
 }
 
 const STARTED = `('READING', 'RE_READING', 'READ', 'PARTIALLY_READ')`;
 
+/** Two metadata rows (by alias) of the same series name, letter case aside. */
+const sameSeries = (d: SqlDialect, a: string, b: string): string => `${d.nocase(`${a}.series_name`)} = ${d.nocase(`${b}.series_name`)}`;
+
 function seriesRule(field: string, rule: Rule, op: string, ctx: Ctx): Cond | undefined {
   const value = String(Array.isArray(rule.value) ? rule.value[0] : rule.value ?? '').toLowerCase();
   const count = (where: string): Value => seriesBooks(ctx, 'count(*)', where);
+  const whole = (e: string): string => ctx.d.integerPart(e);
+  const isLast = `${whole('m2.series_number')} = (select max(m3.series_total) from book_metadata m3 where ${sameSeries(ctx.d, 'm3', 'm')})`;
   const tests: Record<string, Record<string, Cond>> = {
     seriesStatus: {
       reading: sql<SqlBool>`${count(`p2.read_status in ('READING', 'RE_READING')`)} > 0`,
       not_started: sql<SqlBool>`${count(`p2.read_status in ${STARTED}`)} = 0`,
       fully_read: sql<SqlBool>`${count(`coalesce(p2.read_status, '') != 'READ'`)} = 0`,
-      completed: sql<SqlBool>`${count(`cast(m2.series_number as integer) = (select max(m3.series_total) from book_metadata m3 where m3.series_name = m.series_name collate nocase)`)} > 0`,
-      ongoing: sql<SqlBool>`(${seriesBooks(ctx, 'max(m2.series_total)', '1 = 1')} is not null and ${count(`cast(m2.series_number as integer) = (select max(m3.series_total) from book_metadata m3 where m3.series_name = m.series_name collate nocase)`)} = 0)`,
+      completed: sql<SqlBool>`${count(isLast)} > 0`,
+      ongoing: sql<SqlBool>`(${seriesBooks(ctx, 'max(m2.series_total)', '1 = 1')} is not null and ${count(isLast)} = 0)`,
     },
     seriesGaps: {
-      any_gap: sql<SqlBool>`${seriesBooks(ctx, 'count(distinct cast(m2.series_number as integer))', 'm2.series_number >= 1')} < ${seriesBooks(ctx, 'max(cast(m2.series_number as integer))', 'm2.series_number >= 1')}`,
-      missing_first: sql<SqlBool>`(${count('m2.series_number is not null')} > 0 and ${count('cast(m2.series_number as integer) = 1')} = 0)`,
-      missing_latest: sql<SqlBool>`${seriesBooks(ctx, 'max(m2.series_total)', '1 = 1')} > coalesce(${seriesBooks(ctx, 'max(cast(m2.series_number as integer))', 'm2.series_number is not null')}, 0)`,
+      any_gap: sql<SqlBool>`${seriesBooks(ctx, `count(distinct ${whole('m2.series_number')})`, 'm2.series_number >= 1')} < ${seriesBooks(ctx, `max(${whole('m2.series_number')})`, 'm2.series_number >= 1')}`,
+      missing_first: sql<SqlBool>`(${count('m2.series_number is not null')} > 0 and ${count(`${whole('m2.series_number')} = 1`)} = 0)`,
+      missing_latest: sql<SqlBool>`${seriesBooks(ctx, 'max(m2.series_total)', '1 = 1')} > coalesce(${seriesBooks(ctx, `max(${whole('m2.series_number')})`, 'm2.series_number is not null')}, 0)`,
       duplicate_number: sql<SqlBool>`${seriesBooks(ctx, 'count(m2.series_number) - count(distinct m2.series_number)', '1 = 1')} > 0`,
     },
     seriesPosition: {
@@ -427,8 +441,8 @@ function seriesRule(field: string, rule: Rule, op: string, ctx: Ctx): Cond | und
   const test = tests[field]?.[value];
   if (!test) return undefined;
   const inSeries = sql<SqlBool>`(m.series_name is not null and trim(m.series_name) != '')`;
-  if (op === 'equals') return sql<SqlBool>`(${inSeries} and coalesce(${test}, 0))`;
-  if (op === 'not_equals') return sql<SqlBool>`(${inSeries} and not coalesce(${test}, 0))`;
+  if (op === 'equals') return sql<SqlBool>`(${inSeries} and coalesce(${test}, FALSE))`;
+  if (op === 'not_equals') return sql<SqlBool>`(${inSeries} and not coalesce(${test}, FALSE))`;
   return undefined;
 }
 
@@ -436,9 +450,9 @@ function compileRule(rule: Rule, ctx: Ctx): Cond | undefined {
   const field = typeof rule.field === 'string' ? rule.field : undefined;
   const op = typeof rule.operator === 'string' ? rule.operator : undefined;
   if (!field || !op) return undefined;
-  if (field in STRING_COLUMNS) return compareString(sql.raw(STRING_COLUMNS[field] as string), rule, op);
+  if (field in STRING_COLUMNS) return compareString(sql.raw(STRING_COLUMNS[field] as string), rule, op, ctx.d);
   if (field in NUMBER_COLUMNS) return compareNumber(sql.raw(NUMBER_COLUMNS[field] as string), rule, op);
-  if (field in FILE_COLUMNS) return compareFiles(field, rule, op);
+  if (field in FILE_COLUMNS) return compareFiles(field, rule, op, ctx.d);
   if (field in COLLECTIONS) return compareCollection(field, rule, op);
   switch (field) {
     case 'shelf':
@@ -487,7 +501,7 @@ function compileGroup(node: Record<string, unknown>, ctx: Ctx, depth: number): C
 }
 
 /** The shelf's rules as one condition, or undefined when its JSON is not a rule group at all. */
-export function compileMagicShelf(filterJson: string, userId: number, now: Date = new Date()): Expression<SqlBool> | undefined {
+export function compileMagicShelf(d: SqlDialect, filterJson: string, userId: number, now: Date = new Date()): Expression<SqlBool> | undefined {
   let root: unknown;
   try {
     root = JSON.parse(filterJson);
@@ -495,5 +509,5 @@ export function compileMagicShelf(filterJson: string, userId: number, now: Date 
     return undefined;
   }
   if (typeof root !== 'object' || root === null || Array.isArray(root)) return undefined;
-  return compileGroup(root as Record<string, unknown>, { userId, now }, 0);
+  return compileGroup(root as Record<string, unknown>, { d, userId, now }, 0);
 }

@@ -3,6 +3,9 @@
 import type { SignInPolicy } from '../auth/login-rate-limit.ts';
 import { passwordChecks } from '../auth/password-checks.ts';
 import { dummyHash, hashPassword } from '../auth/password-hashing.ts';
+import { sql, type SqlBool } from 'kysely';
+import { nocaseSql } from '../komga/sql.ts';
+import { dialectOf } from '../store/dialect.ts';
 import type { Db } from '../store/store.ts';
 import { OPDS_SORT_ORDERS, type OpdsSortOrder } from './catalog.ts';
 
@@ -36,6 +39,9 @@ interface Row {
 }
 
 const COLUMNS = ['id', 'user_id', 'username', 'password_hash', 'sort_order'] as const;
+
+/** The account with this name, letter case aside (the column's collation on SQLite, its lower() index on PostgreSQL). */
+const sameName = (db: Db, username: string) => sql<SqlBool>`${nocaseSql(dialectOf(db), sql.ref('username'))} = ${nocaseSql(dialectOf(db), username)}`;
 
 export function isSortOrder(value: unknown): value is OpdsSortOrder {
   return typeof value === 'string' && (OPDS_SORT_ORDERS as readonly string[]).includes(value);
@@ -75,7 +81,7 @@ export async function createOpdsUser(db: Db, ownerId: number, input: NewOpdsUser
   }
   if (problems.length > 0) throw new OpdsUserError('INVALID', 'Validation error', problems);
 
-  const taken = await db.selectFrom('opds_user_v2').select('id').where('username', '=', username).executeTakeFirst();
+  const taken = await db.selectFrom('opds_user_v2').select('id').where(sameName(db, username)).executeTakeFirst();
   if (taken) throw new OpdsUserError('CONFLICT', `Username '${username}' is already taken`);
   const hash = await hashPassword(password);
   try {
@@ -87,7 +93,7 @@ export async function createOpdsUser(db: Db, ownerId: number, input: NewOpdsUser
     return json(row);
   } catch (error) {
     // Another request took the name between the check and the insert.
-    if (error instanceof Error && /UNIQUE/i.test(error.message)) throw new OpdsUserError('CONFLICT', `Username '${username}' is already taken`);
+    if (error instanceof Error && /UNIQUE|duplicate key/i.test(error.message)) throw new OpdsUserError('CONFLICT', `Username '${username}' is already taken`);
     throw error;
   }
 }
@@ -150,7 +156,7 @@ export async function checkOpdsCredentials(db: Db, policy: SignInPolicy, ip: str
   const credentials = parseBasic(header);
   if (!credentials) return 'MALFORMED';
   if (policy.isBlocked(ip, 'basic', credentials.username)) return 'RATE_LIMITED';
-  const row = await db.selectFrom('opds_user_v2').select(COLUMNS).where('username', '=', credentials.username).executeTakeFirst();
+  const row = await db.selectFrom('opds_user_v2').select(COLUMNS).where(sameName(db, credentials.username)).executeTakeFirst();
   // An unknown name is checked against a stand-in hash: the same work and time as a wrong password.
   const { matches, fresh } = await passwordChecks.check(credentials.username, credentials.password, row?.password_hash ?? (await dummyHash()));
   if (!row || !matches) {

@@ -6,6 +6,7 @@ import { isAdmin, type Principal } from '../auth/principal.ts';
 import type { Db } from '../store/store.ts';
 import { nowIso } from '../time.ts';
 import { magicShelfRuleProblems } from './magic-shelf-validation.ts';
+import { constraintViolation } from '../store/constraint-errors.ts';
 
 export interface MagicShelfRow {
   id: number;
@@ -82,7 +83,7 @@ function checkInput(input: MagicShelfInput): void {
   if (problems.length > 0) throw new MagicShelfError('INVALID', 'Validation error', problems);
 }
 
-const isUniqueClash = (error: unknown): boolean => (error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE';
+const isUniqueClash = (error: unknown): boolean => constraintViolation(error) === 'unique';
 
 /**
  * Creates the caller's shelf, or updates one of theirs (Grimmory's createOrUpdateShelf). Only administrators make a

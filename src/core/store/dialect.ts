@@ -28,11 +28,21 @@ export interface SqlDialect {
   position(haystack: string, needle: string): string;
   /** A JSON array of the group's values (text). */
   jsonGroupArray(expression: string): string;
+  /** Text read as a number the way SQLite's CAST(x AS REAL) reads it: its leading number, 0 when it has none, NULL stays NULL. */
+  numberFromText(expression: string): string;
+  /** A number's integer part, truncated toward zero as SQLite's CAST(x AS INTEGER) does (PostgreSQL's cast rounds). */
+  integerPart(expression: string): string;
   /**
    * Appended to a SELECT inside a write transaction to lock the rows it reads until commit. Empty on SQLite, whose write
    * transactions hold the database's write lock from their start (BEGIN IMMEDIATE).
    */
   forUpdate: string;
+  /**
+   * A statement, run first in a write transaction, that keeps other writers of the table waiting until commit (readers
+   * still read): for "create it unless it exists" where no row exists yet to lock. On SQLite a harmless query, the
+   * write transaction holding the database's write lock already.
+   */
+  lockTable(table: string): string;
 }
 
 const SQLITE: SqlDialect = {
@@ -47,7 +57,10 @@ const SQLITE: SqlDialect = {
   round: (e, digits) => `round(${e}, ${digits})`,
   position: (h, n) => `instr(${h}, ${n})`,
   jsonGroupArray: (e) => `json_group_array(${e})`,
+  numberFromText: (e) => `CAST(${e} AS REAL)`,
+  integerPart: (e) => `CAST(${e} AS INTEGER)`,
   forUpdate: '',
+  lockTable: () => 'SELECT 1',
 };
 
 const POSTGRES: SqlDialect = {
@@ -63,7 +76,11 @@ const POSTGRES: SqlDialect = {
   round: (e, digits) => `round((${e})::numeric, ${digits})::double precision`,
   position: (h, n) => `strpos(${h}, ${n})`,
   jsonGroupArray: (e) => `coalesce(json_agg(${e})::text, '[]')`,
+  numberFromText: (e) =>
+    `(CASE WHEN (${e}) IS NULL THEN NULL ELSE coalesce(CAST(substring(ltrim((${e})::text) from '^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?') AS double precision), 0) END)`,
+  integerPart: (e) => `CAST(trunc(${e}) AS bigint)`,
   forUpdate: ' FOR UPDATE',
+  lockTable: (table) => `LOCK TABLE ${table} IN SHARE ROW EXCLUSIVE MODE`,
 };
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any schema, or a transaction of it

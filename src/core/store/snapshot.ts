@@ -51,15 +51,21 @@ export function readSnapshot<T>(sqlite: Database.Database, read: () => T): T {
   }
 }
 
+/** Ends of the asynchronous snapshots open on a connection, for a writer that must wait for them. */
+const snapshotEnds = new WeakMap<Database.Database, Promise<void>>();
+
 /**
- * The asynchronous form of readSnapshot, for a caller that holds the connection (Kysely's connection lock on SQLite, so
- * no other query of this process starts a transaction on it meanwhile).
+ * The asynchronous form of readSnapshot. The connection is not locked meanwhile: other reads of this process run
+ * inside the same read transaction (one consistent state, which is all they ask), and a write transaction waits for it
+ * to end (`snapshotsEnded`) before it begins.
  */
 export async function readSnapshotAsync<T>(sqlite: Database.Database, read: () => Promise<T> | T): Promise<T> {
   if (sqlite.inTransaction) return read();
   const c = controlOf(sqlite);
   c.begin.run();
   inSnapshot.add(sqlite);
+  let ended!: () => void;
+  snapshotEnds.set(sqlite, new Promise<void>((resolve) => (ended = resolve)));
   try {
     const out = await read();
     if (sqlite.inTransaction) c.commit.run();
@@ -69,7 +75,14 @@ export async function readSnapshotAsync<T>(sqlite: Database.Database, read: () =
     throw error;
   } finally {
     inSnapshot.delete(sqlite);
+    snapshotEnds.delete(sqlite);
+    ended();
   }
+}
+
+/** Resolves once no asynchronous read snapshot is open on the connection. */
+export async function snapshotsEnded(sqlite: Database.Database): Promise<void> {
+  for (let end = snapshotEnds.get(sqlite); end; end = snapshotEnds.get(sqlite)) await end;
 }
 
 const statements = new WeakMap<Database.Database, Map<string, Database.Statement>>();

@@ -2,6 +2,7 @@
 import type Database from 'better-sqlite3';
 import type { DatabaseConnection, Driver } from 'kysely';
 import { CompiledQuery, SqliteDialect, SqliteDriver } from 'kysely';
+import { snapshotsEnded } from './snapshot.ts';
 
 /**
  * Write transactions start with BEGIN IMMEDIATE: a deferred transaction that reads and then writes can fail at once
@@ -9,13 +10,16 @@ import { CompiledQuery, SqliteDialect, SqliteDriver } from 'kysely';
  * front makes the second writer wait (up to busy_timeout) instead.
  */
 class ImmediateSqliteDriver extends SqliteDriver {
+  /** The connection itself (what Kysely is given is a wrapper caching statements). */
   private readonly database: Database.Database;
   constructor(database: Database.Database) {
-    super({ database });
+    super({ database: withStatementCache(database) });
     this.database = database;
   }
 
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    // An asynchronous read snapshot (Store.read) holds a read transaction on this same connection.
+    await snapshotsEnded(this.database);
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
   }
 
@@ -37,7 +41,7 @@ export class ConcurrentSqliteDialect extends SqliteDialect {
     this.database = database;
   }
   override createDriver(): Driver {
-    return new ImmediateSqliteDriver(withStatementCache(this.database));
+    return new ImmediateSqliteDriver(this.database);
   }
 }
 

@@ -46,8 +46,7 @@ export async function openSqliteStore(path: string, options: OpenStoreOptions = 
     sqlite,
     path,
     exec,
-    // Holding Kysely's connection keeps this process's other queries (and their transactions) out of the snapshot.
-    read: (reader) => db.connection().execute((connection) => readSnapshotAsync(sqlite, () => reader({ db: connection, exec }))),
+    read: (reader) => readSnapshotAsync(sqlite, () => reader({ db, exec })),
     write: (writer) => db.transaction().execute((trx) => writer({ db: trx, exec })),
     generation: () => catalogGeneration(sqlite),
     writeInFlight: () => writeInFlight(sqlite),

@@ -2,20 +2,16 @@
 import { AccountError, accountError, invalidInput, userNotFound } from '../auth/account-error.ts';
 import { PERMISSION_NAMES, rowFromPermissions, type Permissions } from '../auth/permissions.ts';
 import { revokeAllSessions } from '../auth/sessions.ts';
+import { isConstraintViolation } from '../store/constraint-errors.ts';
 import type { Db } from '../store/store.ts';
 import { createUser, hashPassword, PASSWORD_MAX, PASSWORD_MIN, UserError, verifyPassword } from './users.ts';
 
-function isUniqueViolation(error: unknown): boolean {
-  const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' && code.startsWith('SQLITE_CONSTRAINT');
-}
-
-/** Runs a write, turning a unique-constraint clash (e-mail already used) into Grimmory's data-conflict error. */
+/** Runs a write, turning a refused write (e-mail already used, a library deleted meanwhile) into Grimmory's data-conflict error. */
 async function guardConflict<T>(write: () => Promise<T>): Promise<T> {
   try {
     return await write();
   } catch (error) {
-    if (isUniqueViolation(error) || (error instanceof UserError && error.code === 'CONFLICT')) throw accountError('DATA_CONFLICT');
+    if (isConstraintViolation(error) || (error instanceof UserError && error.code === 'CONFLICT')) throw accountError('DATA_CONFLICT');
     throw error;
   }
 }
@@ -126,9 +122,7 @@ async function takesLibrariesAway(db: Db, userId: number, keep: readonly number[
 }
 
 async function writePermissions(db: Db, userId: number, row: PermissionRow): Promise<void> {
-  const exists = await db.selectFrom('user_permissions').select('id').where('user_id', '=', userId).executeTakeFirst();
-  if (exists) await db.updateTable('user_permissions').set(row).where('user_id', '=', userId).execute();
-  else await db.insertInto('user_permissions').values({ user_id: userId, ...row }).execute();
+  await db.insertInto('user_permissions').values({ user_id: userId, ...row }).onConflict((oc) => oc.column('user_id').doUpdateSet(row)).execute();
 }
 
 const SUPPORTED_LOCALES = new Set(['en', 'es', 'it', 'de', 'fr', 'nl', 'pl', 'pt', 'ru', 'hr', 'sv', 'zh', 'ja', 'hu', 'sl', 'sk', 'uk', 'id', 'da']);

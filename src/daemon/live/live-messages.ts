@@ -103,7 +103,7 @@ class BatchCache {
   async komgaRefsOf(ids: readonly number[]): Promise<Map<number, KomgaBookRef>> {
     const groupUnknown = await this.komgaGroupUnknown();
     const missing = ids.filter((id) => !this.komgaRefs.has(id));
-    for (const row of loadBookRows(this.store, missing)) {
+    for (const row of await loadBookRows(this.store, missing)) {
       const { name } = seriesNameOf({ libraryId: row.libraryId, seriesName: row.seriesName, name: bookName(row) }, groupUnknown);
       this.komgaRefs.set(row.id, { bookId: String(row.id), seriesId: seriesId(row.libraryId, name), libraryId: String(row.libraryId) });
     }

@@ -12,7 +12,7 @@ import { setPersonalRating } from '../../core/reading/personal-rating.ts';
 import { carriesProgress, recordProgress, type ProgressInput } from '../../core/reading/progress.ts';
 import { parseReadStatus } from '../../core/reading/read-status.ts';
 import { setReadStatus } from '../../core/reading/read-status-update.ts';
-import { checkBookAccess } from '../access.ts';
+import { requireBookAccess } from '../access.ts';
 import { principalOf } from '../authenticate.ts';
 import type { DaemonContext } from '../context.ts';
 import { syncToHardcover } from '../hardcover-sync.ts';
@@ -145,7 +145,7 @@ export const appBookRoutes: RouteSpec[] = [
     schema: { params: BookIdParams },
     handler: async (request, _reply, ctx) => {
       const principal = principalOf(request);
-      checkBookAccess(ctx, principal, bookIdOf(request));
+      await requireBookAccess(ctx, principal, bookIdOf(request));
       const detail = await bookDetailJson(ctx.store, principal, bookIdOf(request));
       if (!detail) throw bookNotFound(bookIdOf(request));
       return detail;
@@ -156,9 +156,9 @@ export const appBookRoutes: RouteSpec[] = [
     url: '/api/v1/app/books/{bookId}/progress',
     auth: 'jwt',
     schema: { params: BookIdParams },
-    handler: (request, _reply, ctx) => {
+    handler: async (request, _reply, ctx) => {
       const principal = principalOf(request);
-      checkBookAccess(ctx, principal, bookIdOf(request));
+      await requireBookAccess(ctx, principal, bookIdOf(request));
       return bookProgressJson(ctx.store, principal.userId, bookIdOf(request));
     },
   },
@@ -171,7 +171,7 @@ export const appBookRoutes: RouteSpec[] = [
       const input: ProgressInput = { ...(request.body as Omit<ProgressInput, 'bookId'>), bookId: bookIdOf(request) };
       if (!carriesProgress(input)) throw badRequest('Validation error', ['progressValid: At least one progress field must be provided']);
       const principal = principalOf(request);
-      checkBookAccess(ctx, principal, input.bookId);
+      await requireBookAccess(ctx, principal, input.bookId);
       const percent = await appWork(() => recordProgress(ctx.store.db, principal.userId, input));
       syncToHardcover(ctx, principal.userId, input.bookId, percent);
       return reply.status(200).send();
@@ -188,7 +188,7 @@ export const appBookRoutes: RouteSpec[] = [
       const readStatus = parseReadStatus(status);
       if (!readStatus) throw badRequest('Request body is missing or malformed.');
       const principal = principalOf(request);
-      checkBookAccess(ctx, principal, bookIdOf(request));
+      await requireBookAccess(ctx, principal, bookIdOf(request));
       await setReadStatus(ctx.store.db, principal.userId, [bookIdOf(request)], readStatus);
       return reply.status(200).send();
     },
@@ -201,7 +201,7 @@ export const appBookRoutes: RouteSpec[] = [
     handler: async (request, reply, ctx) => {
       const { rating = null } = request.body as { rating?: number | null };
       const principal = principalOf(request);
-      checkBookAccess(ctx, principal, bookIdOf(request));
+      await requireBookAccess(ctx, principal, bookIdOf(request));
       await setPersonalRating(ctx.store.db, principal.userId, [bookIdOf(request)], rating);
       return reply.status(200).send();
     },

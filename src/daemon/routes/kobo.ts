@@ -4,7 +4,7 @@
 import { createReadStream } from 'node:fs';
 import type { FastifyReply } from 'fastify';
 import Type, { type TProperties } from 'typebox';
-import { bookAccessNow } from '../../core/auth/visibility.ts';
+import { bookAccessOf } from '../../core/auth/visibility.ts';
 import { syncsToKobo } from '../../core/kobo/compatibility.ts';
 import { deviceFor, type KoboDevice } from '../../core/kobo/device-access.ts';
 import {
@@ -148,13 +148,13 @@ const empty = (reply: FastifyReply): FastifyReply => reply.status(200).send();
 const genericNotFound = (): ApiError => notFound('Not Found');
 
 /** 404 for a missing book, 403 for one the user may not see. */
-function requireVisible(call: KoboCall, bookId: number): void {
-  const access = bookAccessNow(call.ctx.store, call.device.principal, bookId);
+async function requireVisible(call: KoboCall, bookId: number): Promise<void> {
+  const access = await bookAccessOf(call.ctx.store, call.device.principal, bookId);
   if (access === 'missing') throw bookNotFound(bookId);
   if (access === 'hidden') throw forbidden('You are not authorized to access this book.');
 }
 
-const isVisible = (call: KoboCall, bookId: number): boolean => bookAccessNow(call.ctx.store, call.device.principal, bookId) === 'ok';
+const isVisible = async (call: KoboCall, bookId: number): Promise<boolean> => (await bookAccessOf(call.ctx.store, call.device.principal, bookId)) === 'ok';
 
 async function initialization(call: KoboCall): Promise<unknown> {
   const server = await koboServerSettings(call.ctx.store.db);
@@ -203,7 +203,7 @@ async function thumbnail(call: KoboCall): Promise<unknown> {
   const { imageId, width, height, isGreyscale } = call.request.params as { imageId: string; width: number; height: number; isGreyscale: boolean };
   if (imageId.startsWith('BL-')) {
     const bookId = isCoverToken(imageId) ? await bookOfCover(call.ctx.store.db, imageId) : undefined;
-    if (bookId === undefined || !isVisible(call, bookId)) throw genericNotFound();
+    if (bookId === undefined || !(await isVisible(call, bookId))) throw genericNotFound();
     const image = await koboThumbnail(call.ctx.paths.covers, call.ctx.paths.cache, bookId, { coverHash: imageId, width, height, greyscale: isGreyscale });
     if (!image) throw genericNotFound();
     // The token changes with every new cover: what is sent for it never changes.
@@ -246,7 +246,7 @@ function perBook(local: (call: KoboCall, bookId: number) => unknown, options: { 
 }
 
 async function metadata(call: KoboCall, bookId: number): Promise<unknown> {
-  requireVisible(call, bookId);
+  await requireVisible(call, bookId);
   const [book] = await loadKoboBooks(call.ctx.store.db, [bookId]);
   if (!book || !syncsToKobo(book.primary)) throw genericNotFound();
   const server = await koboServerSettings(call.ctx.store.db);
@@ -256,7 +256,7 @@ async function metadata(call: KoboCall, bookId: number): Promise<unknown> {
 }
 
 async function getState(call: KoboCall, bookId: number): Promise<unknown> {
-  if (!isVisible(call, bookId)) return json(call.reply, []);
+  if (!(await isVisible(call, bookId))) return json(call.reply, []);
   const [book] = await loadKoboBooks(call.ctx.store.db, [bookId]);
   const state = await readingStateFor(call.ctx.store.db, deviceContext(call), { id: bookId, primary: book?.primary }, cachedLocations(call.ctx.paths.cache));
   return json(call.reply, state ? [state] : []);
@@ -264,7 +264,7 @@ async function getState(call: KoboCall, bookId: number): Promise<unknown> {
 
 async function putState(call: KoboCall, bookId: number): Promise<unknown> {
   // As the metadata and download routes: a book the user may not see is refused, not acknowledged.
-  requireVisible(call, bookId);
+  await requireVisible(call, bookId);
   const body = call.request.body;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('Request body is missing or malformed.');
   const list = (body as { ReadingStates?: unknown }).ReadingStates;
@@ -276,15 +276,15 @@ async function putState(call: KoboCall, bookId: number): Promise<unknown> {
     return [{ state, entitlementId, id: localBookId(entitlementId) }];
   });
   // A state naming another of this server's books is held to the same rule, before anything is written.
-  if (states.some(({ id }) => id !== undefined && bookAccessNow(call.ctx.store, call.device.principal, id) === 'hidden')) {
-    throw forbidden('You are not authorized to access this book.');
+  for (const { id } of states) {
+    if (id !== undefined && (await bookAccessOf(call.ctx.store, call.device.principal, id)) === 'hidden') throw forbidden('You are not authorized to access this book.');
   }
   const ctx = deviceContext(call);
   const answered: string[] = [];
   for (const { state, entitlementId, id } of states) {
     answered.push(entitlementId);
     // States for books that are gone (or the store's) are acknowledged and dropped.
-    if (id === undefined || !isVisible(call, id)) continue;
+    if (id === undefined || !(await isVisible(call, id))) continue;
     const [book] = await loadKoboBooks(call.ctx.store.db, [id]);
     const percent = await saveDeviceState(call.ctx.store.db, ctx, { id, primary: book?.primary }, state);
     syncToHardcover(call.ctx, ctx.userId, id, percent);
@@ -293,7 +293,7 @@ async function putState(call: KoboCall, bookId: number): Promise<unknown> {
 }
 
 async function download(call: KoboCall, bookId: number): Promise<unknown> {
-  requireVisible(call, bookId);
+  await requireVisible(call, bookId);
   const server = await koboServerSettings(call.ctx.store.db);
   const file = await koboDownload(call.ctx.store.db, call.ctx.paths.cache, bookId, server);
   if (file.kind === 'not-epub') throw badRequest('The requested book is not an EPUB or CBX file.');
@@ -314,7 +314,7 @@ async function removeFromDevice(call: KoboCall, bookId: number): Promise<unknown
 async function rate(call: KoboCall, bookId: number): Promise<unknown> {
   const { rating } = call.request.params as { rating: number };
   // A book the user cannot see does not exist for them.
-  if (!isVisible(call, bookId)) throw bookNotFound(bookId);
+  if (!(await isVisible(call, bookId))) throw bookNotFound(bookId);
   await setPersonalRating(call.ctx.store.db, call.device.principal.userId, [bookId], ratingFromStars(rating));
   return empty(call.reply);
 }

@@ -75,7 +75,7 @@ const apiRoot = (ctx: DaemonContext): string => `${ctx.config.basePath}/komga`;
 
 /** A request without credentials signs in with its session cookie, if it has a live one. */
 async function signInWithCookie(ctx: DaemonContext, token: string): Promise<BasicSignIn> {
-  const account = sessionAccount(ctx.store, token);
+  const account = await sessionAccount(ctx.store, token);
   return account ? signInAs(ctx, account, SWITCH) : { kind: 'challenge', reason: FULL_AUTHENTICATION };
 }
 
@@ -102,7 +102,7 @@ async function signIn(request: RouteRequest, reply: FastifyReply, ctx: DaemonCon
   }
   const query = (request.query ?? {}) as Record<string, unknown>;
   if (token === undefined && request.method === 'GET' && request.url.split('?')[0] === `${apiRoot(ctx)}/api/v2/users/me`) {
-    const started = startSession(ctx.store, outcome.session.opdsUserId);
+    const started = await startSession(ctx.store, outcome.session.opdsUserId);
     const remember = query['remember-me'] === 'true' || query['remember-me'] === '';
     if (started) reply.header('Set-Cookie', sessionCookies(started, apiRoot(ctx), remember, request.protocol === 'https'));
   }
@@ -117,14 +117,15 @@ async function signIn(request: RouteRequest, reply: FastifyReply, ctx: DaemonCon
   };
 }
 
-function sendJson(reply: FastifyReply, reader: Reader, body: Json, type = 'application/json'): FastifyReply {
+async function sendJson(reply: FastifyReply, reader: Reader, answer: Json | Promise<Json>, type = 'application/json'): Promise<FastifyReply> {
+  const body = await answer;
   return reply.type(type).header('Cache-Control', 'no-cache, private').send(JSON.stringify(reader.clean ? cleaned(body) : body));
 }
 
 /** A search body Komga would refuse is a 400 with the reason. */
-function searchAnswer(build: () => Json): Json {
+async function searchAnswer(build: () => Promise<Json>): Promise<Json> {
   try {
-    return build();
+    return await build();
   } catch (error) {
     if (error instanceof SearchConditionError) throw new ApiError(400, error.message);
     throw error;
@@ -162,16 +163,16 @@ function numericId(request: RouteRequest, name: string): number {
   return Number(text);
 }
 
-function seriesOf(reader: Reader, request: RouteRequest): SeriesRef {
+async function seriesOf(reader: Reader, request: RouteRequest): Promise<SeriesRef> {
   const id = paramOf(request, 'seriesId');
-  const series = findSeries(reader.store, reader.principal, id, reader.groupUnknown);
+  const series = await findSeries(reader.store, reader.principal, id, reader.groupUnknown);
   if (!series) throw new ApiError(404, `Series not found: ${id}`);
   return series;
 }
 
 /** The book if the reader may see it (and it is listed: not deleted, not physical); a hidden book is as absent as a missing one. */
-function visibleBook(reader: Reader, bookId: number): KomgaBookRow {
-  const row = listedBookRow(reader.store, reader.principal, bookId);
+async function visibleBook(reader: Reader, bookId: number): Promise<KomgaBookRow> {
+  const row = await listedBookRow(reader.store, reader.principal, bookId);
   if (!row) throw new ApiError(404, `Book not found with ID: ${bookId}`);
   return row;
 }
@@ -267,50 +268,50 @@ async function markProgress(reader: Reader, ctx: DaemonContext, row: KomgaBookRo
 
 const pageNumberOf = (text: string): number => (/^\d{1,6}$/.test(text) ? Number(text) : 0);
 
-const seriesBookIdsOf = (reader: Reader, ref: SeriesRef): number[] => seriesBookIds(reader.store, reader.principal, ref, [], 'all').ids;
+const seriesBookIdsOf = async (reader: Reader, ref: SeriesRef): Promise<number[]> => (await seriesBookIds(reader.store, reader.principal, ref, [], 'all')).ids;
 
 export const komgaRoutes: RouteSpec[] = [
   // Komga's sign-out (GET or POST): ends the session the cookie names.
   ...(['GET', 'POST'] as const).map((method) =>
     route(
       '/logout',
-      (_reader, request, reply, ctx) => {
+      async (_reader, request, reply, ctx) => {
         const token = sessionToken(request.headers.cookie);
-        if (token !== undefined) endSession(ctx.store, token);
+        if (token !== undefined) await endSession(ctx.store, token);
         return reply.header('Set-Cookie', clearedCookies(apiRoot(ctx), request.protocol === 'https')).status(204).send();
       },
       method,
     ),
   ),
 
-  route('/v2/users/me', (reader, _request, reply) =>
+  route('/v2/users/me', async (reader, _request, reply) =>
     sendJson(reply, reader, userDto(reader.session.opdsUserId, reader.session.username, isAdmin(reader.principal) ? 'all' : reader.principal.libraryIds)),
   ),
 
-  route('/v1/libraries', (reader, _request, reply) => sendJson(reply, reader, visibleLibraries(reader.store, reader.principal).map(libraryDto))),
+  route('/v1/libraries', async (reader, _request, reply) => sendJson(reply, reader, (await visibleLibraries(reader.store, reader.principal)).map(libraryDto))),
 
-  route('/v1/libraries/{libraryId}', (reader, request, reply) => {
+  route('/v1/libraries/{libraryId}', async (reader, request, reply) => {
     const id = paramOf(request, 'libraryId');
-    const library = visibleLibraries(reader.store, reader.principal).find((l) => String(l.id) === id);
+    const library = (await visibleLibraries(reader.store, reader.principal)).find((l) => String(l.id) === id);
     if (!library) throw new ApiError(404, `Library not found with ID: ${id}`);
     return sendJson(reply, reader, libraryDto(library));
   }),
 
-  route('/v1/series', (reader, _request, reply) => sendJson(reply, reader, seriesPage(reader, reader.query))),
+  route('/v1/series', async (reader, _request, reply) => sendJson(reply, reader, seriesPage(reader, reader.query))),
 
-  route('/v1/series/{seriesId}', (reader, request, reply) => sendJson(reply, reader, seriesDtos(reader, [seriesOf(reader, request)])[0] as Json)),
+  route('/v1/series/{seriesId}', async (reader, request, reply) => sendJson(reply, reader, (await seriesDtos(reader, [await seriesOf(reader, request)]))[0] as Json)),
 
-  route('/v1/series/{seriesId}/books', (reader, request, reply) => sendJson(reply, reader, seriesBooksPage(reader, seriesOf(reader, request), reader.query))),
+  route('/v1/series/{seriesId}/books', async (reader, request, reply) => sendJson(reply, reader, seriesBooksPage(reader, await seriesOf(reader, request), reader.query))),
 
-  route('/v1/series/{seriesId}/thumbnail', (reader, request, reply, ctx) => {
-    const ref = seriesOf(reader, request);
-    return sendCover(request, reply, ctx, seriesBookIds(reader.store, reader.principal, ref, [], { offset: 0, limit: 1 }).ids[0]);
+  route('/v1/series/{seriesId}/thumbnail', async (reader, request, reply, ctx) => {
+    const ref = await seriesOf(reader, request);
+    return sendCover(request, reply, ctx, (await seriesBookIds(reader.store, reader.principal, ref, [], { offset: 0, limit: 1 })).ids[0]);
   }),
 
   route(
     '/v1/series/{seriesId}/read-progress',
     async (reader, request, reply) => {
-      await markRead(reader.store, reader.principal.userId, seriesBookIdsOf(reader, seriesOf(reader, request)));
+      await markRead(reader.store, reader.principal.userId, await seriesBookIdsOf(reader, await seriesOf(reader, request)));
       return reply.status(204).send();
     },
     'POST',
@@ -319,35 +320,35 @@ export const komgaRoutes: RouteSpec[] = [
   route(
     '/v1/series/{seriesId}/read-progress',
     async (reader, request, reply) => {
-      await markUnread(reader.store, reader.principal.userId, seriesBookIdsOf(reader, seriesOf(reader, request)));
+      await markUnread(reader.store, reader.principal.userId, await seriesBookIdsOf(reader, await seriesOf(reader, request)));
       return reply.status(204).send();
     },
     'DELETE',
   ),
 
-  route('/v2/series/{seriesId}/read-progress/tachiyomi', (reader, request, reply) => sendJson(reply, reader, tachiyomiProgress(reader, seriesOf(reader, request)))),
+  route('/v2/series/{seriesId}/read-progress/tachiyomi', async (reader, request, reply) => sendJson(reply, reader, tachiyomiProgress(reader, await seriesOf(reader, request)))),
 
   route(
     '/v2/series/{seriesId}/read-progress/tachiyomi',
     async (reader, request, reply) => {
-      const ref = seriesOf(reader, request);
+      const ref = await seriesOf(reader, request);
       const last = bodyObject(request).lastBookNumberSortRead;
       if (typeof last !== 'number' || !Number.isFinite(last)) throw new ApiError(400, 'lastBookNumberSortRead must be a number');
-      const upTo = seriesBooks(reader, ref).filter((b) => b.numberSort <= last && b.state !== 'READ');
+      const upTo = (await seriesBooks(reader, ref)).filter((b) => b.numberSort <= last && b.state !== 'READ');
       await markRead(reader.store, reader.principal.userId, upTo.map((b) => b.id));
       return reply.status(204).send();
     },
     'PUT',
   ),
 
-  route('/v1/books', (reader, _request, reply) => sendJson(reply, reader, booksPage(reader, reader.query))),
+  route('/v1/books', async (reader, _request, reply) => sendJson(reply, reader, booksPage(reader, reader.query))),
 
-  route('/v1/books/{bookId}', (reader, request, reply) => sendJson(reply, reader, bookDtos(reader, [visibleBook(reader, numericId(request, 'bookId'))])[0] as Json)),
+  route('/v1/books/{bookId}', async (reader, request, reply) => sendJson(reply, reader, (await bookDtos(reader, [await visibleBook(reader, numericId(request, 'bookId'))]))[0] as Json)),
 
   route(
     '/v1/books/{bookId}/read-progress',
     async (reader, request, reply, ctx) => {
-      const row = visibleBook(reader, numericId(request, 'bookId'));
+      const row = await visibleBook(reader, numericId(request, 'bookId'));
       await markProgress(reader, ctx, row, bodyObject(request));
       return reply.status(204).send();
     },
@@ -357,16 +358,16 @@ export const komgaRoutes: RouteSpec[] = [
   route(
     '/v1/books/{bookId}/read-progress',
     async (reader, request, reply) => {
-      await markUnread(reader.store, reader.principal.userId, [visibleBook(reader, numericId(request, 'bookId')).id]);
+      await markUnread(reader.store, reader.principal.userId, [(await visibleBook(reader, numericId(request, 'bookId'))).id]);
       return reply.status(204).send();
     },
     'DELETE',
   ),
 
-  route('/v1/books/{bookId}/thumbnail', (reader, request, reply, ctx) => sendCover(request, reply, ctx, visibleBook(reader, numericId(request, 'bookId')).id)),
+  route('/v1/books/{bookId}/thumbnail', async (reader, request, reply, ctx) => sendCover(request, reply, ctx, (await visibleBook(reader, numericId(request, 'bookId'))).id)),
 
   route('/v1/books/{bookId}/pages', async (reader, request, reply, ctx) => {
-    const row = visibleBook(reader, numericId(request, 'bookId'));
+    const row = await visibleBook(reader, numericId(request, 'bookId'));
     const pages = await pagesOf(ctx, row.id);
     const file = pages.length > 0 ? await readableFile(ctx, row.id) : undefined;
     // Sizes in pixels come from each page's image header (read once per file version, then remembered), for zip
@@ -380,7 +381,7 @@ export const komgaRoutes: RouteSpec[] = [
   }),
 
   route('/v1/books/{bookId}/pages/{pageNumber}', async (reader, request, reply, ctx) => {
-    const row = visibleBook(reader, numericId(request, 'bookId'));
+    const row = await visibleBook(reader, numericId(request, 'bookId'));
     const numberText = paramOf(request, 'pageNumber');
     const png = reader.query.convert === 'png';
     const image = await pageImage(ctx, row.id, pageNumberOf(numberText), png ? 'png' : 'jpeg');
@@ -395,7 +396,7 @@ export const komgaRoutes: RouteSpec[] = [
   }),
 
   route('/v1/books/{bookId}/file', async (reader, request, reply, ctx) => {
-    const row = visibleBook(reader, numericId(request, 'bookId'));
+    const row = await visibleBook(reader, numericId(request, 'bookId'));
     const files = await bookFiles(ctx.store.db, row.id);
     const plan = await planFileDownload(files?.primary);
     if (plan.kind === 'missing') throw new ApiError(404, `File not found for book: ${row.id}`);
@@ -419,71 +420,71 @@ export const komgaRoutes: RouteSpec[] = [
     return reply.type(type).header('Content-Length', plan.size).send(createReadStream(plan.path));
   }),
 
-  route('/v1/collections', (reader, _request, reply) => sendJson(reply, reader, collectionsPage(reader, reader.query))),
+  route('/v1/collections', async (reader, _request, reply) => sendJson(reply, reader, collectionsPage(reader, reader.query))),
 
-  route('/v1/collections/{collectionId}', (reader, request, reply) => {
+  route('/v1/collections/{collectionId}', async (reader, request, reply) => {
     const id = paramOf(request, 'collectionId');
-    const collection = findCollection(reader.store, reader.principal, id);
+    const collection = await findCollection(reader.store, reader.principal, id);
     if (!collection) throw new ApiError(404, `Collection not found: ${id}`);
-    return sendJson(reply, reader, collectionDto(collectionRow(reader.store, reader.principal, collection, reader.groupUnknown)));
+    return sendJson(reply, reader, collectionDto(await collectionRow(reader.store, reader.principal, collection, reader.groupUnknown)));
   }),
 
-  route('/v1/collections/{collectionId}/thumbnail', (reader, request, reply, ctx) => {
+  route('/v1/collections/{collectionId}/thumbnail', async (reader, request, reply, ctx) => {
     const id = paramOf(request, 'collectionId');
-    const collection = findCollection(reader.store, reader.principal, id);
+    const collection = await findCollection(reader.store, reader.principal, id);
     if (!collection) throw new ApiError(404, `Collection not found: ${id}`);
-    return sendCover(request, reply, ctx, collectionCoverBook(reader.store, reader.principal, collection));
+    return sendCover(request, reply, ctx, await collectionCoverBook(reader.store, reader.principal, collection));
   }),
 
-  route('/v1/collections/{collectionId}/series', (reader, request, reply) => {
+  route('/v1/collections/{collectionId}/series', async (reader, request, reply) => {
     const id = paramOf(request, 'collectionId');
-    const collection = findCollection(reader.store, reader.principal, id);
+    const collection = await findCollection(reader.store, reader.principal, id);
     if (!collection) throw new ApiError(404, `Collection not found: ${id}`);
     return sendJson(reply, reader, seriesPage(reader, reader.query, collection));
   }),
 
   // Read lists: Bindery has none; an empty page keeps Mihon's "read lists" type filter working.
-  route('/v1/readlists', (reader, _request, reply) => sendJson(reply, reader, pageOf([], pageRequest(reader.query)))),
+  route('/v1/readlists', async (reader, _request, reply) => sendJson(reply, reader, pageOf([], pageRequest(reader.query)))),
 
-  route('/v1/genres', (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'genres', reader.query))),
-  route('/v1/tags', (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'tags', reader.query))),
-  route('/v1/publishers', (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'publishers', reader.query))),
-  route('/v1/authors', (reader, _request, reply) => sendJson(reply, reader, authorsOf(reader, reader.query))),
-  route('/v2/authors', (reader, _request, reply) => sendJson(reply, reader, authorsPage(reader, reader.query))),
-  route('/v1/authors/names', (reader, _request, reply) => sendJson(reply, reader, authorNamesOf(reader, reader.query))),
-  route('/v1/authors/roles', (reader, _request, reply) => sendJson(reply, reader, ['writer'])),
-  route('/v1/languages', (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'languages', reader.query))),
-  route('/v1/age-ratings', (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'ageRatings', reader.query))),
-  route('/v1/series/release-dates', (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'releaseYears', reader.query))),
+  route('/v1/genres', async (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'genres', reader.query))),
+  route('/v1/tags', async (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'tags', reader.query))),
+  route('/v1/publishers', async (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'publishers', reader.query))),
+  route('/v1/authors', async (reader, _request, reply) => sendJson(reply, reader, authorsOf(reader, reader.query))),
+  route('/v2/authors', async (reader, _request, reply) => sendJson(reply, reader, authorsPage(reader, reader.query))),
+  route('/v1/authors/names', async (reader, _request, reply) => sendJson(reply, reader, authorNamesOf(reader, reader.query))),
+  route('/v1/authors/roles', async (reader, _request, reply) => sendJson(reply, reader, ['writer'])),
+  route('/v1/languages', async (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'languages', reader.query))),
+  route('/v1/age-ratings', async (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'ageRatings', reader.query))),
+  route('/v1/series/release-dates', async (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'releaseYears', reader.query))),
   // Bindery's series carry no sharing labels.
-  route('/v1/sharing-labels', (reader, _request, reply) => sendJson(reply, reader, [])),
-  route('/v1/tags/book', (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'tags', reader.query))),
-  route('/v1/tags/series', (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'tags', reader.query))),
+  route('/v1/sharing-labels', async (reader, _request, reply) => sendJson(reply, reader, [])),
+  route('/v1/tags/book', async (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'tags', reader.query))),
+  route('/v1/tags/series', async (reader, _request, reply) => sendJson(reply, reader, namesOf(reader, 'tags', reader.query))),
 
   // Komelia's lists: search bodies, and the home screen's recent lists.
-  route('/v1/series/list', (reader, request, reply) => sendJson(reply, reader, searchAnswer(() => seriesListPage(reader, request.body, reader.query))), 'POST'),
-  route('/v1/books/list', (reader, request, reply) => sendJson(reply, reader, searchAnswer(() => booksListPage(reader, request.body, reader.query))), 'POST'),
-  route('/v1/books/latest', (reader, _request, reply) => sendJson(reply, reader, latestBooksPage(reader, reader.query))),
-  route('/v1/books/ondeck', (reader, _request, reply) => sendJson(reply, reader, onDeckPage(reader, reader.query))),
-  route('/v1/series/new', (reader, _request, reply) => sendJson(reply, reader, newSeriesPage(reader, reader.query))),
-  route('/v1/series/updated', (reader, _request, reply) => sendJson(reply, reader, updatedSeriesPage(reader, reader.query))),
+  route('/v1/series/list', async (reader, request, reply) => sendJson(reply, reader, searchAnswer(() => seriesListPage(reader, request.body, reader.query))), 'POST'),
+  route('/v1/books/list', async (reader, request, reply) => sendJson(reply, reader, searchAnswer(() => booksListPage(reader, request.body, reader.query))), 'POST'),
+  route('/v1/books/latest', async (reader, _request, reply) => sendJson(reply, reader, latestBooksPage(reader, reader.query))),
+  route('/v1/books/ondeck', async (reader, _request, reply) => sendJson(reply, reader, onDeckPage(reader, reader.query))),
+  route('/v1/series/new', async (reader, _request, reply) => sendJson(reply, reader, newSeriesPage(reader, reader.query))),
+  route('/v1/series/updated', async (reader, _request, reply) => sendJson(reply, reader, updatedSeriesPage(reader, reader.query))),
 
-  route('/v1/series/{seriesId}/collections', (reader, request, reply) => sendJson(reply, reader, collectionsOfSeries(reader, seriesOf(reader, request).id))),
+  route('/v1/series/{seriesId}/collections', async (reader, request, reply) => sendJson(reply, reader, collectionsOfSeries(reader, (await seriesOf(reader, request)).id))),
   // Read lists: Bindery has none.
-  route('/v1/books/{bookId}/readlists', (reader, request, reply) => {
-    visibleBook(reader, numericId(request, 'bookId'));
+  route('/v1/books/{bookId}/readlists', async (reader, request, reply) => {
+    await visibleBook(reader, numericId(request, 'bookId'));
     return sendJson(reply, reader, []);
   }),
   ...(['previous', 'next'] as const).map((direction) =>
-    route(`/v1/books/{bookId}/${direction}`, (reader, request, reply) => {
-      const sibling = siblingBook(reader, visibleBook(reader, numericId(request, 'bookId')), direction);
+    route(`/v1/books/{bookId}/${direction}`, async (reader, request, reply) => {
+      const sibling = await siblingBook(reader, await visibleBook(reader, numericId(request, 'bookId')), direction);
       if (!sibling) throw new ApiError(404, `No ${direction} book in the series`);
-      return sendJson(reply, reader, bookDtos(reader, [sibling])[0] as Json);
+      return sendJson(reply, reader, (await bookDtos(reader, [sibling]))[0] as Json);
     }),
   ),
 
   route('/v1/books/{bookId}/pages/{pageNumber}/thumbnail', async (reader, request, reply, ctx) => {
-    const row = visibleBook(reader, numericId(request, 'bookId'));
+    const row = await visibleBook(reader, numericId(request, 'bookId'));
     const numberText = paramOf(request, 'pageNumber');
     const image = await pageImage(ctx, row.id, pageNumberOf(numberText), 'jpeg');
     if (!image) throw new ApiError(404, `Page ${numberText} not found in book: ${row.id}`);
@@ -496,9 +497,9 @@ export const komgaRoutes: RouteSpec[] = [
   // The manifest, and its EPUB-only spelling (only EPUBs have one here).
   ...['/v1/books/{bookId}/manifest', '/v1/books/{bookId}/manifest/epub'].map((url) =>
     route(url, async (reader, request, reply, ctx) => {
-      const row = visibleBook(reader, numericId(request, 'bookId'));
+      const row = await visibleBook(reader, numericId(request, 'bookId'));
       const { info } = await epubInfoOf(ctx, row.id);
-      const seriesTitle = (bookDtos(reader, [row])[0] as { seriesTitle: string }).seriesTitle;
+      const seriesTitle = ((await bookDtos(reader, [row]))[0] as { seriesTitle: string }).seriesTitle;
       // Absolute links, as Komga's: Komelia's reader loads only URLs that start with the server address it was given.
       const links = { apiRoot: `${request.protocol}://${request.host}${apiRoot(ctx)}` };
       return sendJson(reply, reader, epubManifest({ row, seriesTitle, modified: instant(row.addedOn) }, info, links), WEBPUB_TYPE);
@@ -506,14 +507,14 @@ export const komgaRoutes: RouteSpec[] = [
   ),
 
   route('/v1/books/{bookId}/positions', async (reader, request, reply, ctx) => {
-    const row = visibleBook(reader, numericId(request, 'bookId'));
+    const row = await visibleBook(reader, numericId(request, 'bookId'));
     const positions = epubPositions((await epubInfoOf(ctx, row.id)).info);
     return sendJson(reply, reader, { total: positions.length, positions } as unknown as Json, POSITION_LIST_TYPE);
   }),
 
   route('/v1/books/{bookId}/progression', async (reader, request, reply, ctx) => {
-    const row = visibleBook(reader, numericId(request, 'bookId'));
-    const progression = readProgression(reader.store, reader.principal.userId, row.id, epubPositions((await epubInfoOf(ctx, row.id)).info));
+    const row = await visibleBook(reader, numericId(request, 'bookId'));
+    const progression = await readProgression(reader.store, reader.principal.userId, row.id, epubPositions((await epubInfoOf(ctx, row.id)).info));
     if (!progression) return reply.status(204).send();
     return sendJson(reply, reader, progression as unknown as Json, PROGRESSION_TYPE);
   }),
@@ -521,7 +522,7 @@ export const komgaRoutes: RouteSpec[] = [
   route(
     '/v1/books/{bookId}/progression',
     async (reader, request, reply, ctx) => {
-      const row = visibleBook(reader, numericId(request, 'bookId'));
+      const row = await visibleBook(reader, numericId(request, 'bookId'));
       const { file, info } = await epubInfoOf(ctx, row.id);
       try {
         await writeProgression(reader.store, reader.principal.userId, { bookId: row.id, fileId: file.id, positions: epubPositions(info) }, parseProgression(request.body));
@@ -535,7 +536,7 @@ export const komgaRoutes: RouteSpec[] = [
   ),
 
   route('/v1/books/{bookId}/resource/{*resource}', async (reader, request, reply, ctx) => {
-    const row = visibleBook(reader, numericId(request, 'bookId'));
+    const row = await visibleBook(reader, numericId(request, 'bookId'));
     const { file } = await epubInfoOf(ctx, row.id);
     const requested = paramOf(request, '*');
     // Only the EPUB's own manifest items are served: a path climbing out of the archive names nothing.

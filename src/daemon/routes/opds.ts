@@ -176,7 +176,7 @@ async function answering(reply: FastifyReply, format: Format, work: () => Promis
   }
 }
 
-type Build = (ctx: DaemonContext, reader: Reader, query: Query, options: FeedOptions) => Feed;
+type Build = (ctx: DaemonContext, reader: Reader, query: Query, options: FeedOptions) => Promise<Feed>;
 
 function feedRoute(family: Family, path: string, build: Build, schema?: RouteSpec['schema']): RouteSpec {
   return {
@@ -189,7 +189,7 @@ function feedRoute(family: Family, path: string, build: Build, schema?: RouteSpe
       const signed = await signIn(request, reply, ctx, format);
       if (!signed) return reply;
       const reader: Reader = { principal: signed.principal, sortOrder: signed.session.sortOrder };
-      return answering(reply, format, () => sendFeed(reply, ctx, family, format, build(ctx, reader, (request.query ?? {}) as Query, feedOptions(format))));
+      return answering(reply, format, async () => sendFeed(reply, ctx, family, format, await build(ctx, reader, (request.query ?? {}) as Query, feedOptions(format))));
     },
   };
 }
@@ -235,7 +235,7 @@ function downloadRoute(family: Family): RouteSpec {
         const wanted = fileParam !== undefined && /^\d+$/.test(fileParam) ? Number(fileParam) : undefined;
         const file = wanted !== undefined ? files?.files.find((f) => f.id === wanted) : files?.primary;
         if (!file) throw new ApiError(404, wanted !== undefined ? `File not found with ID: ${wanted}` : `File not found: ${bookId}`);
-        const row = (ctx.store.sqlite.prepare('SELECT book_type, archive_type, file_name, is_folder_based FROM book_file WHERE id = ?').get(file.id) as Parameters<typeof acquisitionType>[0]) ?? {
+        const row = ((await ctx.store.exec.get('SELECT book_type, archive_type, file_name, is_folder_based FROM book_file WHERE id = ?', [file.id])) as Parameters<typeof acquisitionType>[0] | undefined) ?? {
           book_type: file.bookType,
           archive_type: null,
           file_name: file.fileName,
@@ -395,7 +395,7 @@ function unknownRoute(family: Family): RouteSpec {
 
 function familyRoutes(family: Family): RouteSpec[] {
   const feeds: [string, Build][] = [
-    ['', (ctx, reader, _query, options) => rootFeed(options, options.groups ? recentGroup(ctx.store, reader, options) : undefined)],
+    ['', async (ctx, reader, _query, options) => rootFeed(options, options.groups ? await recentGroup(ctx.store, reader, options) : undefined)],
     ['/libraries', (ctx, reader, _query, options) => librariesFeed(ctx.store, reader, options)],
     ['/shelves', (ctx, reader, _query, options) => shelvesFeed(ctx.store, reader, options)],
     ['/magic-shelves', (ctx, reader, _query, options) => magicShelvesFeed(ctx.store, reader, options)],

@@ -62,10 +62,9 @@ async function firstDelivery(db: Db, jti: string, expiresAtSeconds: number | und
   const keepUntil = new Date(Math.max(now + JTI_RETENTION_MS, ((expiresAtSeconds ?? 0) + CLOCK_SKEW_SECONDS) * 1000)).toISOString();
   return db.transaction().execute(async (trx) => {
     await trx.deleteFrom('oidc_logout_jti').where('expires_at', '<=', new Date(now).toISOString()).execute();
-    const seen = await trx.selectFrom('oidc_logout_jti').select('jti').where('jti', '=', jti).executeTakeFirst();
-    if (seen) return false;
-    await trx.insertInto('oidc_logout_jti').values({ jti, expires_at: keepUntil }).execute();
-    return true;
+    // The key decides: of two replicas handed the same token at once, one inserts and the other finds it taken.
+    const stored = await trx.insertInto('oidc_logout_jti').values({ jti, expires_at: keepUntil }).onConflict((oc) => oc.column('jti').doNothing()).returning('jti').executeTakeFirst();
+    return stored !== undefined;
   });
 }
 

@@ -42,8 +42,7 @@ export async function syncUserGroups(db: Db, userId: number, groups: readonly st
     const wanted = [...grant.libraryIds].filter((id) => known.has(id));
     const columns = rowFromPermissions(flags);
     if (Object.keys(columns).length > 0) {
-      const updated = await trx.updateTable('user_permissions').set(columns).where('user_id', '=', userId).executeTakeFirst();
-      if (Number(updated.numUpdatedRows) === 0) await trx.insertInto('user_permissions').values({ user_id: userId, ...columns }).execute();
+      await trx.insertInto('user_permissions').values({ user_id: userId, ...columns }).onConflict((oc) => oc.column('user_id').doUpdateSet(columns)).execute();
     }
     if (!additive) await trx.deleteFrom('user_library_mapping').where('user_id', '=', userId).execute();
     if (wanted.length > 0) {

@@ -25,6 +25,7 @@ import * as importIdMap from './031-import-id-map.ts';
 import * as backupSchedule from './030-backup-schedule.ts';
 import * as searchKeys from './029-search-keys.ts';
 import * as eventOutbox from './027-event-outbox.ts';
+import * as opdsUsernameNocase from './035-opds-username-nocase.ts';
 const MIGRATIONS: Record<string, Migration> = {
   '001-initial': initial,
   '002-auth': auth,
@@ -50,6 +51,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '030-backup-schedule': backupSchedule,
   '029-search-keys': searchKeys,
   '027-event-outbox': eventOutbox,
+  '035-opds-username-nocase': opdsUsernameNocase,
 };
 
 export const migrationProvider: MigrationProvider = {
