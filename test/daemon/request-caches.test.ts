@@ -3,11 +3,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { signToken, verifyAccessToken as verifyToken } from '../../src/core/auth/tokens.ts';
 import { CatalogBytesCache } from '../../src/core/store/catalog-bytes-cache.ts';
-import { CatalogMemo, sameGeneration } from '../../src/core/store/snapshot.ts';
+import { CatalogMemo } from '../../src/core/store/snapshot.ts';
 import type { SqlExec } from '../../src/core/store/sql-exec.ts';
 import { openStore, type Store } from '../../src/core/store/store.ts';
 import { seedBook, seedLibrary } from '../helpers/catalog-seed.ts';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { writtenElsewhere } from '../helpers/other-process.ts';
 
 let d: TestDaemon;
 let admin: { id: number; token: string };
@@ -18,15 +19,6 @@ let bookB: number;
 /** A second connection to the same catalog: what the CLI in another process writes through. */
 let other: Store;
 
-/**
- * A write through the other connection, returning once this process has heard of it: at once on SQLite (the file's
- * data version moves), a moment after the commit on PostgreSQL (its announcement arrives).
- */
-async function fromOtherProcess(write: () => Promise<unknown>): Promise<void> {
-  const before = d.store.generation();
-  await write();
-  await vi.waitFor(() => expect(sameGeneration(before, d.store.generation())).toBe(false));
-}
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const get = (url: string, token: string) => d.inject({ method: 'GET', url, headers: bearer(token) });
@@ -74,15 +66,15 @@ describe('cached principals', () => {
     const reader = await d.createUser('reader-cli', {}, [libraryA, libraryB]);
     expect((await get(`/api/v1/books/${bookB}`, reader.token)).statusCode).toBe(200);
 
-    await fromOtherProcess(() => other.db.deleteFrom('user_library_mapping').where('user_id', '=', reader.id).where('library_id', '=', libraryB).execute());
+    await writtenElsewhere(d.store, () => other.db.deleteFrom('user_library_mapping').where('user_id', '=', reader.id).where('library_id', '=', libraryB).execute());
     expect((await get(`/api/v1/books/${bookB}`, reader.token)).statusCode).toBe(403);
 
-    await fromOtherProcess(() => other.db.insertInto('user_content_restriction').values({ user_id: reader.id, restriction_type: 'CONTENT_RATING', mode: 'ALLOW_ONLY', value: 'everyone' }).execute());
+    await writtenElsewhere(d.store, () => other.db.insertInto('user_content_restriction').values({ user_id: reader.id, restriction_type: 'CONTENT_RATING', mode: 'ALLOW_ONLY', value: 'everyone' }).execute());
     expect((await get(`/api/v1/books/${bookA}`, reader.token)).statusCode).toBe(403);
-    await fromOtherProcess(() => other.db.deleteFrom('user_content_restriction').where('user_id', '=', reader.id).execute());
+    await writtenElsewhere(d.store, () => other.db.deleteFrom('user_content_restriction').where('user_id', '=', reader.id).execute());
     expect((await get(`/api/v1/books/${bookA}`, reader.token)).statusCode).toBe(200);
 
-    await fromOtherProcess(() => other.db.updateTable('user_permissions').set({ permission_admin: 1 }).where('user_id', '=', reader.id).execute());
+    await writtenElsewhere(d.store, () => other.db.updateTable('user_permissions').set({ permission_admin: 1 }).where('user_id', '=', reader.id).execute());
     expect((await get('/api/v1/users', reader.token)).statusCode).toBe(200);
   });
 
@@ -98,7 +90,7 @@ describe('cached counts', () => {
   it('follow books added and shelved: page totals and shelf book counts', async () => {
     const total = async (): Promise<number> => (await get('/api/v1/books/page?size=1', admin.token)).json().page.totalElements as number;
     const before = await total();
-    await fromOtherProcess(() => seedBook(other.db, libraryA, { title: 'Gamma' }));
+    await writtenElsewhere(d.store, () => seedBook(other.db, libraryA, { title: 'Gamma' }));
     expect(await total()).toBe(before + 1);
 
     const shelf = await d.inject({ method: 'POST', url: '/api/v1/shelves', headers: bearer(admin.token), payload: { name: 'Counted', icon: 'book', iconType: 'LUCIDE' } });
@@ -111,7 +103,7 @@ describe('cached counts', () => {
     expect(await count()).toBe(1);
     expect((await shelve([bookB])).statusCode).toBe(200);
     expect(await count()).toBe(2);
-    await fromOtherProcess(() => other.db.deleteFrom('book_shelf_mapping').where('book_id', '=', bookB).execute());
+    await writtenElsewhere(d.store, () => other.db.deleteFrom('book_shelf_mapping').where('book_id', '=', bookB).execute());
     expect(await count()).toBe(1);
   });
 });
@@ -155,7 +147,7 @@ describe('cached pages of the book list', () => {
     expect(put.statusCode).toBe(200);
     expect((await page(readerA.token)).titles).toContain('Beta');
     // Another process takes it away again.
-    await fromOtherProcess(() => other.db.deleteFrom('user_library_mapping').where('user_id', '=', readerA.id).where('library_id', '=', libraryB).execute());
+    await writtenElsewhere(d.store, () => other.db.deleteFrom('user_library_mapping').where('user_id', '=', readerA.id).where('library_id', '=', libraryB).execute());
     expect((await page(readerA.token)).titles).not.toContain('Beta');
   });
 
@@ -176,11 +168,11 @@ describe('cached pages of the book list', () => {
     expect(before.body.content.find((b) => b.id === bookB)?.shelves ?? []).not.toContainEqual(expect.objectContaining({ name: 'Paged' }));
 
     // Another process (the CLI) renames a book and adds one.
-    await fromOtherProcess(() => other.db.updateTable('book_metadata').set({ title: 'Beta, renamed' }).where('book_id', '=', bookB).execute());
+    await writtenElsewhere(d.store, () => other.db.updateTable('book_metadata').set({ title: 'Beta, renamed' }).where('book_id', '=', bookB).execute());
     const renamed = await page(admin.token);
     expect(renamed.titles).toContain('Beta, renamed');
     expect(renamed.titles).not.toContain('Beta');
-    await fromOtherProcess(() => seedBook(other.db, libraryA, { title: 'Delta' }));
+    await writtenElsewhere(d.store, () => seedBook(other.db, libraryA, { title: 'Delta' }));
     const added = await page(admin.token);
     expect(added.titles).toContain('Delta');
     expect(added.body.page.totalElements).toBe(renamed.body.page.totalElements + 1);
@@ -211,7 +203,7 @@ describe('CatalogBytesCache', () => {
     get('b');
     expect(computed).toBe(5);
     // Any committed write, here by another connection, empties it.
-    await fromOtherProcess(() => Promise.resolve(other.exec.run("INSERT INTO app_settings (name, val) VALUES ('bytes_cache_test', '1') ON CONFLICT(name) DO UPDATE SET val = app_settings.val || '1'")));
+    await writtenElsewhere(d.store, () => Promise.resolve(other.exec.run("INSERT INTO app_settings (name, val) VALUES ('bytes_cache_test', '1') ON CONFLICT(name) DO UPDATE SET val = app_settings.val || '1'")));
     get('a');
     expect(computed).toBe(6);
     // An answer larger than a single entry may be is sent but not kept.
