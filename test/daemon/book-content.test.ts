@@ -231,15 +231,14 @@ describe('recommendations', () => {
     const before = (await (await recommend(viewer, ids.Dune!)).json()) as { book: { id: number }; similarityScore: number }[];
     const libraryId = (await d.store.db.selectFrom('book').select('library_id').where('id', '=', ids.Dune!).executeTakeFirstOrThrow()).library_id;
     const fiction = (await d.store.db.insertInto('category').values({ name: 'Fiction' }).returning('id').executeTakeFirstOrThrow()).id;
-    const sqlite = d.store.sqlite;
-    sqlite.transaction(() => {
+    await d.store.write(async ({ exec }) => {
       for (let i = 0; i < COMMON_NAME_BOOKS + 50; i++) {
-        const id = Number(sqlite.prepare('insert into book (library_id) values (?)').run(libraryId).lastInsertRowid);
-        sqlite.prepare('insert into book_metadata (book_id, title) values (?, ?)').run(id, `Filler ${i}`);
-        sqlite.prepare('insert into book_metadata_category_mapping (book_id, category_id) values (?, ?)').run(id, fiction);
+        const id = (await exec.get('insert into book (library_id) values (?) returning id', [libraryId]))?.id as number;
+        await exec.run('insert into book_metadata (book_id, title) values (?, ?)', [id, `Filler ${i}`]);
+        await exec.run('insert into book_metadata_category_mapping (book_id, category_id) values (?, ?)', [id, fiction]);
       }
-      for (const title of ['Dune', 'Foundation']) sqlite.prepare('insert into book_metadata_category_mapping (book_id, category_id) values (?, ?)').run(ids[title], fiction);
-    })();
+      for (const title of ['Dune', 'Foundation']) await exec.run('insert into book_metadata_category_mapping (book_id, category_id) values (?, ?)', [ids[title] as number, fiction]);
+    });
     const after = (await (await recommend(viewer, ids.Dune!)).json()) as { book: { id: number; metadata: { title: string } }; similarityScore: number }[];
     expect(after.map((r) => r.book.id).sort()).toEqual(before.map((r) => r.book.id).sort());
     // Still counted: Dosadi shares one of Dune's three categories now, not one of two (3 + 3.5/3 + 1).

@@ -6,6 +6,7 @@ import { hashPassword } from '../../src/core/users/users.ts';
 import { openStore, type Store } from '../../src/core/store/store.ts';
 import { pageCacheSize } from '../../src/daemon/page-cache.ts';
 import { seedBook, seedLibrary } from '../helpers/catalog-seed.ts';
+import { writtenElsewhere } from '../helpers/other-process.ts';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.ts';
 
 let d: TestDaemon;
@@ -96,19 +97,20 @@ describe('kept feed pages', () => {
   it('shows a change made by another process on the next request', async () => {
     const before = await opds('/api/v1/opds/catalog', basic('mem', 'mem-password'));
     expect(before.body).toContain('Alpha');
-    await other.db.updateTable('book_metadata').set({ title: 'Alpha Renamed' }).where('book_id', '=', bookA).execute();
+    await writtenElsewhere(d.store, () => other.db.updateTable('book_metadata').set({ title: 'Alpha Renamed' }).where('book_id', '=', bookA).execute());
     const after = await opds('/api/v1/opds/catalog', basic('mem', 'mem-password'));
     expect(after.body).toContain('Alpha Renamed');
   });
 
   it('stops answering an account whose password changed, or a switched-off server', async () => {
     expect((await opds('/api/v1/opds/catalog', basic('mem', 'mem-password'))).statusCode).toBe(200);
-    await other.db.updateTable('opds_user_v2').set({ password_hash: await hashPassword('new-password') }).where('username', '=', 'mem').execute();
+    const newHash = await hashPassword('new-password');
+    await writtenElsewhere(d.store, () => other.db.updateTable('opds_user_v2').set({ password_hash: newHash }).where('username', '=', 'mem').execute());
     expect((await opds('/api/v1/opds/catalog', basic('mem', 'mem-password'))).statusCode).toBe(401);
     expect((await opds('/api/v1/opds/catalog', basic('mem', 'new-password'))).statusCode).toBe(200);
-    await other.db.updateTable('app_settings').set({ val: 'false' }).where('name', '=', 'opds_server_enabled').execute();
+    await writtenElsewhere(d.store, () => other.db.updateTable('app_settings').set({ val: 'false' }).where('name', '=', 'opds_server_enabled').execute());
     expect((await opds('/api/v1/opds/catalog', basic('mem', 'new-password'))).statusCode).toBe(403);
-    await other.db.updateTable('app_settings').set({ val: 'true' }).where('name', '=', 'opds_server_enabled').execute();
+    await writtenElsewhere(d.store, () => other.db.updateTable('app_settings').set({ val: 'true' }).where('name', '=', 'opds_server_enabled').execute());
   });
 
   it('builds many pages asked for at once, each once, and answers them all', async () => {
@@ -131,7 +133,7 @@ describe('kept feed pages', () => {
     const hits = pageCacheSize(d.ctx).hits;
     expect((await app('/api/v1/app/books?page=0&size=20', member.token)).body).toBe(mem.body);
     expect(pageCacheSize(d.ctx).hits).toBe(hits + 1);
-    await other.db.deleteFrom('user_library_mapping').where('user_id', '=', member.id).execute();
+    await writtenElsewhere(d.store, () => other.db.deleteFrom('user_library_mapping').where('user_id', '=', member.id).execute());
     expect((await app('/api/v1/app/books?page=0&size=20', member.token)).body).not.toContain('Alpha');
   });
 });

@@ -3,10 +3,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { signToken, verifyAccessToken as verifyToken } from '../../src/core/auth/tokens.ts';
 import { CatalogBytesCache } from '../../src/core/store/catalog-bytes-cache.ts';
-import { CatalogMemo, readSnapshot } from '../../src/core/store/snapshot.ts';
+import { CatalogMemo } from '../../src/core/store/snapshot.ts';
+import type { SqlExec } from '../../src/core/store/sql-exec.ts';
 import { openStore, type Store } from '../../src/core/store/store.ts';
 import { seedBook, seedLibrary } from '../helpers/catalog-seed.ts';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { writtenElsewhere } from '../helpers/other-process.ts';
 
 let d: TestDaemon;
 let admin: { id: number; token: string };
@@ -16,6 +18,7 @@ let bookA: number;
 let bookB: number;
 /** A second connection to the same catalog: what the CLI in another process writes through. */
 let other: Store;
+
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const get = (url: string, token: string) => d.inject({ method: 'GET', url, headers: bearer(token) });
@@ -63,15 +66,15 @@ describe('cached principals', () => {
     const reader = await d.createUser('reader-cli', {}, [libraryA, libraryB]);
     expect((await get(`/api/v1/books/${bookB}`, reader.token)).statusCode).toBe(200);
 
-    await other.db.deleteFrom('user_library_mapping').where('user_id', '=', reader.id).where('library_id', '=', libraryB).execute();
+    await writtenElsewhere(d.store, () => other.db.deleteFrom('user_library_mapping').where('user_id', '=', reader.id).where('library_id', '=', libraryB).execute());
     expect((await get(`/api/v1/books/${bookB}`, reader.token)).statusCode).toBe(403);
 
-    await other.db.insertInto('user_content_restriction').values({ user_id: reader.id, restriction_type: 'CONTENT_RATING', mode: 'ALLOW_ONLY', value: 'everyone' }).execute();
+    await writtenElsewhere(d.store, () => other.db.insertInto('user_content_restriction').values({ user_id: reader.id, restriction_type: 'CONTENT_RATING', mode: 'ALLOW_ONLY', value: 'everyone' }).execute());
     expect((await get(`/api/v1/books/${bookA}`, reader.token)).statusCode).toBe(403);
-    await other.db.deleteFrom('user_content_restriction').where('user_id', '=', reader.id).execute();
+    await writtenElsewhere(d.store, () => other.db.deleteFrom('user_content_restriction').where('user_id', '=', reader.id).execute());
     expect((await get(`/api/v1/books/${bookA}`, reader.token)).statusCode).toBe(200);
 
-    await other.db.updateTable('user_permissions').set({ permission_admin: 1 }).where('user_id', '=', reader.id).execute();
+    await writtenElsewhere(d.store, () => other.db.updateTable('user_permissions').set({ permission_admin: 1 }).where('user_id', '=', reader.id).execute());
     expect((await get('/api/v1/users', reader.token)).statusCode).toBe(200);
   });
 
@@ -87,7 +90,7 @@ describe('cached counts', () => {
   it('follow books added and shelved: page totals and shelf book counts', async () => {
     const total = async (): Promise<number> => (await get('/api/v1/books/page?size=1', admin.token)).json().page.totalElements as number;
     const before = await total();
-    await seedBook(other.db, libraryA, { title: 'Gamma' });
+    await writtenElsewhere(d.store, () => seedBook(other.db, libraryA, { title: 'Gamma' }));
     expect(await total()).toBe(before + 1);
 
     const shelf = await d.inject({ method: 'POST', url: '/api/v1/shelves', headers: bearer(admin.token), payload: { name: 'Counted', icon: 'book', iconType: 'LUCIDE' } });
@@ -100,7 +103,7 @@ describe('cached counts', () => {
     expect(await count()).toBe(1);
     expect((await shelve([bookB])).statusCode).toBe(200);
     expect(await count()).toBe(2);
-    await other.db.deleteFrom('book_shelf_mapping').where('book_id', '=', bookB).execute();
+    await writtenElsewhere(d.store, () => other.db.deleteFrom('book_shelf_mapping').where('book_id', '=', bookB).execute());
     expect(await count()).toBe(1);
   });
 });
@@ -144,7 +147,7 @@ describe('cached pages of the book list', () => {
     expect(put.statusCode).toBe(200);
     expect((await page(readerA.token)).titles).toContain('Beta');
     // Another process takes it away again.
-    await other.db.deleteFrom('user_library_mapping').where('user_id', '=', readerA.id).where('library_id', '=', libraryB).execute();
+    await writtenElsewhere(d.store, () => other.db.deleteFrom('user_library_mapping').where('user_id', '=', readerA.id).where('library_id', '=', libraryB).execute());
     expect((await page(readerA.token)).titles).not.toContain('Beta');
   });
 
@@ -165,11 +168,11 @@ describe('cached pages of the book list', () => {
     expect(before.body.content.find((b) => b.id === bookB)?.shelves ?? []).not.toContainEqual(expect.objectContaining({ name: 'Paged' }));
 
     // Another process (the CLI) renames a book and adds one.
-    await other.db.updateTable('book_metadata').set({ title: 'Beta, renamed' }).where('book_id', '=', bookB).execute();
+    await writtenElsewhere(d.store, () => other.db.updateTable('book_metadata').set({ title: 'Beta, renamed' }).where('book_id', '=', bookB).execute());
     const renamed = await page(admin.token);
     expect(renamed.titles).toContain('Beta, renamed');
     expect(renamed.titles).not.toContain('Beta');
-    await seedBook(other.db, libraryA, { title: 'Delta' });
+    await writtenElsewhere(d.store, () => seedBook(other.db, libraryA, { title: 'Delta' }));
     const added = await page(admin.token);
     expect(added.titles).toContain('Delta');
     expect(added.body.page.totalElements).toBe(renamed.body.page.totalElements + 1);
@@ -177,14 +180,14 @@ describe('cached pages of the book list', () => {
 });
 
 describe('CatalogBytesCache', () => {
-  it('keeps answers until the catalog changes, and at most its size, dropping the least recently used', () => {
+  it('keeps answers until the catalog changes, and at most its size, dropping the least recently used', async () => {
     const cache = new CatalogBytesCache(3 * 1300, 2000);
     let computed = 0;
     const text = (key: string) => () => {
       computed++;
       return `${key}:${'x'.repeat(1000)}`;
     };
-    const get = (key: string) => readSnapshot(d.store.sqlite, () => cache.get(d.store, key, text(key)));
+    const get = (key: string) => cache.get(d.store, key, text(key));
     get('a');
     get('b');
     get('c');
@@ -200,12 +203,12 @@ describe('CatalogBytesCache', () => {
     get('b');
     expect(computed).toBe(5);
     // Any committed write, here by another connection, empties it.
-    other.sqlite.prepare("INSERT INTO app_settings (name, val) VALUES ('bytes_cache_test', '1') ON CONFLICT(name) DO UPDATE SET val = val || '1'").run();
+    await writtenElsewhere(d.store, () => Promise.resolve(other.exec.run("INSERT INTO app_settings (name, val) VALUES ('bytes_cache_test', '1') ON CONFLICT(name) DO UPDATE SET val = app_settings.val || '1'")));
     get('a');
     expect(computed).toBe(6);
     // An answer larger than a single entry may be is sent but not kept.
     const held = cache.size;
-    const big = () => readSnapshot(d.store.sqlite, () => cache.get(d.store, 'big', text('y'.repeat(3000))));
+    const big = () => cache.get(d.store, 'big', text('y'.repeat(3000)));
     expect(big().length).toBe(3000 + 1 + 1000);
     big();
     expect(computed).toBe(8);
@@ -214,36 +217,42 @@ describe('CatalogBytesCache', () => {
 
   it('does not keep what it read while a write transaction was open, which may yet roll back', async () => {
     const cache = new CatalogBytesCache(1 << 20);
-    const count = (): string => String(d.store.sqlite.prepare('SELECT count(*) FROM book').pluck().get());
-    const committed = cache.get(d.store, 'books', count).toString();
+    const count = async (exec: SqlExec = d.store.exec): Promise<string> => String((await exec.get('SELECT count(*) AS n FROM book'))?.n);
+    const committed = await count();
     let seenInside = '';
     await expect(
-      d.store.db.transaction().execute(async (trx) => {
-        await trx.insertInto('book').values({ library_id: libraryA }).execute();
-        seenInside = cache.get(d.store, 'books', count).toString();
+      d.store.write(async ({ db, exec }) => {
+        await db.insertInto('book').values({ library_id: libraryA }).execute();
+        const inside = await count(exec);
+        seenInside = cache.get(d.store, 'books', () => inside).toString();
         throw new Error('roll back');
       }),
     ).rejects.toThrow('roll back');
     expect(Number(seenInside)).toBe(Number(committed) + 1);
-    expect(cache.get(d.store, 'books', count).toString()).toBe(committed);
+    // Not kept: asked again after the rollback, the cache computes the committed count.
+    const after = await count();
+    expect(cache.get(d.store, 'books', () => after).toString()).toBe(committed);
   });
 });
 
 describe('CatalogMemo', () => {
   it('does not keep what it read while a write transaction was open, which may yet roll back', async () => {
     const memo = new CatalogMemo<string, number>(10);
-    const books = (): number => d.store.sqlite.prepare('SELECT count(*) FROM book').pluck().get() as number;
-    const committed = memo.get(d.store, 'books', books);
+    const books = async (exec: SqlExec = d.store.exec): Promise<number> => (await exec.get('SELECT count(*) AS n FROM book'))?.n as number;
+    const committed = await books();
     let seenInside = 0;
     await expect(
-      d.store.db.transaction().execute(async (trx) => {
-        await trx.insertInto('book').values({ library_id: libraryA }).execute();
-        seenInside = memo.get(d.store, 'books', books);
+      d.store.write(async ({ db, exec }) => {
+        await db.insertInto('book').values({ library_id: libraryA }).execute();
+        const inside = await books(exec);
+        seenInside = memo.get(d.store, 'books', () => inside);
         throw new Error('roll back');
       }),
     ).rejects.toThrow('roll back');
     expect(seenInside).toBe(committed + 1);
-    expect(memo.get(d.store, 'books', books)).toBe(committed);
+    // Not kept: asked again after the rollback, the memo computes the committed count.
+    const after = await books();
+    expect(memo.get(d.store, 'books', () => after)).toBe(committed);
   });
 });
 

@@ -15,6 +15,7 @@ import { migrationProvider } from '../../src/core/store/migrations/index.ts';
 import { openStore } from '../../src/core/store/store.ts';
 import { searchKey } from '../../src/core/text/search-key.ts';
 import { hashPassword } from '../../src/core/users/users.ts';
+import { onPostgres } from '../helpers/engine.ts';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { makeTempLibrary, writeSimpleEpub, type TempLibrary } from '../helpers/library-fixtures.ts';
 
@@ -114,7 +115,8 @@ describe('every search surface', () => {
   });
 });
 
-describe('migration 029', () => {
+// Migrates a SQLite catalog file written by an older version; a PostgreSQL catalog starts at the current schema.
+describe.skipIf(onPostgres)('migration 029', () => {
   it('writes the keys of books and authors stored before it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'bindery-search-migration-'));
     try {
@@ -131,8 +133,8 @@ describe('migration 029', () => {
       await db.destroy();
       const store = await openStore(path);
       try {
-        expect(store.sqlite.prepare('select search_text, series_key from book_metadata where book_id = 1').get()).toEqual({ search_text: 'jose garcia cronicas', series_key: 'cronicas' });
-        expect(store.sqlite.prepare('select name_key from author where id = 1').pluck().get()).toBe('garcia');
+        expect(await store.exec.get('select search_text, series_key from book_metadata where book_id = 1')).toEqual({ search_text: 'jose garcia cronicas', series_key: 'cronicas' });
+        expect((await store.exec.get('select name_key from author where id = 1'))?.name_key).toBe('garcia');
       } finally {
         await store.close();
       }

@@ -1,36 +1,67 @@
-// Loads many books at once: one set query per table for a batch of ids, run synchronously on the raw SQLite handle.
-import type Database from 'better-sqlite3';
+// Loads many books at once: one set query per table for a batch of ids.
 import type { Kysely } from 'kysely';
 import type { DB } from '../store/db-types.ts';
-import { dialectOf } from '../store/dialect.ts';
-import type { SqlExec } from '../store/sql-exec.ts';
+import { dialectOf, type SqlDialect } from '../store/dialect.ts';
+import type { SqlExec, SqlValue } from '../store/sql-exec.ts';
 import { metadataSelectList, type BookBundle, type BookFileRow, type BookJsonOptions, type BookRow, type ComicParts, type Json } from './book-json.ts';
+import { metadataTableColumns } from './metadata-columns.ts';
+
+/** What the loaders read through: a Store, or the scope of one of its snapshots (`store.read`). */
+export interface CatalogReader {
+  db: Kysely<DB>;
+  exec: SqlExec;
+}
 
 /**
  * Two ways to name a batch: a dense run of ids as a range (index range scans), or any set of ids as one JSON array
- * parameter (one probe per id, no SQL of varying shape). `%` stands for the column.
+ * parameter (one probe per id, no SQL of varying shape). Each use of the filter in a statement takes its parameters
+ * again.
  */
-const BY_RANGE = '% BETWEEN :lo AND :hi';
-const BY_SET = '% IN (SELECT value FROM json_each(:ids))';
+export interface BatchFilter {
+  /** The condition on `column`. */
+  on(column: string): string;
+  params: SqlValue[];
+  dense: boolean;
+}
+
+export function batchFilter(dialect: SqlDialect, ids: readonly number[]): BatchFilter & { lo: number; hi: number } {
+  let lo = ids[0] as number;
+  let hi = lo;
+  for (const id of ids) {
+    if (id < lo) lo = id;
+    else if (id > hi) hi = id;
+  }
+  // Rows of ids in the range but not asked for only add entries nobody looks up (or are filtered out).
+  const dense = hi - lo + 1 <= ids.length * 2;
+  const inSet = `IN (${dialect.jsonValues('integer')})`;
+  return dense
+    ? { on: (column) => `${column} BETWEEN ? AND ?`, params: [lo, hi], dense, lo, hi }
+    : { on: (column) => `${column} ${inSet}`, params: [JSON.stringify(ids)], dense, lo, hi };
+}
+
+/** The filter's parameters once per use in the statement. */
+export function repeated(params: readonly SqlValue[], uses: number): SqlValue[] {
+  const out: SqlValue[] = [];
+  for (let i = 0; i < uses; i++) out.push(...params);
+  return out;
+}
+
+interface Statement {
+  text: string;
+  /** How often the batch filter appears in it. */
+  uses: number;
+}
 
 interface Statements {
-  books: Database.Statement;
+  books: Statement;
   /** By view: `${listView}/${withDescription}`. */
-  metadata: Map<string, Database.Statement>;
-  names: Database.Statement;
-  files: Database.Statement;
-  comic: Database.Statement;
-  creators: Database.Statement;
-  comicNames: Database.Statement;
+  metadata: Map<string, Statement>;
+  names: Statement;
+  files: Statement;
+  comic: Statement;
+  creators: Statement;
+  comicNames: Statement;
 }
-
-interface Prepared {
-  range: Statements;
-  set: Statements;
-  roots: Database.Statement;
-}
-
-const prepared = new WeakMap<Database.Database, Prepared>();
 
 const FILE_COLUMNS = [
   'id', 'book_id', 'library_path_id', 'file_sub_path', 'file_name', 'file_size_kb', 'is_book', 'book_type', 'archive_type',
@@ -44,77 +75,68 @@ const COMIC_NAME_KINDS = ['characters', 'teams', 'locations'] as const;
 type NameRow = { book_id: number; kind: number; name: string; ord_number: number | null; ord_text: string | null };
 
 /**
- * One query for several name lists; each row carries its list's index in `kind` and its sort key in `ord`. Rows come
- * in index order (by book); sorting within a book is left to the caller, which is cheaper than an SQL sort of the union.
+ * One query for several name lists; each row carries its list's index in `kind` and its sort key in `ord_number` (a
+ * position) or `ord_text` (the name): a column of a union has one type. Rows come in index order (by book); sorting
+ * within a book is left to the caller, which is cheaper than an SQL sort of the union.
  */
-function namesQuery(where: string, lists: [mapping: string, table: string, column: string, order: 'position' | 'name'][]): string {
-  // A column of a union has one type (on PostgreSQL): positions and names sort through columns of their own.
+function namesQuery(filter: Pick<BatchFilter, 'on'>, lists: [mapping: string, table: string, column: string, order: 'position' | 'name'][]): Statement {
   const parts = lists.map(
     ([mapping, table, column, order], kind) =>
-      `SELECT m.book_id AS book_id, ${kind} AS kind, n.name AS name, ${order === 'position' ? 'm.sort_order' : 'NULL'} AS ord_number, ${order === 'name' ? 'n.name' : 'NULL'} AS ord_text FROM ${mapping} m JOIN ${table} n ON n.id = m.${column} WHERE ${where.replace('%', 'm.book_id')}`,
+      `SELECT m.book_id AS book_id, ${kind} AS kind, n.name AS name, ${order === 'position' ? 'm.sort_order' : 'NULL'} AS ord_number, ${order === 'name' ? 'n.name' : 'NULL'} AS ord_text FROM ${mapping} m JOIN ${table} n ON n.id = m.${column} WHERE ${filter.on('m.book_id')}`,
   );
-  return parts.join(' UNION ALL ');
+  return { text: parts.join(' UNION ALL '), uses: lists.length };
 }
 
-type Texts = { [K in keyof Statements]: Statements[K] extends Map<string, Database.Statement> ? Map<string, string> : string };
-
-function statementTexts(where: string, metadataColumns: string[]): Texts {
-  const on = (column: string): string => where.replace('%', column);
-  const metadata = new Map<string, string>();
+function statementsOf(filter: Pick<BatchFilter, 'on'>, metadataColumns: string[]): Statements {
+  const { on } = filter;
+  const once = (text: string): Statement => ({ text, uses: 1 });
+  const metadata = new Map<string, Statement>();
   for (const listView of [false, true]) {
     for (const withDescription of [false, true]) {
       const select = metadataSelectList(metadataColumns, { listView, withDescription });
-      metadata.set(`${listView}/${withDescription}`, `SELECT ${select.join(', ')} FROM book_metadata WHERE ${on('book_id')}`);
+      metadata.set(`${listView}/${withDescription}`, once(`SELECT ${select.join(', ')} FROM book_metadata WHERE ${on('book_id')}`));
     }
   }
   return {
-    books: `SELECT b.id, b.library_id, l.name AS library_name, l.format_priority, b.library_path_id, b.added_on, b.metadata_match_score, b.is_physical, b.missing_at
+    books: once(
+      `SELECT b.id, b.library_id, l.name AS library_name, l.format_priority, b.library_path_id, b.added_on, b.metadata_match_score, b.is_physical, b.missing_at
        FROM book b JOIN library l ON l.id = b.library_id WHERE ${on('b.id')} ORDER BY b.id`,
+    ),
     metadata,
-    names: namesQuery(where, [
-        ['book_metadata_author_mapping', 'author', 'author_id', 'position'],
-        ['book_metadata_category_mapping', 'category', 'category_id', 'name'],
-        ['book_metadata_tag_mapping', 'tag', 'tag_id', 'name'],
-        ['book_metadata_mood_mapping', 'mood', 'mood_id', 'name'],
-      ]),
-    files: `SELECT ${FILE_COLUMNS} FROM book_file WHERE ${on('book_id')} ORDER BY book_id, id`,
-    comic: `SELECT * FROM comic_metadata WHERE ${on('book_id')}`,
-    creators: `SELECT m.book_id AS book_id, m.role AS role, c.name AS name FROM comic_metadata_creator_mapping m JOIN comic_creator c ON c.id = m.creator_id WHERE ${on('m.book_id')} ORDER BY m.book_id, m.id`,
-    comicNames: namesQuery(where, [
-        ['comic_metadata_character_mapping', 'comic_character', 'character_id', 'name'],
-        ['comic_metadata_team_mapping', 'comic_team', 'team_id', 'name'],
-        ['comic_metadata_location_mapping', 'comic_location', 'location_id', 'name'],
-      ]),
+    names: namesQuery(filter, [
+      ['book_metadata_author_mapping', 'author', 'author_id', 'position'],
+      ['book_metadata_category_mapping', 'category', 'category_id', 'name'],
+      ['book_metadata_tag_mapping', 'tag', 'tag_id', 'name'],
+      ['book_metadata_mood_mapping', 'mood', 'mood_id', 'name'],
+    ]),
+    files: once(`SELECT ${FILE_COLUMNS} FROM book_file WHERE ${on('book_id')} ORDER BY book_id, id`),
+    comic: once(`SELECT * FROM comic_metadata WHERE ${on('book_id')}`),
+    creators: once(
+      `SELECT m.book_id AS book_id, m.role AS role, c.name AS name FROM comic_metadata_creator_mapping m JOIN comic_creator c ON c.id = m.creator_id WHERE ${on('m.book_id')} ORDER BY m.book_id, m.id`,
+    ),
+    comicNames: namesQuery(filter, [
+      ['comic_metadata_character_mapping', 'comic_character', 'character_id', 'name'],
+      ['comic_metadata_team_mapping', 'comic_team', 'team_id', 'name'],
+      ['comic_metadata_location_mapping', 'comic_location', 'location_id', 'name'],
+    ]),
   };
 }
 
-function prepareAll(sqlite: Database.Database, where: string, metadataColumns: string[]): Statements {
-  const texts = statementTexts(where, metadataColumns);
-  return {
-    books: sqlite.prepare(texts.books),
-    metadata: new Map([...texts.metadata].map(([key, text]) => [key, sqlite.prepare(text)])),
-    names: sqlite.prepare(texts.names),
-    files: sqlite.prepare(texts.files),
-    comic: sqlite.prepare(texts.comic),
-    creators: sqlite.prepare(texts.creators),
-    comicNames: sqlite.prepare(texts.comicNames),
-  };
-}
+/** By engine, then range or set. */
+const built = new Map<string, Statements>();
 
-function statementsFor(sqlite: Database.Database): Prepared {
-  const cached = prepared.get(sqlite);
-  if (cached) return cached;
-  const metadataColumns = (sqlite.prepare('PRAGMA table_info(book_metadata)').all() as { name: string }[])
-    .map((c) => c.name)
-    .filter((name) => name !== 'search_text' && name !== 'identifiers_json');
-  const statements: Prepared = {
-    range: prepareAll(sqlite, BY_RANGE, metadataColumns),
-    set: prepareAll(sqlite, BY_SET, metadataColumns),
-    roots: sqlite.prepare('SELECT id, path FROM library_path'),
-  };
-  prepared.set(sqlite, statements);
+function statementsWith(engine: string, filter: BatchFilter, columns: readonly { name: string }[]): Statements {
+  const key = `${engine}/${filter.dense}`;
+  let statements = built.get(key);
+  if (!statements) {
+    const metadataColumns = columns.map((c) => c.name).filter((name) => name !== 'search_text' && name !== 'identifiers_json');
+    statements = statementsOf(filter, metadataColumns);
+    built.set(key, statements);
+  }
   return statements;
 }
+
+const paramsOf = (statement: Statement, filter: BatchFilter): SqlValue[] => (statement.uses === 1 ? filter.params : repeated(filter.params, statement.uses));
 
 function grouped<T extends { book_id: number }>(rows: T[]): Map<number, T[]> {
   const out = new Map<number, T[]>();
@@ -153,42 +175,34 @@ function namesByBook<K extends string>(rows: NameRow[], kinds: readonly K[]): Ma
 }
 
 /** Root folder of every library path, by path id. */
-export function libraryRoots(sqlite: Database.Database): Map<number, string> {
-  const rows = statementsFor(sqlite).roots.all() as { id: number; path: string }[];
+export async function libraryRoots(reader: Pick<CatalogReader, 'exec'>): Promise<Map<number, string>> {
+  const rows = (await reader.exec.all('SELECT id, path FROM library_path')) as { id: number; path: string }[];
   return new Map(rows.map((r) => [r.id, r.path]));
 }
 
-/** The bundles of the given books that exist, in id order. Keep batches to a few thousand ids. */
-export function loadBundlesSqlite(sqlite: Database.Database, ids: readonly number[], options: BookJsonOptions): BookBundle[] {
-  if (ids.length === 0) return [];
-  const sorted = [...ids].sort((a, b) => a - b);
-  const first = sorted[0] as number;
-  const last = sorted.at(-1) as number;
-  const span = last - first + 1;
-  const dense = span <= ids.length * 2;
-  const s = dense ? statementsFor(sqlite).range : statementsFor(sqlite).set;
-  const params: Record<string, unknown> = dense ? { lo: first, hi: last } : { ids: JSON.stringify(sorted) };
-  const wanted = dense && span !== ids.length ? new Set(ids) : undefined;
-
-  let books = s.books.all(params) as BookRow[];
+/**
+ * Reading a batch's bundles as a sequence of statements: each step yields a statement and is resumed with its rows
+ * (comic statements only when the batch has comics).
+ */
+function* bundleSteps(s: Statements, ids: readonly number[], filter: BatchFilter & { lo: number; hi: number }, options: BookJsonOptions): Generator<Statement, BookBundle[], unknown[]> {
+  const wanted = filter.dense && filter.hi - filter.lo + 1 !== ids.length ? new Set(ids) : undefined;
+  let books = (yield s.books) as BookRow[];
   if (wanted) books = books.filter((b) => wanted.has(b.id));
   if (books.length === 0) return [];
-  const metadataRows = (s.metadata.get(`${options.listView}/${options.withDescription}`) as Database.Statement).all(params) as (Json & { book_id: number })[];
+  const metadataRows = (yield s.metadata.get(`${options.listView}/${options.withDescription}`) as Statement) as (Json & { book_id: number })[];
   const metadata = new Map(metadataRows.map((row) => [row.book_id, row]));
-  const names = namesByBook(s.names.all(params) as NameRow[], NAME_KINDS);
-  const files = grouped(s.files.all(params) as BookFileRow[]);
-  const comics = loadComics(s, params);
-  return bundlesOf(books, metadata, names, files, comics);
-}
-
-/** Each book's rows put together, in the order of `books`. */
-function bundlesOf(
-  books: BookRow[],
-  metadata: Map<number, Json & { book_id: number }>,
-  names: Map<number, Record<(typeof NAME_KINDS)[number], string[]>>,
-  files: Map<number, BookFileRow[]>,
-  comics: Map<number, ComicParts>,
-): BookBundle[] {
+  const names = namesByBook((yield s.names) as NameRow[], NAME_KINDS);
+  const files = grouped((yield s.files) as BookFileRow[]);
+  const comicRows = (yield s.comic) as (Json & { book_id: number })[];
+  const comics = new Map<number, ComicParts>();
+  if (comicRows.length > 0) {
+    const creators = grouped((yield s.creators) as { book_id: number; role: string; name: string }[]);
+    const comicNames = namesByBook((yield s.comicNames) as NameRow[], COMIC_NAME_KINDS);
+    for (const row of comicRows) {
+      const lists = comicNames.get(row.book_id);
+      comics.set(row.book_id, { row, creators: creators.get(row.book_id) ?? [], characters: lists?.characters ?? [], teams: lists?.teams ?? [], locations: lists?.locations ?? [] });
+    }
+  }
   return books.map((book) => {
     const lists = names.get(book.id);
     return {
@@ -204,66 +218,15 @@ function bundlesOf(
   });
 }
 
-function loadComics(s: Statements, params: Record<string, unknown>): Map<number, ComicParts> {
-  const rows = s.comic.all(params) as (Json & { book_id: number })[];
-  const out = new Map<number, ComicParts>();
-  if (rows.length === 0) return out;
-  const creators = grouped(s.creators.all(params) as { book_id: number; role: string; name: string }[]);
-  const names = namesByBook(s.comicNames.all(params) as NameRow[], COMIC_NAME_KINDS);
-  for (const row of rows) {
-    const lists = names.get(row.book_id);
-    out.set(row.book_id, {
-      row,
-      creators: creators.get(row.book_id) ?? [],
-      characters: lists?.characters ?? [],
-      teams: lists?.teams ?? [],
-      locations: lists?.locations ?? [],
-    });
-  }
-  return out;
-}
-
-/** What the asynchronous loader reads through: a Store, or the scope of one of its snapshots. */
-export interface CatalogReader {
-  db: Kysely<DB>;
-  exec: SqlExec;
-}
-
-const metadataColumnsByEngine = new Map<string, Promise<string[]>>();
-
-function metadataColumnsOf(db: Kysely<DB>): Promise<string[]> {
-  const engine = dialectOf(db).engine;
-  let columns = metadataColumnsByEngine.get(engine);
-  if (!columns) {
-    columns = db.introspection.getTables().then((tables) =>
-      (tables.find((t) => t.name === 'book_metadata')?.columns ?? []).map((c) => c.name).filter((name) => name !== 'search_text' && name !== 'identifiers_json'),
-    );
-    metadataColumnsByEngine.set(engine, columns);
-  }
-  return columns;
-}
-
-/** loadBundlesSqlite on either engine: the same statements, the batch named as one JSON array of ids. */
+/** The bundles of the given books that exist, in id order. Keep batches to a few thousand ids. */
 export async function loadBundles(reader: CatalogReader, ids: readonly number[], options: BookJsonOptions): Promise<BookBundle[]> {
   if (ids.length === 0) return [];
   const dialect = dialectOf(reader.db);
-  const texts = statementTexts(`% IN (${dialect.jsonValues('integer')})`, await metadataColumnsOf(reader.db));
-  const idsJson = JSON.stringify([...ids].sort((a, b) => a - b));
-  const run = async <T>(text: string): Promise<T[]> => (await reader.exec.all(text, Array.from({ length: text.split('?').length - 1 }, () => idsJson))) as T[];
-  const books = await run<BookRow>(texts.books);
-  if (books.length === 0) return [];
-  const metadata = new Map((await run<Json & { book_id: number }>(texts.metadata.get(`${options.listView}/${options.withDescription}`) as string)).map((row) => [row.book_id, row]));
-  const names = namesByBook(await run<NameRow>(texts.names), NAME_KINDS);
-  const files = grouped(await run<BookFileRow>(texts.files));
-  const comics = new Map<number, ComicParts>();
-  const comicRows = await run<Json & { book_id: number }>(texts.comic);
-  if (comicRows.length > 0) {
-    const creators = grouped(await run<{ book_id: number; role: string; name: string }>(texts.creators));
-    const comicNames = namesByBook(await run<NameRow>(texts.comicNames), COMIC_NAME_KINDS);
-    for (const row of comicRows) {
-      const lists = comicNames.get(row.book_id);
-      comics.set(row.book_id, { row, creators: creators.get(row.book_id) ?? [], characters: lists?.characters ?? [], teams: lists?.teams ?? [], locations: lists?.locations ?? [] });
-    }
-  }
-  return bundlesOf(books, metadata, names, files, comics);
+  const filter = batchFilter(dialect, [...ids].sort((a, b) => a - b));
+  const statements = statementsWith(dialect.engine, filter, await metadataTableColumns(reader.db));
+  const steps = bundleSteps(statements, ids, filter, options);
+  let step = steps.next();
+  while (!step.done) step = steps.next(await reader.exec.all(step.value.text, paramsOf(step.value, filter)));
+  return step.value;
 }
+

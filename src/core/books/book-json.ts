@@ -124,7 +124,7 @@ export function metadataJson(row: Json, options: BookJsonOptions = { listView: f
 export function metadataSelectList(columns: readonly string[], options: BookJsonOptions): string[] {
   const out = ['book_id', ...columns.filter((c) => ruleFor(c, options.listView) !== undefined)];
   if (options.withDescription) out.push('description');
-  if (options.listView) out.push(`(all_fields_locked = 1 OR (${GRIMMORY_LOCKS.map((l) => `${l} = 1`).join(' AND ')})) AS all_metadata_locked`);
+  if (options.listView) out.push(`CASE WHEN all_fields_locked = 1 OR (${GRIMMORY_LOCKS.map((l) => `${l} = 1`).join(' AND ')}) THEN 1 ELSE 0 END AS all_metadata_locked`);
   return out;
 }
 

@@ -1,9 +1,9 @@
 // Books as the caller sees them: which ids are visible, and their Book JSON with the caller's own parts, in batches.
 import type { Principal } from '../auth/principal.ts';
 import { visibleBookFilter } from '../auth/visibility.ts';
-import { CatalogMemo, readSnapshot } from '../store/snapshot.ts';
+import { CatalogMemo } from '../store/snapshot.ts';
 import type { Store } from '../store/store.ts';
-import { libraryRoots, loadBundlesSqlite } from './book-bundles.ts';
+import { libraryRoots, loadBundles, type CatalogReader } from './book-bundles.ts';
 import { assembleBook, type BookJsonOptions, type Json } from './book-json.ts';
 import { UserBookStates, type UserStateOptions } from './book-user-state.ts';
 
@@ -19,11 +19,12 @@ const BATCH = 250;
  * Ids of the books the principal may see (optionally of one library), ascending; one small query. Soft-deleted books
  * are left out, as in Grimmory's lists.
  */
-export function visibleBookIds(store: Store, principal: Principal, filter: { libraryId?: number } = {}): number[] {
-  let query = store.db.selectFrom('book').select('book.id').where(visibleBookFilter(principal)).where('book.deleted', '=', 0).orderBy('book.id');
+export async function visibleBookIds(reader: CatalogReader, principal: Principal, filter: { libraryId?: number } = {}): Promise<number[]> {
+  let query = reader.db.selectFrom('book').select('book.id').where(visibleBookFilter(principal)).where('book.deleted', '=', 0).orderBy('book.id');
   if (filter.libraryId !== undefined) query = query.where('book.library_id', '=', filter.libraryId);
   const { sql, parameters } = query.compile();
-  return store.sqlite.prepare(sql).pluck().all(...(parameters as unknown[])) as number[];
+  const rows = (await reader.exec.all(sql, parameters as number[])) as { id: number }[];
+  return rows.map((r) => r.id);
 }
 
 /**
@@ -33,9 +34,9 @@ export function visibleBookIds(store: Store, principal: Principal, filter: { lib
 const shelfCountMemos = new WeakMap<Store, CatalogMemo<Principal, Map<number, number>>>();
 
 /** Per shelf the principal can see (own or public), how many of its books they may see: hidden books are not counted. */
-function visibleShelfCounts(store: Store, principal: Principal): () => Map<number, number> {
-  const count = (): Map<number, number> => {
-    const { sql, parameters } = store.db
+function visibleShelfCounts(store: Store, principal: Principal): (reader: CatalogReader) => Promise<Map<number, number>> {
+  const count = async (reader: CatalogReader): Promise<Map<number, number>> => {
+    const { sql, parameters } = reader.db
       .selectFrom('book_shelf_mapping as m')
       .innerJoin('shelf', 'shelf.id', 'm.shelf_id')
       .innerJoin('book', 'book.id', 'm.book_id')
@@ -44,35 +45,42 @@ function visibleShelfCounts(store: Store, principal: Principal): () => Map<numbe
       .where(visibleBookFilter(principal))
       .groupBy('m.shelf_id')
       .compile();
-    const rows = store.sqlite.prepare(sql).all(...(parameters as unknown[])) as { shelf_id: number; n: number }[];
+    const rows = (await reader.exec.all(sql, parameters as number[])) as { shelf_id: number; n: number }[];
     return new Map(rows.map((r) => [r.shelf_id, r.n]));
   };
-  return () => {
+  return (reader) => {
     let memo = shelfCountMemos.get(store);
     if (!memo) shelfCountMemos.set(store, (memo = new CatalogMemo(100)));
-    return memo.get(store, principal, count);
+    return memo.getAsync(store, principal, () => count(reader));
   };
 }
 
-function userStates(store: Store, options: BookViewOptions): UserBookStates {
-  return new UserBookStates(store.sqlite, options.principal.userId, visibleShelfCounts(store, options.principal));
+function userStates(store: Store, reader: CatalogReader, options: BookViewOptions): UserBookStates {
+  return new UserBookStates(reader, options.principal.userId, visibleShelfCounts(store, options.principal));
 }
 
-/** Book JSON for the given ids that exist, in the order given. */
-export function booksJson(store: Store, ids: readonly number[], options: BookViewOptions): Json[] {
-  return readSnapshot(store.sqlite, () => {
-    const roots = libraryRoots(store.sqlite);
-    const states = userStates(store, options);
+/** One batch of books as JSON objects with the user's parts, in id order. */
+async function batchJson(reader: CatalogReader, states: UserBookStates, roots: Map<number, string>, batch: readonly number[], options: BookViewOptions): Promise<Json[]> {
+  const user = await states.forBooks(batch, reader);
+  const bundles = await loadBundles(reader, batch, options);
+  return bundles.map((bundle) => states.apply(assembleBook(bundle, roots, options), user.get(bundle.book.id), options.user));
+}
+
+/**
+ * Book JSON for the given ids that exist, in the order given. Pass a snapshot's scope as `reader` to read inside it;
+ * otherwise the books are read in one snapshot of their own.
+ */
+export function booksJson(store: Store, ids: readonly number[], options: BookViewOptions, reader?: CatalogReader): Promise<Json[]> {
+  const build = async (scope: CatalogReader): Promise<Json[]> => {
+    const roots = await libraryRoots(scope);
+    const states = userStates(store, scope, options);
     const byId = new Map<number, Json>();
     for (let i = 0; i < ids.length; i += BATCH) {
-      const batch = ids.slice(i, i + BATCH);
-      const user = states.forBooks(batch);
-      for (const bundle of loadBundlesSqlite(store.sqlite, batch, options)) {
-        byId.set(bundle.book.id, states.apply(assembleBook(bundle, roots, options), user.get(bundle.book.id), options.user));
-      }
+      for (const book of await batchJson(scope, states, roots, ids.slice(i, i + BATCH), options)) byId.set(book.id as number, book);
     }
     return ids.map((id) => byId.get(id)).filter((b): b is Json => b !== undefined);
-  });
+  };
+  return reader ? build(reader) : store.read(build);
 }
 
 /**
@@ -80,19 +88,14 @@ export function booksJson(store: Store, ids: readonly number[], options: BookVie
  * however large the library. Pass it to `Readable.from` to stream it. Each batch is read in one snapshot (a snapshot
  * cannot stay open while other requests run).
  */
-export function* bookArrayChunks(store: Store, ids: readonly number[], options: BookViewOptions): Generator<string> {
-  const roots = libraryRoots(store.sqlite);
-  const states = userStates(store, options);
+export async function* bookArrayChunks(store: Store, ids: readonly number[], options: BookViewOptions): AsyncGenerator<string> {
+  const roots = await libraryRoots(store);
+  const states = userStates(store, store, options);
   let first = true;
   yield '[';
   for (let i = 0; i < ids.length; i += BATCH) {
     const batch = ids.slice(i, i + BATCH);
-    const parts = readSnapshot(store.sqlite, () => {
-      const user = states.forBooks(batch);
-      return loadBundlesSqlite(store.sqlite, batch, options).map((bundle) =>
-        JSON.stringify(states.apply(assembleBook(bundle, roots, options), user.get(bundle.book.id), options.user)),
-      );
-    });
+    const parts = await store.read(async (scope) => (await batchJson(scope, states, roots, batch, options)).map((book) => JSON.stringify(book)));
     if (parts.length === 0) continue;
     yield (first ? '' : ',') + parts.join(',');
     first = false;
@@ -101,12 +104,12 @@ export function* bookArrayChunks(store: Store, ids: readonly number[], options: 
 }
 
 /** Book JSON for the given ids that exist, without any user's parts: what a live update sends to everyone who may see it. */
-export function bareBooksJson(store: Store, ids: readonly number[], options: BookJsonOptions): Json[] {
-  return readSnapshot(store.sqlite, () => {
-    const roots = libraryRoots(store.sqlite);
+export function bareBooksJson(store: Store, ids: readonly number[], options: BookJsonOptions): Promise<Json[]> {
+  return store.read(async (scope) => {
+    const roots = await libraryRoots(scope);
     const out: Json[] = [];
     for (let i = 0; i < ids.length; i += BATCH) {
-      for (const bundle of loadBundlesSqlite(store.sqlite, ids.slice(i, i + BATCH), options)) out.push(assembleBook(bundle, roots, options));
+      for (const bundle of await loadBundles(scope, ids.slice(i, i + BATCH), options)) out.push(assembleBook(bundle, roots, options));
     }
     return out;
   });

@@ -1,12 +1,15 @@
 // One page of the visible books in a Spring Data order (`sort=metadata.title,asc`), as ids plus the total count.
 // The page is an ORDER BY … LIMIT/OFFSET in SQL, walking an index where the order has one (id, addedOn, title); the
 // count is kept until the catalog changes.
-import { sql } from 'kysely';
+import { sql, type OrderByItemBuilder } from 'kysely';
 import { isAdmin, type Principal } from '../auth/principal.ts';
 import { visibleBookFilter } from '../auth/visibility.ts';
-import { CatalogMemo, cachedStatement, readSnapshot } from '../store/snapshot.ts';
+import { dialectOf } from '../store/dialect.ts';
+import { CatalogMemo } from '../store/snapshot.ts';
 import type { Store } from '../store/store.ts';
+import type { CatalogReader } from './book-bundles.ts';
 import { camel } from './book-json.ts';
+import { metadataTableColumns, type MetadataColumn } from './metadata-columns.ts';
 
 export class SortError extends Error {
   override name = 'SortError';
@@ -33,19 +36,23 @@ const BOOK_PROPERTIES: Record<string, string> = {
   libraryId: 'book.library_id',
 };
 
-let metadataProperties: Map<string, { column: string; text: boolean }> | undefined;
+type SortableColumns = Map<string, { column: string; text: boolean }>;
+
+const sortable = new WeakMap<MetadataColumn[], SortableColumns>();
 
 /** `metadata.<camelName>` → sortable book_metadata column (scalars, not lock flags). */
-function metadataColumns(store: Store): Map<string, { column: string; text: boolean }> {
-  if (!metadataProperties) {
-    const columns = store.sqlite.prepare('PRAGMA table_info(book_metadata)').all() as { name: string; type: string }[];
-    metadataProperties = new Map(
+async function metadataColumns(reader: CatalogReader): Promise<SortableColumns> {
+  const columns = await metadataTableColumns(reader.db);
+  let out = sortable.get(columns);
+  if (!out) {
+    out = new Map(
       columns
         .filter((c) => !c.name.endsWith('_locked') && !['book_id', 'search_text', 'identifiers_json', 'description'].includes(c.name))
-        .map((c) => [`metadata.${camel(c.name)}`, { column: c.name, text: /TEXT/i.test(c.type) }]),
+        .map((c) => [`metadata.${camel(c.name)}`, { column: c.name, text: c.text }]),
     );
+    sortable.set(columns, out);
   }
-  return metadataProperties;
+  return out;
 }
 
 interface Order {
@@ -53,23 +60,29 @@ interface Order {
   descending: boolean;
   /** On book_metadata (`m`), not on book. */
   metadata: boolean;
+  /** May be NULL: NULLs come first ascending and last descending, as SQLite sorts them by default. */
+  nullable: boolean;
 }
 
+const NOT_NULL_BOOK_PROPERTIES = new Set(['id', 'addedOn', 'isPhysical', 'libraryId']);
+
 /** Parses Spring's sort parameters; an unknown property is an error (Spring would fail the request too). */
-export function parseSort(store: Store, values: string[]): Order[] {
+export async function parseSort(reader: CatalogReader, values: string[]): Promise<Order[]> {
+  const properties = await metadataColumns(reader);
+  const { nocase } = dialectOf(reader.db);
   const orders: Order[] = [];
   for (const value of values) {
     const parts = value.split(',').map((p) => p.trim()).filter(Boolean);
     if (parts.length === 0) continue;
     const last = parts.at(-1)?.toLowerCase();
     const direction = last === 'asc' || last === 'desc' ? last : undefined;
-    const properties = direction ? parts.slice(0, -1) : parts;
-    for (const property of properties) {
+    const named = direction ? parts.slice(0, -1) : parts;
+    for (const property of named) {
       const book = BOOK_PROPERTIES[property];
-      const meta = book ? undefined : metadataColumns(store).get(property);
-      const expression = book ?? (meta ? `m.${meta.column}${meta.text ? ' COLLATE NOCASE' : ''}` : undefined);
+      const meta = book ? undefined : properties.get(property);
+      const expression = book ?? (meta ? (meta.text ? nocase(`m.${meta.column}`) : `m.${meta.column}`) : undefined);
       if (!expression) throw new SortError(`No property '${property}' found for type 'Book'`);
-      orders.push({ expression, descending: direction === 'desc', metadata: !book });
+      orders.push({ expression, descending: direction === 'desc', metadata: !book, nullable: !NOT_NULL_BOOK_PROPERTIES.has(property) });
     }
   }
   return orders;
@@ -83,19 +96,19 @@ const NOT_DELETED = sql.lit(0);
 const memos = new WeakMap<Store, CatalogMemo<string, number>>();
 
 /** A single number a query returns, kept (by its SQL and parameters) until the catalog changes. */
-function memoNumber(store: Store, query: Compiled): number {
+function memoNumber(store: Store, reader: CatalogReader, query: Compiled): Promise<number> {
   let memo = memos.get(store);
   if (!memo) memos.set(store, (memo = new CatalogMemo(100)));
-  return memo.get(store, `${query.sql}\n${JSON.stringify(query.parameters)}`, () =>
-    Number(Object.values(cachedStatement(store.sqlite, query.sql).get(...query.parameters) as Record<string, unknown>)[0]),
+  return memo.getAsync(store, `${query.sql}\n${JSON.stringify(query.parameters)}`, async () =>
+    Number(Object.values((await reader.exec.get(query.sql, query.parameters as number[])) as Record<string, unknown>)[0]),
   );
 }
 
 /** Books that are not deleted and that the principal may see (`undefined`: every book). */
-function countVisible(store: Store, principal: Principal | undefined): number {
+function countVisible(store: Store, reader: CatalogReader, principal: Principal | undefined): Promise<number> {
   let query = store.db.selectFrom('book').select((eb) => eb.fn.countAll<number>().as('n')).where('book.deleted', '=', NOT_DELETED);
   if (principal) query = query.where(visibleBookFilter(principal));
-  return memoNumber(store, query.compile());
+  return memoNumber(store, reader, query.compile());
 }
 
 /**
@@ -103,49 +116,58 @@ function countVisible(store: Store, principal: Principal | undefined): number {
  * existing books, so equal counts say it). Then a metadata order can start from book_metadata and walk its index;
  * otherwise it needs book LEFT JOIN book_metadata, which SQLite must sort.
  */
-function everyBookHasMetadata(store: Store): boolean {
-  return memoNumber(store, { sql: 'SELECT (SELECT count(*) FROM book) = (SELECT count(*) FROM book_metadata) AS same', parameters: [] }) === 1;
+async function everyBookHasMetadata(store: Store, reader: CatalogReader): Promise<boolean> {
+  const same = 'SELECT CASE WHEN (SELECT count(*) FROM book) = (SELECT count(*) FROM book_metadata) THEN 1 ELSE 0 END AS same';
+  return (await memoNumber(store, reader, { sql: same, parameters: [] })) === 1;
 }
 
 /**
  * A user who sees a small part of the catalog is best served by their libraries' books, sorted; one who sees most of
  * it by walking the order's index and skipping the few hidden books.
  */
-function walkOrderIndex(store: Store, principal: Principal, visible: number): boolean {
-  return isAdmin(principal) || visible * 4 >= countVisible(store, undefined);
+async function walkOrderIndex(store: Store, reader: CatalogReader, principal: Principal, visible: number): Promise<boolean> {
+  return isAdmin(principal) || visible * 4 >= (await countVisible(store, reader, undefined));
 }
 
-function pageQuery(store: Store, principal: Principal, orders: Order[], visible: number, limit: number, offset: number): Compiled {
-  const filter = visibleBookFilter(principal, { libraryIndex: !walkOrderIndex(store, principal, visible) });
+async function pageQuery(store: Store, reader: CatalogReader, principal: Principal, orders: Order[], visible: number, limit: number, offset: number): Promise<Compiled> {
+  const filter = visibleBookFilter(principal, { libraryIndex: !(await walkOrderIndex(store, reader, principal, visible)) });
   const byMetadata = orders.some((o) => o.metadata);
   // Ties go by id, in the direction of the last order, so that one index serves both directions (Grimmory leaves the
   // order of ties unspecified).
   const idDescending = orders.at(-1)?.descending ?? false;
   const direction = (descending: boolean): 'asc' | 'desc' => (descending ? 'desc' : 'asc');
-  if (byMetadata && everyBookHasMetadata(store)) {
+  const ordered = (order: Order) => (ob: OrderByItemBuilder): OrderByItemBuilder => {
+    const by = order.descending ? ob.desc() : ob.asc();
+    if (!order.nullable) return by;
+    return order.descending ? by.nullsLast() : by.nullsFirst();
+  };
+  if (byMetadata && (await everyBookHasMetadata(store, reader))) {
     // The tie-break names m.book_id (= book.id): with book.id SQLite would not see that the index order covers it.
     let query = store.db.selectFrom('book_metadata as m').innerJoin('book', 'book.id', 'm.book_id').select('book.id').where(filter).where('book.deleted', '=', NOT_DELETED);
-    for (const order of orders) query = query.orderBy(sql.raw(order.expression), direction(order.descending));
+    for (const order of orders) query = query.orderBy(sql.raw(order.expression), ordered(order));
     return query.orderBy('m.book_id', direction(idDescending)).limit(limit).offset(offset).compile();
   }
   if (byMetadata) {
     let query = store.db.selectFrom('book').leftJoin('book_metadata as m', 'm.book_id', 'book.id').select('book.id').where(filter).where('book.deleted', '=', NOT_DELETED);
-    for (const order of orders) query = query.orderBy(sql.raw(order.expression), direction(order.descending));
+    for (const order of orders) query = query.orderBy(sql.raw(order.expression), ordered(order));
     return query.orderBy('book.id', direction(idDescending)).limit(limit).offset(offset).compile();
   }
   let query = store.db.selectFrom('book').select('book.id').where(filter).where('book.deleted', '=', NOT_DELETED);
-  for (const order of orders) query = query.orderBy(sql.raw(order.expression), direction(order.descending));
+  for (const order of orders) query = query.orderBy(sql.raw(order.expression), ordered(order));
   return query.orderBy('book.id', direction(idDescending)).limit(limit).offset(offset).compile();
 }
 
-export function pageOfVisibleBooks(store: Store, principal: Principal, request: PageRequest): PageOfIds {
-  const orders = parseSort(store, request.sort);
-  return readSnapshot(store.sqlite, () => {
-    const totalElements = countVisible(store, principal);
+/** Pass a snapshot's scope as `reader` to read inside it; otherwise the page is read in one snapshot of its own. */
+export async function pageOfVisibleBooks(store: Store, principal: Principal, request: PageRequest, reader?: CatalogReader): Promise<PageOfIds> {
+  const page = async (scope: CatalogReader): Promise<PageOfIds> => {
+    // Everything through the scope: on SQLite the snapshot holds the one connection (store.db would wait for it).
+    const orders = await parseSort(scope, request.sort);
+    const totalElements = await countVisible(store, scope, principal);
     const offset = request.page * request.size;
     if (offset >= totalElements) return { ids: [], totalElements };
-    const query = pageQuery(store, principal, orders, totalElements, request.size, offset);
-    const rows = cachedStatement(store.sqlite, query.sql).all(...query.parameters) as { id: number }[];
+    const query = await pageQuery(store, scope, principal, orders, totalElements, request.size, offset);
+    const rows = (await scope.exec.all(query.sql, query.parameters as number[])) as { id: number }[];
     return { ids: rows.map((r) => r.id), totalElements };
-  });
+  };
+  return reader ? page(reader) : store.read(page);
 }

@@ -1,16 +1,10 @@
 // The per-user parts of a Book: read status, progress, personal rating, finish date and the shelves the user can see.
-import type Database from 'better-sqlite3';
+import { dialectOf } from '../store/dialect.ts';
 import { readerKind } from '../reading/book-files.ts';
 import { reportedStatus, roundPercent } from '../reading/read-status.ts';
 import { shelfJson } from '../shelves/shelves.ts';
+import { batchFilter, type BatchFilter, type CatalogReader } from './book-bundles.ts';
 import type { Json } from './book-json.ts';
-
-/**
- * As in book-bundles.ts: a dense run of ids (a single book included) as an index range, any other set as one JSON
- * array parameter. `%` stands for the column.
- */
-const BY_RANGE = '% BETWEEN @lo AND @hi';
-const BY_SET = '% IN (SELECT value FROM json_each(@ids))';
 
 type ProgressRow = {
   book_id: number;
@@ -59,37 +53,29 @@ export interface UserStateOptions {
 }
 
 interface Statements {
-  progress: Database.Statement;
-  fileProgress: Database.Statement;
-  shelves: Database.Statement;
+  progress: string;
+  fileProgress: string;
+  shelves: string;
 }
 
-const prepared = new WeakMap<Database.Database, { range: Statements; set: Statements }>();
+/** By range or set (see batchFilter); the user's id comes first in each, then the batch. */
+const built = new Map<boolean, Statements>();
 
-function prepareAll(sqlite: Database.Database, where: string): Statements {
-  const on = (column: string): string => where.replace('%', column);
-  return {
-    progress: sqlite.prepare(`SELECT * FROM user_book_progress WHERE user_id = @userId AND ${on('book_id')}`),
+function statementsOf(filter: Pick<BatchFilter, 'on' | 'dense'>): Statements {
+  let s = built.get(filter.dense);
+  if (s) return s;
+  const { on } = filter;
+  s = {
+    progress: `SELECT * FROM user_book_progress WHERE user_id = ? AND ${on('book_id')}`,
     // CROSS JOIN keeps the book's files as the outer loop; left to itself SQLite walks all of the user's progress rows.
     // The unary `+` here and in `shelves` changes no plan, but without it SQLite (built with STAT4, as better-sqlite3
-    // is) re-prepares these joins on every run because @userId is bound anew: 6-10 µs each time.
-    fileProgress: sqlite.prepare(
-      `SELECT f.book_id AS book_id, f.book_type AS book_type, p.position_data, p.position_href, p.progress_percent, p.last_read_time, p.tts_position_cfi, p.content_source_progress_percent
-       FROM book_file f CROSS JOIN user_book_file_progress p ON p.book_file_id = f.id AND p.user_id = +@userId WHERE ${on('f.book_id')}`,
-    ),
-    shelves: sqlite.prepare(
-      `SELECT m.book_id AS book_id, s.id, s.name, s.icon, s.icon_type, s.sort, s.user_id, s.is_public
-       FROM book_shelf_mapping m JOIN shelf s ON s.id = m.shelf_id WHERE ${on('m.book_id')} AND (+s.user_id = @userId OR s.is_public = 1) ORDER BY m.book_id, s.id`,
-    ),
+    // is) re-prepares these joins on every run because the user's id is bound anew: 6-10 µs each time.
+    fileProgress: `SELECT f.book_id AS book_id, f.book_type AS book_type, p.position_data, p.position_href, p.progress_percent, p.last_read_time, p.tts_position_cfi, p.content_source_progress_percent
+       FROM book_file f CROSS JOIN user_book_file_progress p WHERE p.user_id = +? AND p.book_file_id = f.id AND ${on('f.book_id')}`,
+    shelves: `SELECT m.book_id AS book_id, s.id, s.name, s.icon, s.icon_type, s.sort, s.user_id, s.is_public
+       FROM book_shelf_mapping m JOIN shelf s ON s.id = m.shelf_id WHERE (+s.user_id = ? OR s.is_public = 1) AND ${on('m.book_id')} ORDER BY m.book_id, s.id`,
   };
-}
-
-function statementsFor(sqlite: Database.Database): { range: Statements; set: Statements } {
-  let s = prepared.get(sqlite);
-  if (!s) {
-    s = { range: prepareAll(sqlite, BY_RANGE), set: prepareAll(sqlite, BY_SET) };
-    prepared.set(sqlite, s);
-  }
+  built.set(filter.dense, s);
   return s;
 }
 
@@ -111,48 +97,47 @@ function intOrNull(value: string | null): number | null {
 
 /** Reads the per-user parts for batches of books; one instance serves one request. */
 export class UserBookStates {
-  private readonly statements: { range: Statements; set: Statements };
+  private readonly reader: CatalogReader;
   private readonly userId: number;
-  private readonly shelfCounts: () => ReadonlyMap<number, number>;
+  private readonly loadShelfCounts: (reader: CatalogReader) => Promise<ReadonlyMap<number, number>>;
+  private shelfCounts: ReadonlyMap<number, number> | undefined;
 
-  /** `shelfCounts` gives, per shelf, how many of its books the user may see; it is asked at most once per request. */
-  constructor(sqlite: Database.Database, userId: number, shelfCounts: () => ReadonlyMap<number, number>) {
+  /**
+   * `shelfCounts` gives, per shelf, how many of its books the user may see; it is asked at most once per request, when
+   * the first book on a shelf is read.
+   */
+  constructor(reader: CatalogReader, userId: number, shelfCounts: (reader: CatalogReader) => Promise<ReadonlyMap<number, number>>) {
+    this.reader = reader;
     this.userId = userId;
-    this.statements = statementsFor(sqlite);
-    let counts: ReadonlyMap<number, number> | undefined;
-    this.shelfCounts = () => (counts ??= shelfCounts());
+    this.loadShelfCounts = shelfCounts;
   }
 
-  forBooks(ids: readonly number[]): Map<number, UserBookState> {
+  /** Reads through `reader` (a snapshot's scope) when given, else through the one the instance was made with. */
+  async forBooks(ids: readonly number[], reader: CatalogReader = this.reader): Promise<Map<number, UserBookState>> {
     const out = new Map<number, UserBookState>();
     if (ids.length === 0) return out;
-    let lo = ids[0] as number;
-    let hi = lo;
-    for (const id of ids) {
-      if (id < lo) lo = id;
-      else if (id > hi) hi = id;
-    }
-    // Rows of ids in the range but not asked for only add entries nobody looks up.
-    const dense = hi - lo + 1 <= ids.length * 2;
-    const s = dense ? this.statements.range : this.statements.set;
-    const params = dense ? { userId: this.userId, lo, hi } : { userId: this.userId, ids: JSON.stringify(ids) };
+    const filter = batchFilter(dialectOf(reader.db), ids);
+    const s = statementsOf(filter);
+    const params = [this.userId, ...filter.params];
     const state = (id: number): UserBookState => {
       let st = out.get(id);
       if (!st) out.set(id, (st = { progress: undefined, fileProgress: undefined, shelves: [] }));
       return st;
     };
-    for (const row of s.progress.all(params) as ProgressRow[]) state(row.book_id).progress = row;
-    for (const row of s.fileProgress.all(params) as FileProgressRow[]) {
+    for (const row of (await reader.exec.all(s.progress, params)) as ProgressRow[]) state(row.book_id).progress = row;
+    for (const row of (await reader.exec.all(s.fileProgress, params)) as FileProgressRow[]) {
       const st = state(row.book_id);
       st.fileProgress = st.fileProgress ? newer(st.fileProgress, row) : row;
     }
-    for (const row of s.shelves.all(params) as ShelfRow[]) state(row.book_id).shelves.push(row);
+    const shelves = (await reader.exec.all(s.shelves, params)) as ShelfRow[];
+    for (const row of shelves) state(row.book_id).shelves.push(row);
+    if (shelves.length > 0) this.shelfCounts ??= await this.loadShelfCounts(reader);
     return out;
   }
 
   /** Adds the user's parts to a Book JSON in place. */
   apply(book: Json, state: UserBookState | undefined, options: UserStateOptions): Json {
-    const shelves = (state?.shelves ?? []).map((s) => shelfJson(s, this.shelfCounts().get(s.id) ?? 0));
+    const shelves = (state?.shelves ?? []).map((s) => shelfJson(s, this.shelfCounts?.get(s.id) ?? 0));
     if (shelves.length > 0 || options.emptyShelves === 'empty') book.shelves = shelves;
     if (!options.reading) return book;
     const progress = state?.progress;

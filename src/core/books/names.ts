@@ -9,15 +9,25 @@ export type NameTable = 'author' | 'category' | 'tag' | 'mood' | 'comic_characte
 /** Tables that store a search key (core/text/search-key.ts) beside the name. */
 const KEY_COLUMN: Partial<Record<NameTable, string>> = { author: 'name_key' };
 
-const statements = new Map<NameTable, { find: string; add: string; rename: string }>();
+interface NameStatements {
+  find: string;
+  add: string;
+  /** Adds the name unless a row has it already (another transaction may have just added it): no id then. */
+  addIfAbsent: string;
+  rename: string;
+}
 
-function statementsFor(table: NameTable): { find: string; add: string; rename: string } {
+const statements = new Map<NameTable, NameStatements>();
+
+function statementsFor(table: NameTable): NameStatements {
   let sql = statements.get(table);
   if (!sql) {
     const key = KEY_COLUMN[table];
+    const insert = key ? `insert into ${table} (name, ${key}) values (?, ?)` : `insert into ${table} (name) values (?)`;
     sql = {
       find: `select id from ${table} where name = ?`,
-      add: key ? `insert into ${table} (name, ${key}) values (?, ?) returning id` : `insert into ${table} (name) values (?) returning id`,
+      add: `${insert} returning id`,
+      addIfAbsent: `${insert} on conflict (name) do nothing returning id`,
       rename: key ? `update ${table} set name = ?, ${key} = ? where id = ?` : `update ${table} set name = ? where id = ?`,
     };
     statements.set(table, sql);
@@ -38,8 +48,9 @@ export async function renameName(exec: SqlExec, table: NameTable, id: number, na
 }
 
 /**
- * Ids for the names, creating missing rows; order follows `names`. Runs inside the caller's write transaction, so a
- * name looked up and not found cannot be added by someone else before the insert.
+ * Ids for the names, creating missing rows; order follows `names`. Runs inside the caller's write transaction. On
+ * PostgreSQL another process may add the same name between the lookup and the insert: the insert then does nothing
+ * (after waiting for that transaction to commit) and the lookup is repeated, seeing its row.
  */
 export async function nameIds(db: Transaction<DB> | SqlExec, table: NameTable, names: string[]): Promise<number[]> {
   if (names.length === 0) return [];
@@ -47,8 +58,8 @@ export async function nameIds(db: Transaction<DB> | SqlExec, table: NameTable, n
   const sql = statementsFor(table);
   const ids: number[] = [];
   for (const name of names) {
-    const found = (await exec.get(sql.find, [name]))?.id as number | undefined;
-    ids.push(found ?? (await addName(exec, table, name)));
+    const found = ((await exec.get(sql.find, [name])) ?? (await exec.get(sql.addIfAbsent, withKey(table, name))) ?? (await exec.get(sql.find, [name])))?.id;
+    ids.push(found as number);
   }
   return ids;
 }

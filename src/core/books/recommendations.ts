@@ -12,8 +12,8 @@ import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
 import { visibleBookFilter } from '../auth/visibility.ts';
 import type { DB } from '../store/db-types.ts';
-import { cachedStatement } from '../store/snapshot.ts';
-import type { Store } from '../store/store.ts';
+import { dialectOf } from '../store/dialect.ts';
+import type { CatalogReader } from './book-bundles.ts';
 
 export interface Recommendation {
   bookId: number;
@@ -82,8 +82,8 @@ function ratingSimilarity(a: number | null, b: number | null): number {
   return 1 - Math.min(Math.abs(a - b) / 5, 1);
 }
 
-function loadTarget(store: Store, bookId: number): Target | undefined {
-  const book = cachedStatement(store.sqlite, 'select m.series_name as seriesName, m.title, m.rating from book b left join book_metadata m on m.book_id = b.id where b.id = ?').get(bookId) as
+async function loadTarget(reader: CatalogReader, bookId: number): Promise<Target | undefined> {
+  const book = (await reader.exec.get('select m.series_name as "seriesName", m.title, m.rating from book b left join book_metadata m on m.book_id = b.id where b.id = ?', [bookId])) as
     | Omit<Target, 'names' | 'selective'>
     | undefined;
   if (!book) return undefined;
@@ -91,8 +91,10 @@ function loadTarget(store: Store, bookId: number): Target | undefined {
   const selective = {} as Record<Kind, number[]>;
   for (const { key, mapping, column } of KINDS) {
     // How many books carry each name, counted only up to just past the threshold.
-    const rows = cachedStatement(store.sqlite, `select t.${column} as id, (select count(*) from (select 1 from ${mapping} x where x.${column} = t.${column} limit ${COMMON_NAME_BOOKS + 1})) as books from ${mapping} t where t.book_id = ?`)
-      .all(bookId) as { id: number; books: number }[];
+    const rows = (await reader.exec.all(
+      `select t.${column} as id, (select count(*) from (select 1 from ${mapping} x where x.${column} = t.${column} limit ${COMMON_NAME_BOOKS + 1}) as carriers) as books from ${mapping} t where t.book_id = ?`,
+      [bookId],
+    )) as { id: number; books: number }[];
     names[key] = rows.map((r) => r.id);
     selective[key] = rows.filter((r) => r.books <= COMMON_NAME_BOOKS).map((r) => r.id);
   }
@@ -105,7 +107,7 @@ const idList = (ids: readonly number[]) => (ids.length > 0 ? sql.join(ids) : sql
 function sharingBooks(bookId: number, lists: Record<Kind, number[]>, cap: number | undefined) {
   const parts = KINDS.filter(({ key }) => lists[key].length > 0).map(({ key, mapping, column }) => sql`select book_id from ${sql.table(mapping)} where ${sql.ref(column)} in (${idList(lists[key])})`);
   if (parts.length === 0) return undefined;
-  return sql`(select distinct book_id from (${sql.join(parts, sql` union all `)}) where book_id != ${bookId}${cap === undefined ? sql`` : sql` limit ${cap}`})`;
+  return sql`(select distinct book_id from (${sql.join(parts, sql` union all `)}) as sharing where book_id != ${bookId}${cap === undefined ? sql`` : sql` limit ${cap}`})`;
 }
 
 /** The Jaccard part of a score: of the candidate's names of one kind, how many the target shares, against the union. */
@@ -120,11 +122,11 @@ function jaccard(kind: (typeof KINDS)[number], target: Target) {
 }
 
 /** The best `limit` candidates by the authors/categories/tags part of the score, visible to the principal. */
-function structuralCandidates(store: Store, principal: Principal, bookId: number, target: Target, limit: number): Candidate[] {
+async function structuralCandidates(reader: CatalogReader, principal: Principal, bookId: number, target: Target, limit: number): Promise<Candidate[]> {
   const candidates = sharingBooks(bookId, target.selective, undefined) ?? sharingBooks(bookId, target.names, COMMON_ONLY_CANDIDATES);
   if (!candidates) return [];
   const score = sql<number>`${sql.join(KINDS.map((kind) => jaccard(kind, target)), sql` + `)}`;
-  let query = store.db
+  let query = reader.db
     .selectFrom('book')
     .innerJoin(candidates.as('cand'), (join) => join.on(sql`cand.book_id`, '=', sql`book.id`))
     .leftJoin('book_metadata as m', 'm.book_id', 'book.id')
@@ -136,27 +138,30 @@ function structuralCandidates(store: Store, principal: Principal, bookId: number
     .orderBy('book.id')
     .limit(limit);
   if (target.seriesName !== null && target.seriesName.trim() !== '') {
-    query = query.where(sql<boolean>`coalesce(m.series_name, '') != ${target.seriesName} collate nocase`);
+    const { nocase } = dialectOf(reader.db);
+    const [before, after] = nocase('\u0000').split('\u0000') as [string, string];
+    query = query.where(sql<boolean>`${sql.raw(nocase("coalesce(m.series_name, '')"))} != ${sql.raw(before)}CAST(${target.seriesName} AS text)${sql.raw(after)}`);
   }
   const { sql: text, parameters } = query.compile();
-  return cachedStatement(store.sqlite, text).all(...(parameters as unknown[])) as Candidate[];
+  return (await reader.exec.all(text, parameters as number[])) as unknown as Candidate[];
 }
 
-function authorNamesOf(store: Store, ids: number[]): Map<number, string[]> {
+async function authorNamesOf(reader: CatalogReader, ids: number[]): Promise<Map<number, string[]>> {
   const out = new Map<number, string[]>();
   if (ids.length === 0) return out;
-  const rows = store.sqlite
-    .prepare(`select m.book_id as id, lower(a.name) as name from book_metadata_author_mapping m join author a on a.id = m.author_id where m.book_id in (${ids.map(() => '?').join(',')})`)
-    .all(...ids) as { id: number; name: string }[];
+  const rows = (await reader.exec.all(
+    `select m.book_id as id, lower(a.name) as name from book_metadata_author_mapping m join author a on a.id = m.author_id where m.book_id in (${dialectOf(reader.db).jsonValues('integer')})`,
+    [JSON.stringify(ids)],
+  )) as { id: number; name: string }[];
   for (const row of rows) out.set(row.id, [...(out.get(row.id) ?? []), row.name]);
   return out;
 }
 
 /** Up to `limit` books like `bookId`, best first; empty when the book is unknown or nothing is similar. */
-export function recommendBooks(store: Store, principal: Principal, bookId: number, limit: number): Recommendation[] {
-  const target = loadTarget(store, bookId);
+export async function recommendBooks(reader: CatalogReader, principal: Principal, bookId: number, limit: number): Promise<Recommendation[]> {
+  const target = await loadTarget(reader, bookId);
   if (!target) return [];
-  const candidates = structuralCandidates(store, principal, bookId, target, Math.max(limit * CANDIDATES_PER_RESULT, MIN_CANDIDATES));
+  const candidates = await structuralCandidates(reader, principal, bookId, target, Math.max(limit * CANDIDATES_PER_RESULT, MIN_CANDIDATES));
   const titleWords = words(target.title);
   const scored = candidates
     .map((c) => ({
@@ -165,7 +170,7 @@ export function recommendBooks(store: Store, principal: Principal, bookId: numbe
     }))
     .filter((c) => c.score > 0)
     .sort((a, b) => b.score - a.score || a.id - b.id);
-  const authors = authorNamesOf(store, scored.map((c) => c.id));
+  const authors = await authorNamesOf(reader, scored.map((c) => c.id));
   const perAuthor = new Map<string, number>();
   const out: Recommendation[] = [];
   for (const candidate of scored) {

@@ -75,7 +75,7 @@ export async function finishFetchJob(db: Db, taskId: string, status: Exclude<Fet
 }
 
 export async function addProposal(db: Db, taskId: string, bookId: number, metadata: Json): Promise<number> {
-  // proposal_id is the rowid: SQLite numbers it.
+  // proposal_id is numbered by the catalog (SQLite's rowid, an identity column on PostgreSQL).
   const { rows } = await sql<{ proposal_id: number }>`insert into metadata_fetch_proposals (task_id, book_id, fetched_at, status, metadata_json)
     values (${taskId}, ${bookId}, ${nowIso()}, 'FETCHED', ${JSON.stringify(metadata)}) returning proposal_id`.execute(db);
   return (rows[0] as { proposal_id: number }).proposal_id;

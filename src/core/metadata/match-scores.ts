@@ -1,9 +1,8 @@
 // Keeping book.metadata_match_score current: after an edit, and for the whole catalog on request.
-import { libraryRoots, loadBundlesSqlite } from '../books/book-bundles.ts';
+import { libraryRoots, loadBundles } from '../books/book-bundles.ts';
 import { assembleBook } from '../books/book-json.ts';
 import { bookJson } from '../books/book-view.ts';
 import { readSetting } from '../settings/app-settings.ts';
-import { readSnapshot } from '../store/snapshot.ts';
 import type { Db, Store } from '../store/store.ts';
 import { computeMatchScore, matchWeights, type MatchWeights } from './match-score.ts';
 
@@ -29,12 +28,12 @@ export async function recalculateMatchScores(store: Store): Promise<number> {
   const options = { listView: false, withDescription: true };
   for (let i = 0; i < ids.length; i += BATCH) {
     const batch = ids.slice(i, i + BATCH);
-    const scores = readSnapshot(store.sqlite, () => {
-      const roots = libraryRoots(store.sqlite);
-      return loadBundlesSqlite(store.sqlite, batch, options).map((bundle) => [bundle.book.id, computeMatchScore(assembleBook(bundle, roots, options).metadata as Record<string, unknown>, weights)] as const);
+    const scores = await store.read(async (scope) => {
+      const roots = await libraryRoots(scope);
+      return (await loadBundles(scope, batch, options)).map((bundle) => [bundle.book.id, computeMatchScore(assembleBook(bundle, roots, options).metadata as Record<string, unknown>, weights)] as const);
     });
-    await store.db.transaction().execute(async (trx) => {
-      for (const [id, score] of scores) await trx.updateTable('book').set({ metadata_match_score: score }).where('id', '=', id).execute();
+    await store.write(async ({ db }) => {
+      for (const [id, score] of scores) await db.updateTable('book').set({ metadata_match_score: score }).where('id', '=', id).execute();
     });
   }
   return ids.length;

@@ -5,7 +5,7 @@ import { booksJson } from '../books/book-list.ts';
 import type { Store } from '../store/store.ts';
 
 /** Book JSON for each id that exists, in the given order, with `shelves` and the caller's reading state. */
-export function personalBooks(store: Store, principal: Principal, bookIds: readonly number[]): Record<string, unknown>[] {
+export function personalBooks(store: Store, principal: Principal, bookIds: readonly number[]): Promise<Record<string, unknown>[]> {
   return booksJson(store, [...new Set(bookIds)], {
     principal,
     listView: false,

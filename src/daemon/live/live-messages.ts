@@ -82,10 +82,10 @@ class BatchCache {
   }
 
   /** Book JSON (Grimmory's `Book` without the description or anyone's reading state), for the ids that still exist. */
-  bookBodies(ids: readonly number[]): Map<number, string> {
+  async bookBodies(ids: readonly number[]): Promise<Map<number, string>> {
     const missing = ids.filter((id) => !this.books.has(id));
     if (missing.length > 0) {
-      for (const book of bareBooksJson(this.store, missing, { listView: false, withDescription: false })) this.books.set(book.id as number, JSON.stringify(book));
+      for (const book of await bareBooksJson(this.store, missing, { listView: false, withDescription: false })) this.books.set(book.id as number, JSON.stringify(book));
     }
     const out = new Map<number, string>();
     for (const id of ids) {
@@ -148,7 +148,7 @@ async function bookMessages(store: Store, cache: BatchCache, event: BookEvent, r
       if (updates.length > 0) out.push({ protocol: 'stomp', name: queue('books-cover-update'), body: JSON.stringify(updates) });
     } else {
       const destination = STOMP_BOOK_DESTINATION[event.kind];
-      for (const body of cache.bookBodies(visible).values()) out.push({ protocol: 'stomp', name: destination, body });
+      for (const body of (await cache.bookBodies(visible)).values()) out.push({ protocol: 'stomp', name: destination, body });
     }
   }
   if (protocols.has('komga')) {

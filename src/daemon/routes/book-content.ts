@@ -5,7 +5,6 @@ import { booksJson } from '../../core/books/book-list.ts';
 import { recommendBooks } from '../../core/books/recommendations.ts';
 import { replaceBookFileContent, ReplaceContentError, type ReplaceContentErrorCode } from '../../core/books/replace-content.ts';
 import { maxUploadMb } from '../../core/bookdrop/upload.ts';
-import { readSnapshot } from '../../core/store/snapshot.ts';
 import { requireBookAccess } from '../access.ts';
 import { principalOf } from '../authenticate.ts';
 import { accessibleBookFiles, fileOfType } from '../book-file-access.ts';
@@ -65,16 +64,15 @@ export const bookContentRoutes: RouteSpec[] = [
       const { limit } = request.query as { limit: number };
       const principal = principalOf(request);
       await requireBookAccess(ctx, principal, id);
-      return readSnapshot(ctx.store.sqlite, () => {
-        const recommended = recommendBooks(ctx.store, principal, id, limit);
-        const books = new Map(
-          booksJson(ctx.store, recommended.map((r) => r.bookId), {
-            principal,
-            listView: false,
-            withDescription: false,
-            user: { reading: false, unsetWithoutProgress: false, emptyShelves: 'empty' },
-          }).map((book) => [book.id as number, book]),
-        );
+      return ctx.store.read(async (scope) => {
+        const recommended = await recommendBooks(scope, principal, id, limit);
+        const found = await booksJson(ctx.store, recommended.map((r) => r.bookId), {
+          principal,
+          listView: false,
+          withDescription: false,
+          user: { reading: false, unsetWithoutProgress: false, emptyShelves: 'empty' },
+        }, scope);
+        const books = new Map(found.map((book) => [book.id as number, book]));
         return recommended.flatMap((r) => {
           const book = books.get(r.bookId);
           return book ? [{ book, similarityScore: r.similarityScore }] : [];

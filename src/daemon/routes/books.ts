@@ -12,7 +12,6 @@ import { bookFiles, type LocatedFile } from '../../core/books/file-locations.ts'
 import { createPhysicalBook, setPhysical } from '../../core/books/physical-books.ts';
 import { FormatError } from '../../core/formats/errors.ts';
 import { CatalogBytesCache } from '../../core/store/catalog-bytes-cache.ts';
-import { readSnapshot } from '../../core/store/snapshot.ts';
 import type { Store } from '../../core/store/store.ts';
 import type { Principal } from '../../core/auth/principal.ts';
 import { requireBookAccess, requireLibraryAccess } from '../access.ts';
@@ -51,8 +50,8 @@ function bookView(principal: Principal, overrides: Partial<BookViewOptions> & Pi
 }
 
 /** A single book in full, as Grimmory's BookMapper returns it. */
-function fullBook(ctx: DaemonContext, principal: Principal, bookId: number, options: Pick<BookViewOptions, 'withDescription' | 'user'>): Record<string, unknown> {
-  const [book] = booksJson(ctx.store, [bookId], bookView(principal, { listView: false, ...options }));
+async function fullBook(ctx: DaemonContext, principal: Principal, bookId: number, options: Pick<BookViewOptions, 'withDescription' | 'user'>): Promise<Record<string, unknown>> {
+  const [book] = await booksJson(ctx.store, [bookId], bookView(principal, { listView: false, ...options }));
   if (!book) throw bookNotFound(bookId);
   return book;
 }
@@ -66,14 +65,21 @@ const pageCaches = new WeakMap<Store, CatalogBytesCache>();
 
 /**
  * Pages of the book list as sent, per user (a page holds only what they may see, with their own progress and shelves)
- * and query, until anything in the catalog changes (see CatalogBytesCache). Run inside readSnapshot. Single books are
+ * and query, until anything in the catalog changes (see CatalogBytesCache). `compute` reads in one snapshot. Single books are
  * not kept: each costs ~0.3 ms to build, the same book is rarely asked for twice between two changes (reading progress
  * is one), and keeping them made a stream of distinct books dearer and the daemon ~50 MB larger (docs/benchmarks.md).
  */
-function cachedPage(store: Store, principal: Principal, query: string, compute: () => unknown): Buffer {
+async function cachedPage(store: Store, principal: Principal, query: string, compute: () => Promise<unknown>): Promise<Buffer | string> {
   let cache = pageCaches.get(store);
   if (!cache) pageCaches.set(store, (cache = new CatalogBytesCache(PAGE_CACHE_BYTES)));
-  return cache.get(store, `${principal.userId} ${query}`, () => JSON.stringify(compute()));
+  const key = `${principal.userId} ${query}`;
+  const hit = cache.lookup(store, key);
+  if (hit) return hit.value;
+  // Taken before the snapshot starts: a change committed meanwhile moves the generation, and the page is not kept.
+  const since = cache.generationNow(store);
+  const text = JSON.stringify(await compute());
+  if (since) cache.offer(store, key, since, text);
+  return text;
 }
 
 const CreatePhysicalBookRequest = Type.Object({
@@ -115,7 +121,7 @@ export const bookRoutes: RouteSpec[] = [
     handler: async (request, reply, ctx) => {
       const { withDescription, stripForListView } = request.query as { withDescription: boolean; stripForListView: boolean };
       const principal = principalOf(request);
-      const ids = visibleBookIds(ctx.store, principal);
+      const ids = await visibleBookIds(ctx.store, principal);
       const chunks = bookArrayChunks(ctx.store, ids, bookView(principal, {
         listView: stripForListView,
         withDescription,
@@ -135,20 +141,20 @@ export const bookRoutes: RouteSpec[] = [
       const page = pageParam(query.page, 0, Number.MAX_SAFE_INTEGER);
       const size = pageParam(query.size, 20, 100) || 20;
       const sort = query.sort ?? [];
-      const answer = readSnapshot(ctx.store.sqlite, () =>
-        cachedPage(ctx.store, principal, `${page} ${size} ${JSON.stringify(sort)}`, () => {
+      const answer = await cachedPage(ctx.store, principal, `${page} ${size} ${JSON.stringify(sort)}`, () =>
+        ctx.store.read(async (scope) => {
           let result;
           try {
-            result = pageOfVisibleBooks(ctx.store, principal, { page, size, sort });
+            result = await pageOfVisibleBooks(ctx.store, principal, { page, size, sort }, scope);
           } catch (error) {
             if (error instanceof SortError) throw badRequest(error.message);
             throw error;
           }
-          const content = booksJson(ctx.store, result.ids, bookView(principal, {
+          const content = await booksJson(ctx.store, result.ids, bookView(principal, {
             listView: true,
             withDescription: false,
             user: { reading: true, unsetWithoutProgress: false, emptyShelves: 'omit' },
-          }));
+          }), scope);
           return springPage(content, page, size, result.totalElements);
         }),
       );
@@ -182,7 +188,7 @@ export const bookRoutes: RouteSpec[] = [
       const { withDescription } = request.query as { withDescription: boolean };
       const principal = principalOf(request);
       await requireBookAccess(ctx, principal, bookId);
-      return readSnapshot(ctx.store.sqlite, () => fullBook(ctx, principal, bookId, { withDescription, user: { reading: true, unsetWithoutProgress: true, emptyShelves: 'empty' } }));
+      return fullBook(ctx, principal, bookId, { withDescription, user: { reading: true, unsetWithoutProgress: true, emptyShelves: 'empty' } });
     },
   },
   {
@@ -213,7 +219,7 @@ export const bookRoutes: RouteSpec[] = [
       if (!library) throw new ApiError(404, `Library not found with id: ${body.libraryId}`);
       await requireLibraryAccess(ctx, principal, body.libraryId);
       const bookId = await createPhysicalBook(ctx.store.db, body as Parameters<typeof createPhysicalBook>[1]);
-      return reply.status(201).send(fullBook(ctx, principal, bookId, { withDescription: true, user: BARE_BOOK }));
+      return reply.status(201).send(await fullBook(ctx, principal, bookId, { withDescription: true, user: BARE_BOOK }));
     },
   },
   {

@@ -188,7 +188,7 @@ export const libraryRoutes: RouteSpec[] = [
       const inLibrary = await ctx.store.db.selectFrom('book').select('id').where('id', '=', bookId).where('library_id', '=', libraryId).executeTakeFirst();
       if (!inLibrary) throw bookNotFound(bookId);
       await requireBookAccess(ctx, principal, bookId);
-      const [book] = booksJson(ctx.store, [bookId], {
+      const [book] = await booksJson(ctx.store, [bookId], {
         listView: false,
         withDescription: true,
         principal,
@@ -207,7 +207,7 @@ export const libraryRoutes: RouteSpec[] = [
       const { libraryId } = request.params as { libraryId: number };
       const principal = principalOf(request);
       await requireLibraryAccess(ctx, principal, libraryId);
-      const ids = visibleBookIds(ctx.store, principal, { libraryId });
+      const ids = await visibleBookIds(ctx.store, principal, { libraryId });
       const chunks = bookArrayChunks(ctx.store, ids, {
         listView: false,
         withDescription: true,
