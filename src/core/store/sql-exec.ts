@@ -25,22 +25,37 @@ export interface SyncSqlExec extends SqlExec {
   run(sql: string, params?: readonly SqlValue[]): void;
 }
 
+const preparers = new WeakMap<Database.Database, (sql: string) => Database.Statement>();
+
+/**
+ * The connection's statements prepared once per SQL text (the 500 most recent kept), shared by `sqliteExec` and
+ * Kysely's driver: preparing is most of a small query's cost.
+ */
+export function statementPreparer(sqlite: Database.Database): (sql: string) => Database.Statement {
+  let prepare = preparers.get(sqlite);
+  if (!prepare) {
+    const cache = new Map<string, Database.Statement>();
+    prepare = (sql) => {
+      let prepared = cache.get(sql);
+      if (!prepared) {
+        prepared = sqlite.prepare(sql);
+        if (cache.size >= 500) cache.delete(cache.keys().next().value as string);
+        cache.set(sql, prepared);
+      }
+      return prepared;
+    };
+    preparers.set(sqlite, prepare);
+  }
+  return prepare;
+}
+
 const sqliteExecs = new WeakMap<Database.Database, SyncSqlExec>();
 
 /** Statements prepared once per connection and SQL text. */
 export function sqliteExec(sqlite: Database.Database): SyncSqlExec {
   const known = sqliteExecs.get(sqlite);
   if (known) return known;
-  const cache = new Map<string, Database.Statement>();
-  const statement = (sql: string): Database.Statement => {
-    let prepared = cache.get(sql);
-    if (!prepared) {
-      prepared = sqlite.prepare(sql);
-      if (cache.size >= 500) cache.delete(cache.keys().next().value as string);
-      cache.set(sql, prepared);
-    }
-    return prepared;
-  };
+  const statement = statementPreparer(sqlite);
   const exec: SyncSqlExec = {
     get: (sql, params = []) => statement(sql).get(...params) as SqlRow | undefined,
     all: (sql, params = []) => statement(sql).all(...params) as SqlRow[],

@@ -3,6 +3,7 @@ import type Database from 'better-sqlite3';
 import type { DatabaseConnection, Driver } from 'kysely';
 import { CompiledQuery, SqliteDialect, SqliteDriver } from 'kysely';
 import { snapshotsEnded } from './snapshot.ts';
+import { statementPreparer } from './sql-exec.ts';
 
 /**
  * Write transactions start with BEGIN IMMEDIATE: a deferred transaction that reads and then writes can fail at once
@@ -45,18 +46,9 @@ export class ConcurrentSqliteDialect extends SqliteDialect {
   }
 }
 
-/** Kysely prepares every statement anew; caching them by SQL text saves most of a small query's cost. */
+/** Kysely prepares every statement anew; the connection's cached statements save most of a small query's cost. */
 function withStatementCache(database: Database.Database): Database.Database {
-  const cache = new Map<string, Database.Statement>();
-  const prepare = (sql: string): Database.Statement => {
-    let statement = cache.get(sql);
-    if (!statement) {
-      statement = database.prepare(sql);
-      if (cache.size >= 500) cache.delete(cache.keys().next().value as string);
-      cache.set(sql, statement);
-    }
-    return statement;
-  };
+  const prepare = statementPreparer(database);
   return new Proxy(database, {
     get(target, property, receiver) {
       if (property === 'prepare') return prepare;
