@@ -32,7 +32,7 @@ export class CatalogBytesCache<Meta = undefined> {
 
   /**
    * The bytes kept under `key`, or the UTF-8 of the text `compute` makes, kept for next time. Call it inside
-   * `readSnapshot`: the catalog's generation is then read in the same read transaction as everything `compute` reads,
+   * `Store.read`: the catalog's generation is then read in the same read transaction as everything `compute` reads,
    * so what is kept is exactly the state it is filed under. A change anywhere in the catalog (a commit by another
    * connection or process, any row this connection writes) empties the cache: everything in it was derived from the
    * old state. What is computed while a write transaction is open on the connection is not kept (it may yet roll back).

@@ -215,7 +215,7 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
   const location = redactedLocation(url);
   const pool = new pg.Pool({
     connectionString: url,
-    max: options.poolSize ?? Number(process.env.BINDERY_DATABASE_POOL_SIZE ?? 10),
+    max: options.poolSize ?? 10,
     application_name: 'bindery',
     types: TYPES,
     // A database that does not answer fails the request soon, instead of queueing it for ever.

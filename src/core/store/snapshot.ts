@@ -29,24 +29,19 @@ function controlOf(sqlite: Database.Database): Control {
   return c;
 }
 
-/**
- * Runs synchronous reads in one read transaction: they see one consistent state, and in WAL mode they take the
- * shared-memory read lock once instead of once per statement (taking and dropping it is most of the cost of a small
- * query). Inside a transaction already open on the connection, `read` simply runs in it.
- */
-export function readSnapshot<T>(sqlite: Database.Database, read: () => T): T {
-  if (sqlite.inTransaction) return read();
+function openSnapshot(sqlite: Database.Database): Control {
   const c = controlOf(sqlite);
   c.begin.run();
   inSnapshot.add(sqlite);
+  return c;
+}
+
+/** Commits the read transaction when the reads completed, else rolls it back (SQLite may have ended it already). */
+function closeSnapshot(sqlite: Database.Database, c: Control, completed: boolean): void {
   try {
-    const out = read();
-    c.commit.run();
-    return out;
-  } catch (error) {
-    if (sqlite.inTransaction) c.rollback.run();
-    throw error;
+    if (completed && sqlite.inTransaction) c.commit.run();
   } finally {
+    if (sqlite.inTransaction) c.rollback.run();
     inSnapshot.delete(sqlite);
   }
 }
@@ -55,26 +50,24 @@ export function readSnapshot<T>(sqlite: Database.Database, read: () => T): T {
 const snapshotEnds = new WeakMap<Database.Database, Promise<void>>();
 
 /**
- * The asynchronous form of readSnapshot. The connection is not locked meanwhile: other reads of this process run
- * inside the same read transaction (one consistent state, which is all they ask), and a write transaction waits for it
- * to end (`snapshotsEnded`) before it begins.
+ * Runs reads in one read transaction: they see one consistent state, and in WAL mode they take the shared-memory read
+ * lock once instead of once per statement (taking and dropping it is most of the cost of a small query). Inside a
+ * transaction already open on the connection, `read` simply runs in it. The connection is not locked meanwhile: other
+ * reads of this process run inside the same read transaction (one consistent state, which is all they ask), and a
+ * write transaction waits for it to end (`snapshotsEnded`) before it begins.
  */
-export async function readSnapshotAsync<T>(sqlite: Database.Database, read: () => Promise<T> | T): Promise<T> {
+export async function readSnapshot<T>(sqlite: Database.Database, read: () => Promise<T> | T): Promise<T> {
   if (sqlite.inTransaction) return read();
-  const c = controlOf(sqlite);
-  c.begin.run();
-  inSnapshot.add(sqlite);
+  const c = openSnapshot(sqlite);
   let ended!: () => void;
   snapshotEnds.set(sqlite, new Promise<void>((resolve) => (ended = resolve)));
+  let done = false;
   try {
     const out = await read();
-    if (sqlite.inTransaction) c.commit.run();
+    done = true;
     return out;
-  } catch (error) {
-    if (sqlite.inTransaction) c.rollback.run();
-    throw error;
   } finally {
-    inSnapshot.delete(sqlite);
+    closeSnapshot(sqlite, c, done);
     snapshotEnds.delete(sqlite);
     ended();
   }
@@ -83,23 +76,6 @@ export async function readSnapshotAsync<T>(sqlite: Database.Database, read: () =
 /** Resolves once no asynchronous read snapshot is open on the connection. */
 export async function snapshotsEnded(sqlite: Database.Database): Promise<void> {
   for (let end = snapshotEnds.get(sqlite); end; end = snapshotEnds.get(sqlite)) await end;
-}
-
-const statements = new WeakMap<Database.Database, Map<string, Database.Statement>>();
-
-/** A prepared statement for SQL compiled elsewhere (by Kysely), prepared once per text; the 200 most recent are kept. */
-export function cachedStatement(sqlite: Database.Database, text: string): Database.Statement {
-  let cache = statements.get(sqlite);
-  if (!cache) statements.set(sqlite, (cache = new Map()));
-  let statement = cache.get(text);
-  if (statement) {
-    cache.delete(text);
-  } else {
-    statement = sqlite.prepare(text);
-    if (cache.size >= 200) cache.delete(cache.keys().next().value as string);
-  }
-  cache.set(text, statement);
-  return statement;
 }
 
 /**
@@ -117,14 +93,10 @@ export function catalogGeneration(sqlite: Database.Database): Generation {
   return { dataVersion: c.dataVersion.get() as number, changes: c.totalChanges.get() as number };
 }
 
-/** What a cache asks of the catalog: the Store of either engine, or a raw SQLite connection (see sqliteGenerations). */
+/** What a cache asks of the catalog: the Store of either engine. */
 export interface GenerationSource {
   generation(): Generation;
   writeInFlight(): boolean;
-}
-
-export function sqliteGenerations(sqlite: Database.Database): GenerationSource {
-  return { generation: () => catalogGeneration(sqlite), writeInFlight: () => writeInFlight(sqlite) };
 }
 
 export function sameGeneration(a: Generation, b: Generation): boolean {
