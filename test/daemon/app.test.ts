@@ -24,6 +24,15 @@ describe('daemon basics', () => {
     expect(again.json()).toEqual({ status: 403, message: expect.any(String), timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+$/) });
   });
 
+  it('creates exactly one first admin when several setups arrive at once', async () => {
+    const attempts = await Promise.all(
+      [0, 1, 2, 3].map((n) => d.inject({ method: 'POST', url: '/api/v1/setup', payload: { username: `admin${n}`, password: 'long-enough', name: `Admin ${n}`, email: `a${n}@example.com` } })),
+    );
+    expect(attempts.map((a) => a.statusCode).sort()).toEqual([200, 403, 403, 403]);
+    const users = await d.store.db.selectFrom('users').select('username').execute();
+    expect(users).toHaveLength(1);
+  });
+
   it('rejects malformed JSON, wrong types and missing fields with 400, never 500', async () => {
     const malformed = await d.inject({ method: 'POST', url: '/api/v1/setup', headers: { 'content-type': 'application/json' }, payload: '{"username":' });
     expect(malformed.statusCode).toBe(400);

@@ -2,6 +2,8 @@
 import { CodedError } from '../coded-error.ts';
 import { allPermissions, PERMISSION_NAMES, rowFromPermissions, type Permissions } from '../auth/permissions.ts';
 import { hashPassword } from '../auth/password-hashing.ts';
+import { dialectOf } from '../store/dialect.ts';
+import { kyselyExec } from '../store/sql-exec.ts';
 import type { Db } from '../store/store.ts';
 
 export class UserError extends CodedError<'CONFLICT' | 'INVALID' | 'NOT_FOUND'> {}
@@ -32,8 +34,13 @@ export async function countUsers(db: Db): Promise<number> {
   return Number(row.n);
 }
 
+interface CreateOptions {
+  /** Refuse unless the catalog has no user yet, decided inside the creating transaction (setup on several replicas). */
+  onlyFirst?: boolean;
+}
+
 /** Creates a user with a permissions row, library assignments and the per-user "Favorites" shelf. */
-export async function createUser(db: Db, input: NewUser): Promise<number> {
+export async function createUser(db: Db, input: NewUser, options: CreateOptions = {}): Promise<number> {
   const username = input.username.trim();
   if (!username) throw new UserError('INVALID', 'username must not be blank');
   if (input.password.length < PASSWORD_MIN || input.password.length > PASSWORD_MAX) {
@@ -41,6 +48,10 @@ export async function createUser(db: Db, input: NewUser): Promise<number> {
   }
   const hash = await hashPassword(input.password);
   return db.transaction().execute(async (trx) => {
+    if (options.onlyFirst) {
+      await kyselyExec(trx).run(dialectOf(trx).lockTable('users'));
+      if ((await countUsers(trx)) > 0) throw new UserError('CONFLICT', 'setup is already complete: users exist');
+    }
     const clash = await trx.selectFrom('users').select('id').where('username', '=', username).executeTakeFirst();
     if (clash) throw new UserError('CONFLICT', `username "${username}" is already taken`);
     if (input.email) {
@@ -72,7 +83,7 @@ export async function createUser(db: Db, input: NewUser): Promise<number> {
 /** The first account of a fresh install: an administrator with every permission. */
 export async function createFirstAdmin(db: Db, input: Omit<NewUser, 'permissions' | 'provisioningMethod'>): Promise<number> {
   if ((await countUsers(db)) > 0) throw new UserError('CONFLICT', 'setup is already complete: users exist');
-  return createUser(db, { ...input, permissions: allPermissions(), provisioningMethod: 'LOCAL' });
+  return createUser(db, { ...input, permissions: allPermissions(), provisioningMethod: 'LOCAL' }, { onlyFirst: true });
 }
 
 export interface UserRow {
