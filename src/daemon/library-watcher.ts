@@ -2,7 +2,8 @@
 // watch each, none per file); a change inside one marks that folder, and once the library has been quiet for a while
 // and the changed folders' book files have kept their sizes, those folders are rescanned. The set of watched libraries
 // follows the catalog: a library created, deleted or changed anywhere (another replica, the CLI) is picked up within a
-// second or two. Past the system's inotify limit, or on network filesystems, folders are polled instead.
+// second or two, and a library that starts being watched is rescanned once to catch up. Past the system's inotify
+// limit, or on network filesystems, folders are polled instead.
 import { readdir, stat } from 'node:fs/promises';
 import { basename, join, sep } from 'node:path';
 import type { ChokidarOptions, FSWatcher } from 'chokidar';
@@ -18,8 +19,8 @@ type Level = 'debug' | 'info' | 'warn' | 'error';
 export interface LibraryWatcherEnv {
   store: Pick<Store, 'db' | 'generation'>;
   log: (level: Level, message: string, detail?: Record<string, unknown>) => void;
-  /** Asks for a rescan of these folders (absolute paths) of the library. */
-  rescan: (libraryId: number, folders: string[]) => void;
+  /** Asks for a rescan of these folders (absolute paths) of the library, or of all of it. */
+  rescan: (libraryId: number, folders?: string[]) => void;
 }
 
 export interface LibraryWatcherOptions {
@@ -203,7 +204,13 @@ export async function startLibraryWatcher(env: LibraryWatcherEnv, options: Libra
     }
     const folders = new LibraryFolders(libraryId, paths, polling, env, settings, (failed) => void fallBack(failed));
     libraries.set(libraryId, folders);
-    env.log('info', 'watching library folders', { library: libraryId, paths, polling });
+    // What changed while nobody watched (the server was down, the setting off, watches ran out) is caught up with by
+    // one rescan of the whole library once its folders are watched.
+    void folders.ready.then(() => {
+      if (libraries.get(libraryId) !== folders) return;
+      env.log('info', 'watching library folders', { library: libraryId, paths, polling });
+      env.rescan(libraryId);
+    });
     return folders;
   };
 
