@@ -5,14 +5,14 @@
 // second or two, and a library that starts being watched is rescanned once to catch up. Past the system's inotify
 // limit, or on network filesystems, folders are polled instead.
 import { readdir, stat } from 'node:fs/promises';
-import { basename, join, sep } from 'node:path';
-import type { ChokidarOptions, FSWatcher } from 'chokidar';
+import { join, sep } from 'node:path';
 import { listLibraries } from '../core/libraries/libraries.ts';
 import { formatOf } from '../core/formats/index.ts';
 import { isSkippedName } from '../core/scan/walk.ts';
 import { sameGeneration } from '../core/store/snapshot.ts';
 import type { Store } from '../core/store/store.ts';
 import { remoteFilesystem } from './bookdrop-watcher.ts';
+import { watchFolderTrees, type FolderTreeWatch, type WatchFolder } from './folder-tree-watch.ts';
 
 type Level = 'debug' | 'info' | 'warn' | 'error';
 
@@ -33,8 +33,8 @@ export interface LibraryWatcherOptions {
   stabilityMs?: number;
   /** How often the catalog is looked at for changed libraries (only re-read when it changed at all). */
   followMs?: number;
-  /** How folders are watched: chokidar's `watch` (tests wrap it). */
-  watch?: (paths: string[], options: ChokidarOptions) => FSWatcher;
+  /** How one folder is watched natively: fs.watch (tests wrap it). */
+  watchFolder?: WatchFolder;
 }
 
 export interface WatchedLibrary {
@@ -53,8 +53,6 @@ export interface LibraryWatcher {
 }
 
 const FOLLOW_MS = 1000;
-/** Errors that mean the process or the system has no watches left: polling needs none. */
-const OUT_OF_WATCHES = new Set(['ENOSPC', 'EMFILE']);
 
 /** Files Bindery writes beside a book (sidecars, exported covers): writing them is no change to rescan. */
 function isOwnOrHiddenName(name: string): boolean {
@@ -77,17 +75,20 @@ async function bookFileStates(folders: readonly string[]): Promise<string> {
   return states.join('\n');
 }
 
+/** CHOKIDAR_USEPOLLING=1 polls every watched folder, the bookdrop's as well as the libraries'. */
+const pollingForced = (): boolean => ['1', 'true', 'yes', 'on'].includes((process.env.CHOKIDAR_USEPOLLING ?? '').trim().toLowerCase());
+
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref());
 
-type FolderSettings = Required<Omit<LibraryWatcherOptions, 'polling' | 'followMs'>>;
+type FolderSettings = Required<Omit<LibraryWatcherOptions, 'polling' | 'followMs' | 'watchFolder'>> & Pick<LibraryWatcherOptions, 'watchFolder'>;
 
-/** One library's folders under one chokidar watcher, with the changes seen since its last rescan. */
+/** One library's watched folders, with the changes seen since its last rescan. */
 class LibraryFolders {
   readonly libraryId: number;
   readonly paths: string[];
   readonly polling: boolean;
   readonly ready: Promise<void>;
-  private readonly watcher: FSWatcher;
+  private readonly tree: FolderTreeWatch;
   private readonly changed = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private events = 0;
@@ -105,29 +106,21 @@ class LibraryFolders {
     this.libraryId = libraryId;
     this.paths = paths;
     this.polling = polling;
-    this.watcher = settings.watch(paths, {
-      ignoreInitial: true,
-      backend: polling ? 'polling' : 'native',
-      pollingInterval: settings.pollIntervalMs,
-      // Folders only: a file's changes are reported on its folder, so files need no watch (nor a poll) of their own.
-      ignored: (path, stats) => !paths.includes(path) && (isSkippedName(basename(path)) || (stats !== undefined && !stats.isDirectory())),
-      followSymlinks: false,
-      ignorePermissionErrors: true,
-      persistent: true,
+    this.tree = watchFolderTrees(paths, {
+      polling,
+      pollIntervalMs: settings.pollIntervalMs,
+      onChange: (folder, name) => {
+        // Bindery's own files (sidecars, exported covers) and hidden ones are no change to rescan.
+        if ((name !== undefined && isOwnOrHiddenName(name)) || !paths.some((root) => within(folder, root))) return;
+        this.changed.add(folder);
+        this.events++;
+        this.arm();
+      },
+      onOutOfWatches: () => this.outOfWatches(this),
+      onError: (error) => this.failed(error),
+      ...(settings.watchFolder ? { watchFolder: settings.watchFolder } : {}),
     });
-    // The backend's own report: the folder a change happened in (polling reports the folder itself).
-    this.watcher.on('raw', (_event, path, details) => {
-      const watchedFolder = (details as { watchedPath?: unknown } | undefined)?.watchedPath;
-      const folder = typeof watchedFolder === 'string' ? watchedFolder : path;
-      if (typeof folder !== 'string' || !paths.some((root) => within(folder, root))) return;
-      // Native events name the entry that changed in the folder; Bindery's own files and hidden ones do not count.
-      if (typeof watchedFolder === 'string' && typeof path === 'string' && isOwnOrHiddenName(path)) return;
-      this.changed.add(folder);
-      this.events++;
-      this.arm();
-    });
-    this.watcher.on('error', (error) => this.failed(error as NodeJS.ErrnoException));
-    this.ready = new Promise((resolve) => this.watcher.once('ready', () => resolve()));
+    this.ready = this.tree.ready;
   }
 
   private arm(): void {
@@ -164,20 +157,16 @@ class LibraryFolders {
 
   private failed(error: NodeJS.ErrnoException): void {
     if (this.closed) return;
-    if (!this.polling && error.code !== undefined && OUT_OF_WATCHES.has(error.code)) {
-      this.outOfWatches(this);
-      return;
-    }
     const kind = error.code ?? error.message;
     if (this.reported.has(kind)) return;
     this.reported.add(kind);
     this.env.log('warn', `library watch: ${error.message}`, { library: this.libraryId });
   }
 
-  async close(): Promise<void> {
+  close(): void {
     this.closed = true;
     clearTimeout(this.timer);
-    await this.watcher.close();
+    this.tree.close();
   }
 }
 
@@ -187,14 +176,14 @@ export async function startLibraryWatcher(env: LibraryWatcherEnv, options: Libra
     delayMs,
     stabilityMs: options.stabilityMs ?? delayMs,
     pollIntervalMs: options.pollIntervalMs ?? 10_000,
-    watch: options.watch ?? (await import('chokidar')).watch,
+    ...(options.watchFolder ? { watchFolder: options.watchFolder } : {}),
   };
   const libraries = new Map<number, LibraryFolders>();
   let outOfWatches = false;
   let closed = false;
 
   const start = async (libraryId: number, paths: string[], forcePolling = false): Promise<LibraryFolders> => {
-    let polling = forcePolling || options.polling === true || (options.polling !== false && outOfWatches);
+    let polling = forcePolling || options.polling === true || (options.polling !== false && (outOfWatches || pollingForced()));
     if (!polling && options.polling !== false) {
       const remote = (await Promise.all(paths.map(remoteFilesystem))).find((kind) => kind !== undefined);
       if (remote) {
@@ -226,7 +215,7 @@ export async function startLibraryWatcher(env: LibraryWatcherEnv, options: Libra
     }
     if (closed || libraries.get(failed.libraryId) !== failed) return;
     libraries.delete(failed.libraryId);
-    await failed.close();
+    failed.close();
     if (!closed && !libraries.has(failed.libraryId)) await start(failed.libraryId, failed.paths, true);
   };
 
@@ -240,7 +229,7 @@ export async function startLibraryWatcher(env: LibraryWatcherEnv, options: Libra
     for (const [libraryId, folders] of libraries) {
       if (wanted.get(libraryId)?.join('\0') === folders.paths.join('\0')) continue;
       libraries.delete(libraryId);
-      await folders.close();
+      folders.close();
       env.log('info', 'stopped watching library folders', { library: libraryId });
     }
     const started: Promise<void>[] = [];
@@ -272,7 +261,7 @@ export async function startLibraryWatcher(env: LibraryWatcherEnv, options: Libra
       closed = true;
       clearInterval(follow);
       await refreshing;
-      await Promise.all([...libraries.values()].map((folders) => folders.close()));
+      for (const folders of libraries.values()) folders.close();
       libraries.clear();
     },
   };
