@@ -107,8 +107,9 @@ export function watchFolderTrees(roots: readonly string[], options: FolderTreeOp
 
   let timer: NodeJS.Timeout | undefined;
   const poll = async (): Promise<void> => {
-    // A folder missing at start (a share mounted late) is watched once it is there.
+    // A root missing at start (a share mounted late) is watched once it is there.
     for (const root of roots) if (!watched.has(root)) await add(root, false);
+    if (!options.polling) return;
     for (const [folder, seen] of [...watched]) {
       if (closed) return;
       if (!watched.has(folder)) continue;
@@ -139,7 +140,7 @@ export function watchFolderTrees(roots: readonly string[], options: FolderTreeOp
 
   const ready = (async () => {
     for (const root of roots) await add(root, true);
-    if (options.polling) schedule();
+    schedule();
   })();
 
   return {

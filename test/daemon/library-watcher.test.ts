@@ -165,6 +165,15 @@ describe('the library watcher', () => {
     }
   });
 
+  it('watches a library folder that was missing at the start (a share mounted late) once it is there', async () => {
+    const library = await watchedLibrary('Late share');
+    rmSync(lib.root, { recursive: true });
+    await watchLibraries();
+    expect(watcher!.watched().map((w) => w.libraryId)).toEqual([library.id]);
+    await writeSimpleEpub(lib.path('Mounted', 'late.epub'), { title: 'Late' });
+    await until('the book on the late folder', async () => fileRow('late.epub'));
+  });
+
   it('falls back to polling, saying once how to raise the limit, when the system runs out of inotify watches', async () => {
     const first = await watchedLibrary('First');
     mkdirSync(lib.path('Sub', 'Deeper'), { recursive: true });
