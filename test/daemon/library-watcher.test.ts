@@ -5,12 +5,13 @@
 import { appendFileSync, mkdirSync, readFileSync, rmSync, statSync, watch as watchFolder, writeFileSync, type WatchListener } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { fromSource, startDaemon, type DaemonProcess } from '../../bench/daemon-process.ts';
+import type { DaemonProcess } from '../../bench/daemon-process.ts';
 import { createLibrary, updateLibrary, type Library } from '../../src/core/libraries/libraries.ts';
 import { LibraryScanJobs } from '../../src/core/libraries/library-scan-jobs.ts';
 import { openStore, type Store } from '../../src/core/store/store.ts';
 import { startLibraryWatcher, type LibraryWatcher, type LibraryWatcherOptions } from '../../src/daemon/library-watcher.ts';
 import { makeTempLibrary, writeSimpleEpub, type TempLibrary } from '../helpers/library-fixtures.ts';
+import { startAdminDaemon, until } from '../helpers/served-daemon.ts';
 
 let lib: TempLibrary;
 let store: Store;
@@ -22,16 +23,6 @@ let rescans: { libraryId: number; folders: string[] }[];
 /** Libraries the watcher rescanned as a whole (when it started watching them). */
 let catchUps: number[];
 let logged: { level: string; message: string }[];
-
-async function until<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 async function fileRow(name: string) {
   return store.db.selectFrom('book_file').select(['id', 'book_id', 'missing_at', 'size_bytes']).where('file_name', '=', name).executeTakeFirst();
@@ -215,14 +206,9 @@ describe('bindery serve', () => {
   it('watches a library once watch is switched on through the API', async () => {
     await store.close();
     storeOpen = false;
-    daemon = await startDaemon(fromSource, {
-      dataDir: lib.dataDir,
-      env: { BINDERY_ADMIN_USERNAME: 'admin', BINDERY_ADMIN_PASSWORD: 'admin-password-1', BINDERY_LOG_LEVEL: 'info', BINDERY_LIBRARY_WATCH_DELAY_MS: '200' },
-    });
-    const login = await fetch(`${daemon.url}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'admin-password-1' }) });
-    const { accessToken } = (await login.json()) as { accessToken: string };
-    const api = (method: string, path: string, body?: unknown) =>
-      fetch(`${daemon!.url}${path}`, { method, headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+    const served = await startAdminDaemon(lib.dataDir, { BINDERY_LIBRARY_WATCH_DELAY_MS: '200' });
+    daemon = served.daemon;
+    const { api } = served;
     const settings = { name: 'Shelf', paths: [{ path: lib.root }], organizationMode: 'BOOK_PER_FILE', watch: false };
     const created = await api('POST', '/api/v1/libraries', settings);
     expect(created.status).toBe(200);
