@@ -12,7 +12,8 @@ export function scanJobs(ctx: DaemonContext): LibraryScanJobs {
       const forget = (): boolean => ctx.background.delete(job);
       job.then(forget, forget);
     },
-    onFinished: (s) => ctx.log.info({ library: s.libraryId, added: s.added, updated: s.updated, missing: s.missing, failed: s.failed.length, ms: s.durationMs }, 'library scan finished'),
+    onFinished: (s, folders) =>
+      ctx.log.info({ library: s.libraryId, ...(folders ? { folders: folders.length } : {}), added: s.added, updated: s.updated, moved: s.moved, missing: s.missing, failed: s.failed.length, ms: s.durationMs }, 'library scan finished'),
     onFailed: (libraryId, error) => ctx.log.error({ library: libraryId, err: error }, 'library scan failed'),
   });
 }

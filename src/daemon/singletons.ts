@@ -1,12 +1,12 @@
 // The daemon's singleton jobs, each run by whichever server process sharing the catalog holds its lease (see
-// src/core/cluster/singletons.ts): the task scheduler, the bookdrop watcher, recovery of interrupted file moves, and the
-// clean-up of the live-events outbox. A process alone on its catalog takes every lease at start and runs them all.
+// src/core/cluster/singletons.ts): the task scheduler, the bookdrop watcher, the watcher of library folders, recovery
+// of interrupted file moves, and the clean-up of the live-events outbox. A process alone on its catalog takes every lease at start and runs them all.
 import { currentInstance } from '../core/cluster/instance.ts';
 import { DEFAULT_LEASE_CHECK_MS, SingletonKeeper, type Singleton, type StopSingleton } from '../core/cluster/singletons.ts';
 import type { LeaseHolding } from '../core/store/leases.ts';
 import type { DaemonContext } from './context.ts';
 
-export const SINGLETONS = ['bookdrop-watcher', 'move-recovery', 'outbox-prune', 'scheduler'] as const;
+export const SINGLETONS = ['bookdrop-watcher', 'library-watcher', 'move-recovery', 'outbox-prune', 'scheduler'] as const;
 
 const OUTBOX_PRUNE_MS = 60_000;
 
@@ -30,6 +30,21 @@ async function startBookdrop(ctx: DaemonContext): Promise<StopSingleton> {
   }
 }
 
+/** Folders of libraries with `watch` on are rescanned where they changed, through the daemon's one set of scan jobs. */
+async function watchLibraries(ctx: DaemonContext): Promise<StopSingleton> {
+  const [{ startLibraryWatcher }, { scanJobs }] = await Promise.all([import('./library-watcher.ts'), import('./scan-jobs.ts')]);
+  const jobs = scanJobs(ctx);
+  const watcher = await startLibraryWatcher(
+    {
+      store: ctx.store,
+      log: (level, message, detail) => ctx.log[level](detail ?? {}, message),
+      rescan: (libraryId, folders) => void jobs.request(libraryId, folders),
+    },
+    { polling: 'auto', delayMs: ctx.config.libraryWatchDelayMs, pollIntervalMs: ctx.config.libraryWatchPollMs },
+  );
+  return () => watcher.close();
+}
+
 /** Moves a killed process left half done are completed or rolled back when the lease is taken (at start, or on takeover). */
 async function recoverMoves(ctx: DaemonContext): Promise<StopSingleton> {
   const { recoverMoves } = await import('../core/moves/recover.ts');
@@ -49,6 +64,7 @@ async function pruneOutbox(ctx: DaemonContext): Promise<StopSingleton> {
 
 const STARTS: Record<(typeof SINGLETONS)[number], (ctx: DaemonContext) => Promise<StopSingleton>> = {
   'bookdrop-watcher': startBookdrop,
+  'library-watcher': watchLibraries,
   'move-recovery': recoverMoves,
   'outbox-prune': pruneOutbox,
   scheduler: startScheduler,

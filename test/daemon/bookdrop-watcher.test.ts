@@ -4,11 +4,12 @@
 import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { fromSource, startDaemon, type DaemonProcess } from '../../bench/daemon-process.ts';
+import type { DaemonProcess } from '../../bench/daemon-process.ts';
 import type { BookdropEnv } from '../../src/core/bookdrop/intake.ts';
 import { openStore, type Store } from '../../src/core/store/store.ts';
 import { remoteFilesystem, startBookdropWatcher, type BookdropWatcher } from '../../src/daemon/bookdrop-watcher.ts';
 import { makeTempLibrary, writeSimpleEpub, type TempLibrary } from '../helpers/library-fixtures.ts';
+import { startAdminDaemon, until } from '../helpers/served-daemon.ts';
 
 let lib: TempLibrary;
 let store: Store;
@@ -16,16 +17,6 @@ let env: BookdropEnv;
 let watcher: BookdropWatcher | undefined;
 let storeOpen = false;
 const bookdrop = (...parts: string[]): string => join(lib.dataDir, 'bookdrop', ...parts);
-
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 async function rows() {
   return store.db.selectFrom('bookdrop_file').selectAll().orderBy('id').execute();
@@ -117,12 +108,11 @@ describe('bindery serve', () => {
   it('watches the bookdrop folder while it runs and stops cleanly on SIGTERM', async () => {
     await store.close();
     storeOpen = false;
-    daemon = await startDaemon(fromSource, { dataDir: lib.dataDir, env: { BINDERY_ADMIN_USERNAME: 'admin', BINDERY_ADMIN_PASSWORD: 'admin-password-1', BINDERY_LOG_LEVEL: 'info' } });
-    const login = await fetch(`${daemon.url}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'admin-password-1' }) });
-    const { accessToken } = (await login.json()) as { accessToken: string };
+    const served = await startAdminDaemon(lib.dataDir);
+    daemon = served.daemon;
     await writeSimpleEpub(bookdrop('served.epub'), { title: 'Served' });
     const file = await until('the daemon to take served.epub in', async () => {
-      const res = await fetch(`${daemon!.url}/api/v1/bookdrop/files?status=pending`, { headers: { authorization: `Bearer ${accessToken}` } });
+      const res = await served.api('GET', '/api/v1/bookdrop/files?status=pending');
       const page = (await res.json()) as { content: { fileName: string; originalMetadata: { title: string } }[] };
       return page.content.find((f) => f.fileName === 'served.epub');
     }, 30_000);

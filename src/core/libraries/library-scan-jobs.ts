@@ -1,5 +1,5 @@
-// Background library scans: at most one per library at a time; a request during a scan runs one more scan after it,
-// and a library being deleted has its scan stopped first.
+// Background library scans: at most one per library at a time; a request during a scan runs one more scan after it
+// (over everything asked for meanwhile), and a library being deleted has its scan stopped first.
 import type { Store } from '../store/store.ts';
 import type { ScanSummary } from '../scan/scanner.ts';
 import { findLibrary } from './libraries.ts';
@@ -9,15 +9,25 @@ export interface ScanJobSettings {
   workers: number;
   /** Called with every scan's promise, so the owner can wait for them on shutdown. */
   track?: (job: Promise<unknown>) => void;
-  onFinished?: (summary: ScanSummary) => void;
+  /** `folders` when the scan was limited to some folders. */
+  onFinished?: (summary: ScanSummary, folders?: readonly string[]) => void;
   onFailed?: (libraryId: number, error: unknown) => void;
 }
 
+/** What a scan covers: the whole library, or some of its folders. */
+type ScanScope = 'library' | Set<string>;
+
 interface Job {
   libraryId: number;
-  again: boolean;
+  /** What the next round scans; undefined when nothing more was asked. */
+  next: ScanScope | undefined;
   cancelled: boolean;
   done: Promise<void>;
+}
+
+function widen(scope: ScanScope | undefined, folders: readonly string[] | undefined): ScanScope {
+  if (!folders || scope === 'library') return 'library';
+  return new Set([...(scope ?? []), ...folders]);
 }
 
 class ScanCancelled extends Error {
@@ -34,14 +44,17 @@ export class LibraryScanJobs {
     this.settings = settings;
   }
 
-  /** Starts a scan of the library, or asks the running one to go round once more. */
-  request(libraryId: number): 'started' | 'queued' {
+  /**
+   * Starts a scan of the library (or only of `folders`, absolute paths under its folders), or asks the running one to
+   * go round once more.
+   */
+  request(libraryId: number, folders?: readonly string[]): 'started' | 'queued' {
     const running = this.jobs.get(libraryId);
     if (running && !running.cancelled) {
-      running.again = true;
+      running.next = widen(running.next, folders);
       return 'queued';
     }
-    const job: Job = { libraryId, again: false, cancelled: false, done: Promise.resolve() };
+    const job: Job = { libraryId, next: widen(undefined, folders), cancelled: false, done: Promise.resolve() };
     job.done = this.run(job).finally(() => {
       if (this.jobs.get(libraryId) === job) this.jobs.delete(libraryId);
     });
@@ -59,7 +72,7 @@ export class LibraryScanJobs {
     const job = this.jobs.get(libraryId);
     if (!job) return;
     job.cancelled = true;
-    job.again = false;
+    job.next = undefined;
     await job.done;
   }
 
@@ -77,19 +90,21 @@ export class LibraryScanJobs {
     const stopIfCancelled = (): void => {
       if (job.cancelled) throw new ScanCancelled();
     };
-    do {
-      job.again = false;
+    while (job.next && !job.cancelled) {
+      const scope = job.next;
+      job.next = undefined;
+      const folders = scope === 'library' ? undefined : [...scope];
       const library = await findLibrary(this.store.db, job.libraryId).catch(() => undefined);
       if (!library || job.cancelled) return;
       try {
         const { scanLibrary } = await import('../scan/scanner.ts');
-        const summary = await scanLibrary(this.store, library, { coversRoot: this.settings.coversRoot, workers: this.settings.workers, onProgress: stopIfCancelled });
-        this.settings.onFinished?.(summary);
+        const summary = await scanLibrary(this.store, library, { coversRoot: this.settings.coversRoot, workers: this.settings.workers, onProgress: stopIfCancelled, ...(folders ? { folders } : {}) });
+        this.settings.onFinished?.(summary, folders);
       } catch (error) {
         if (error instanceof ScanCancelled) return;
         this.settings.onFailed?.(job.libraryId, error);
       }
-    } while (job.again && !job.cancelled);
+    }
   }
 }
 

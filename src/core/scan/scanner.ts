@@ -13,6 +13,7 @@ import { emitEvent } from '../events/live-events.ts';
 import { nowIso } from '../time.ts';
 import { attachFile, createBook, markMissing, markPresent, relocateFile, updateFile, type BookContext } from './catalog-updates.ts';
 import { groupKey } from './grouping.ts';
+import { inScope, rootScope, type RootScope } from './scan-scope.ts';
 import type { ParseResult, ParseTask } from './parse-task.ts';
 import { createTaskRunner, forEachLimited, type TaskRunner } from './task-runner.ts';
 import { probeRoot, unitAt, unitCount, type ScanUnit, type WalkResult } from './walk.ts';
@@ -53,6 +54,11 @@ export interface ScanOptions {
   workers: number;
   cropping?: CoverCropping;
   onProgress?: (progress: ScanProgress) => void;
+  /**
+   * Only these folders (absolute, under the library's folders) and what is below them; files elsewhere are neither
+   * read nor marked missing. The whole library when absent.
+   */
+  folders?: readonly string[];
 }
 
 /** A catalog file that may turn up elsewhere: one that vanished in this scan, or one already missing. */
@@ -102,25 +108,31 @@ export async function scanLibrary(store: Store, library: Library, options: ScanO
   };
   const runner = createTaskRunner(options.workers);
   const stagingDir = await createStagingDir(options.coversRoot);
-  await emitEvent(store.db, { kind: 'log', audience: 'managers', message: `Started scanning library: ${library.name}`, severity: 'INFO' });
+  const what = options.folders ? `${library.name} (${options.folders.length} changed ${options.folders.length === 1 ? 'folder' : 'folders'})` : library.name;
+  await emitEvent(store.db, { kind: 'log', audience: 'managers', message: `Started scanning library: ${what}`, severity: 'INFO' });
   try {
-    for (const root of library.paths) await scanRoot(store, runner, stagingDir, library, root, options, summary);
+    for (const root of library.paths) {
+      const scope = options.folders ? await rootScope(root.path, options.folders) : undefined;
+      if (scope?.length === 0) continue;
+      await scanRoot(store, runner, stagingDir, library, root, options, summary, scope?.[0] === '' ? undefined : scope);
+    }
   } finally {
     await runner.close();
     await rm(stagingDir, { recursive: true, force: true });
   }
-  await store.db.updateTable('library').set({ last_scanned_at: nowIso() }).where('id', '=', library.id).execute();
+  // When the library was last compared with its folders as a whole.
+  if (!options.folders) await store.db.updateTable('library').set({ last_scanned_at: nowIso() }).where('id', '=', library.id).execute();
   summary.warnings.push(...(await writeSidecarsForNewBooks(store, library.id, startedAt, options.coversRoot)));
   summary.durationMs = Math.round(performance.now() - started);
   const counts = `${summary.added} added, ${summary.updated} updated, ${summary.moved} moved, ${summary.missing} missing, ${summary.restored} back`;
-  await emitEvent(store.db, { kind: 'log', audience: 'managers', message: `Finished scanning library: ${library.name} (${counts})`, severity: summary.failed.length > 0 ? 'WARN' : 'INFO' });
+  await emitEvent(store.db, { kind: 'log', audience: 'managers', message: `Finished scanning library: ${what} (${counts})`, severity: summary.failed.length > 0 ? 'WARN' : 'INFO' });
   options.onProgress?.({ phase: 'done', root: '', total: 0, done: 0 });
   return summary;
 }
 
 const KNOWN_PAGE = 5000;
 
-async function loadKnownFiles(store: Store, rootId: number): Promise<KnownFiles> {
+async function loadKnownFiles(store: Store, rootId: number, scope: RootScope | undefined): Promise<KnownFiles> {
   const known: KnownFiles = { byKey: new Map(), ids: [], sizes: [], mtimes: [], missing: [] };
   // In pages by id, so a large library never holds all its rows as objects at once; one snapshot for all of them. The
   // unary plus keeps SQLite walking the primary key in order (through the location index it sorted every page anew:
@@ -133,6 +145,7 @@ async function loadKnownFiles(store: Store, rootId: number): Promise<KnownFiles>
         [rootId, after],
       )) as { id: number; file_sub_path: string; file_name: string; size_bytes: number | null; mtime_ms: number | null; missing: number }[];
       for (const row of rows) {
+        if (scope && !inScope(scope, row.file_sub_path, row.file_name)) continue;
         known.byKey.set(key(row.file_sub_path, row.file_name), known.ids.length);
         known.ids.push(row.id);
         known.sizes.push(row.size_bytes ?? Number.NaN);
@@ -170,22 +183,22 @@ interface RootPlan {
   failuresOnDisk: Set<number>;
 }
 
-async function planRoot(store: Store, runner: TaskRunner, root: LibraryPath, options: ScanOptions, summary: ScanSummary): Promise<RootPlan | undefined> {
+async function planRoot(store: Store, runner: TaskRunner, root: LibraryPath, options: ScanOptions, summary: ScanSummary, scope: RootScope | undefined): Promise<RootPlan | undefined> {
   const probe = await probeRoot(root.path);
   if (!probe.ok) {
     summary.skippedRoots.push({ path: root.path, reason: `cannot read the folder (${probe.reason}); nothing was marked missing` });
     return undefined;
   }
-  const known = await loadKnownFiles(store, root.id);
+  const known = await loadKnownFiles(store, root.id, scope);
   const present = known.missing.filter((m) => !m).length;
   if (probe.empty && present > 0) {
     summary.skippedRoots.push({ path: root.path, reason: `the folder is empty but the catalog has ${present} files there (an unmounted share?); nothing was marked missing` });
     return undefined;
   }
 
-  const walk = await runner.walk(root.path);
+  const walk = await runner.walk(root.path, scope);
   for (const u of walk.unreadable) summary.failed.push({ path: u.path, code: 'IO', reason: u.reason });
-  const failures = await store.db.selectFrom('scan_failure').selectAll().where('library_path_id', '=', root.id).execute();
+  const failures = (await store.db.selectFrom('scan_failure').selectAll().where('library_path_id', '=', root.id).execute()).filter((f) => !scope || inScope(scope, f.file_sub_path, f.file_name));
   const failureByKey = new Map(failures.map((f) => [key(f.file_sub_path, f.file_name), f]));
   const failuresOnDisk = new Set<number>();
 
@@ -225,10 +238,11 @@ async function planRoot(store: Store, runner: TaskRunner, root: LibraryPath, opt
   return { walk, kinds, changedFile, total, restored, vanishedIds, failures, failuresOnDisk };
 }
 
-async function scanRoot(store: Store, runner: TaskRunner, stagingDir: string, library: Library, root: LibraryPath, options: ScanOptions, summary: ScanSummary): Promise<void> {
+/** Scans one root: all of it, or only the folders of `scope`. */
+async function scanRoot(store: Store, runner: TaskRunner, stagingDir: string, library: Library, root: LibraryPath, options: ScanOptions, summary: ScanSummary, scope?: RootScope): Promise<void> {
   const { db } = store;
   options.onProgress?.({ phase: 'walking', root: root.path, total: 0, done: 0 });
-  const plan = await planRoot(store, runner, root, options, summary);
+  const plan = await planRoot(store, runner, root, options, summary, scope);
   if (!plan) return;
   const { walk, kinds, changedFile, total, restored } = plan;
   const cropping = options.cropping ?? DEFAULT_COVER_CROPPING;

@@ -5,7 +5,8 @@ import type { WalkResult } from './walk.ts';
 import type { WalkTask } from './worker.ts';
 
 export interface TaskRunner {
-  walk(root: string): Promise<WalkResult>;
+  /** The whole root, or only the given folders below it. */
+  walk(root: string, folders?: string[]): Promise<WalkResult>;
   parse(task: ParseTask): Promise<ParseResult>;
   close(): Promise<void>;
 }
@@ -16,7 +17,7 @@ export function createTaskRunner(workers: number): TaskRunner {
     // Loaded only here: with a worker pool, the main thread never needs the extractors or sharp.
     let inline: Promise<{ parseTask: typeof parseTask }> | undefined;
     return {
-      walk: async (root) => (await import('./walk.ts')).walkRootSync(root),
+      walk: async (root, folders) => (await import('./walk.ts')).walkRootSync(root, folders),
       parse: async (task) => (await (inline ??= import('./parse-task.ts'))).parseTask(task),
       close: async () => {},
     };
@@ -38,7 +39,7 @@ export function createTaskRunner(workers: number): TaskRunner {
       recordTiming: false,
     }));
   return {
-    walk: (root) => started().run({ walkRoot: root } satisfies WalkTask) as Promise<WalkResult>,
+    walk: (root, folders) => started().run({ walkRoot: root, ...(folders ? { folders } : {}) } satisfies WalkTask) as Promise<WalkResult>,
     parse: (task) => started().run(task) as Promise<ParseResult>,
     close: async () => {
       await pool?.destroy();

@@ -64,12 +64,18 @@ export function isFolderAudiobook(audioFiles: string[]): boolean {
   return !audioFiles.every((name) => bookExtension(name) === 'm4b');
 }
 
+/** Names the walk never enters or reads: hidden entries, Synology's `@eaDir` and the like, a NAS recycle bin. */
+export function isSkippedName(name: string): boolean {
+  return name.startsWith('.') || name.startsWith('@') || name === '#recycle';
+}
+
 /**
  * Walks the whole tree with synchronous calls: one stat per file costs a few microseconds this way, against tens
  * through the thread pool, and the walk of a large library was most of an unchanged rescan. The scanner runs it on
- * a worker thread, so a slow disk never stalls the caller's event loop.
+ * a worker thread, so a slow disk never stalls the caller's event loop. Given `folders` (`/`-separated, below the
+ * root, none inside another), only those subtrees are walked.
  */
-export function walkRootSync(root: string): WalkResult {
+export function walkRootSync(root: string, folders?: readonly string[]): WalkResult {
   const walk: WalkResult = { root, folders: [], folder: [], names: [], sizes: [], mtimes: [], tracks: {}, unreadable: [] };
   naturalCompare ??= new Intl.Collator('en', { numeric: true, sensitivity: 'base' }).compare;
   const compare = naturalCompare;
@@ -99,7 +105,7 @@ export function walkRootSync(root: string): WalkResult {
     const files: { name: string; path: string }[] = [];
     const folders: { name: string; path: string }[] = [];
     for (const entry of entries) {
-      if (entry.name.startsWith('.') || entry.name.startsWith('@') || entry.name === '#recycle') continue;
+      if (isSkippedName(entry.name)) continue;
       const path = join(dir, entry.name);
       if (entry.isDirectory()) folders.push({ name: entry.name, path });
       else if (entry.isFile() || entry.isSymbolicLink()) files.push({ name: entry.name, path });
@@ -138,7 +144,8 @@ export function walkRootSync(root: string): WalkResult {
     for (const folder of folders) visit(folder.path, subPath === '' ? folder.name : `${subPath}/${folder.name}`);
   };
 
-  visit(root, '');
+  if (folders) for (const folder of folders) visit(folder === '' ? root : join(root, folder), folder);
+  else visit(root, '');
   return walk;
 }
 

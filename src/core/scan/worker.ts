@@ -5,6 +5,7 @@ import { loadSharp } from '../covers/sharp-loader.ts';
 
 export interface WalkTask {
   walkRoot: string;
+  folders?: string[];
 }
 
 type ParseTaskModule = { parseTask: typeof parseTask };
@@ -19,6 +20,6 @@ async function loadParser(): Promise<ParseTaskModule> {
 }
 
 export default async function run(task: ParseTask | WalkTask): Promise<ParseResult | WalkResult> {
-  if ('walkRoot' in task) return walkRootSync(task.walkRoot);
+  if ('walkRoot' in task) return walkRootSync(task.walkRoot, task.folders);
   return (await (parser ??= loadParser())).parseTask(task);
 }
