@@ -70,6 +70,30 @@ describe('makeCoverImages', () => {
     expect([thumb.format, thumb.width, thumb.height]).toEqual(['jpeg', 233, 350]);
   });
 
+  it('keeps a JPEG of up to twice the cover box as it is, and resizes one past that', async () => {
+    const page = await solid(1600, 2464).jpeg().toBuffer();
+    const kept = await makeCoverImages(page, 'book');
+    expect(kept.cover).toBe(page);
+    expect([kept.width, kept.height]).toEqual([1600, 2464]);
+    const thumb = await sharp(kept.thumbnail).metadata();
+    expect([thumb.width, thumb.height]).toEqual([227, 350]);
+
+    const poster = await makeCoverImages(await solid(2001, 3000).jpeg().toBuffer(), 'book');
+    expect([poster.width, poster.height]).toEqual([1000, 1499]);
+    const square = await solid(2000, 2000).jpeg().toBuffer();
+    expect((await makeCoverImages(square, 'audiobook')).cover).toBe(square);
+  });
+
+  it('resizes a JPEG within twice the box that weighs more than 1 MiB', async () => {
+    // Noise at quality 100 does not compress: a print-quality scan, far heavier than a cover needs to be.
+    const noise = Buffer.alloc(1500 * 2200 * 3);
+    for (let i = 0; i < noise.length; i++) noise[i] = (i * 2654435761) >>> 24;
+    const heavy = await sharp(noise, { raw: { width: 1500, height: 2200, channels: 3 } }).jpeg({ quality: 100 }).toBuffer();
+    expect(heavy.length).toBeGreaterThan(1 << 20);
+    const images = await makeCoverImages(heavy, 'book');
+    expect([images.width, images.height]).toEqual([1000, 1467]);
+  });
+
   it('turns a sideways (EXIF 6) JPEG upright in both images', async () => {
     const input = await solid(900, 600).withMetadata({ orientation: 6 }).jpeg().toBuffer();
     const images = await makeCoverImages(input, 'book');
@@ -119,7 +143,8 @@ describe('decodeShrink', () => {
 describe('makeCoverImages with a sink (scan workers)', () => {
   for (const [name, make, size] of [
     ['a kept JPEG', () => solid(600, 900).jpeg().toBuffer(), [233, 350]],
-    ['a resized cover', () => solid(1600, 2400).jpeg().toBuffer(), [233, 350]],
+    ['a JPEG kept past the box', () => solid(1600, 2464).jpeg().toBuffer(), [227, 350]],
+    ['a resized cover', () => solid(2400, 3600).jpeg().toBuffer(), [233, 350]],
     ['a PNG', () => solid(700, 1000).png().toBuffer(), [245, 350]],
   ] as const) {
     it(`writes the cover first and reads the thumbnail back from it: ${name}`, async () => {

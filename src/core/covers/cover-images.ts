@@ -68,16 +68,26 @@ async function inspect(input: Buffer, options: InputOptions): Promise<SourceInfo
   }
 }
 
-/** A JPEG that already fits the cover box, needs no rotation, crop or colour conversion is stored as it is. */
-function canKeepAsCover(meta: SourceInfo, kind: CoverKind, crop: CropBox | undefined, cropping: CoverCropping): boolean {
-  const [cw, ch] = SIZES[kind].cover;
+/**
+ * How far past the cover box a JPEG may be and still be stored as it is. Below 2x libvips cannot shrink a JPEG while
+ * decoding it, so bringing such a cover into the box means decoding every pixel and encoding a new JPEG: most of a
+ * comic's scan (its pages are 1,056-1,600 px wide) and of an EPUB with a cover of a typical 1,200-1,600 px. Grimmory
+ * re-encodes these to fit the box; every client shows them scaled anyway, and the Kobo and OPDS routes resize on their
+ * own. The byte limit keeps a heavy file (a print-quality scan) from being served as the cover.
+ */
+const KEEP_UNCHANGED = { scale: 2, bytes: 1 << 20 };
+
+/** A JPEG within reach of the cover box (see KEEP_UNCHANGED) that needs no rotation, crop or colour conversion. */
+function canKeepAsCover(meta: SourceInfo, bytes: number, kind: CoverKind, crop: CropBox | undefined, cropping: CoverCropping): boolean {
+  const [cw, ch] = SIZES[kind].cover.map((side) => side * KEEP_UNCHANGED.scale) as [number, number];
   return (
     meta.format === 'jpeg' &&
+    bytes <= KEEP_UNCHANGED.bytes &&
     !crop &&
     !cropping.smartCroppingEnabled &&
     (meta.orientation === undefined || meta.orientation === 1) &&
     (meta.space === 'srgb' || meta.space === 'b-w') &&
-    (kind === 'book' ? (meta.width ?? 0) <= cw && (meta.height ?? 0) <= ch : meta.width === meta.height && (meta.width ?? 0) <= cw)
+    (kind === 'book' ? meta.width <= cw && meta.height <= ch : meta.width === meta.height && meta.width <= cw)
   );
 }
 
@@ -164,7 +174,7 @@ export async function makeCoverImages(input: Buffer, kind: CoverKind, cropping: 
       height = trimmed.info.height;
     }
     const crop = cropFor(width, height, cropping);
-    if (canKeepAsCover(meta, kind, crop, cropping)) {
+    if (canKeepAsCover(meta, input.length, kind, crop, cropping)) {
       return { cover: input, thumbnail: await thumbnailOf(input, meta.width, meta.height, options), width: meta.width, height: meta.height };
     }
     const [cw, ch] = SIZES[kind].cover;

@@ -310,7 +310,7 @@ async function scanRoot(store: Store, runner: TaskRunner, stagingDir: string, li
   };
 
   options.onProgress?.({ phase: 'parsing', root: root.path, total, done: 0 });
-  await forEachLimited(work(), Math.max(2, options.workers * 6), (w) => runner.parse(w.task), async (w, result) => {
+  await forEachLimited(work(), Math.max(2, options.workers * 10), (w) => runner.parse(w.task), async (w, result) => {
     pending.push({ work: w, result });
     done++;
     options.onProgress?.({ phase: 'parsing', root: root.path, total, done });

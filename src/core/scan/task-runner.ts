@@ -31,7 +31,7 @@ export function createTaskRunner(workers: number): TaskRunner {
       idleTimeout: 1000,
       // Bounded: the scanner never has more than a few tasks per worker outstanding.
       // Much of a task is I/O and libvips work off the worker's thread, so each worker keeps several tasks going.
-      concurrentTasksPerWorker: 4,
+      concurrentTasksPerWorker: 8,
       maxQueue: workers * 16,
       // Parsing needs little JavaScript heap; a small young generation keeps each worker's resident memory down.
       resourceLimits: { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 256 },
