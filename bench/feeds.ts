@@ -6,10 +6,11 @@
 // page is asked for ("built") and again on an unchanged catalog ("kept"), then autocannon at 8 and 64 connections
 // paging through 200 pages: requests/s, p50, p99, max and server CPU per request, with the load average. The Kobo sync
 // pages are one device's session (each page moves that device's sync state, so there is no concurrent run of it).
-// --baseline REF also starts the code of git REF (bench/baseline-tree.ts) on the same catalog and measures it right
-// before this tree's, endpoint by endpoint.
+// --baseline REF also starts the code of git REF (bench/baseline-tree.ts) on a copy of the same catalog (written by
+// REF's code, migrated forward by this tree's daemon) and measures it right before this tree's, endpoint by endpoint.
 import autocannon from 'autocannon';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -43,9 +44,35 @@ interface Endpoint {
 interface Version {
   label: string;
   launcher: Launcher;
+  /** The data folder of this version's daemon, under the size's folder. */
+  folder: string;
 }
-const versions: Version[] = [{ label: 'after', launcher: fromSource }];
-if (values.baseline) versions.unshift({ label: `before (${values.baseline})`, launcher: { ...fromSource, name: 'baseline', command: join(baselineTree(values.baseline), 'bin', 'bindery') } });
+const versions: Version[] = [{ label: 'after', launcher: fromSource, folder: 'after' }];
+const baseline = values.baseline ? baselineTree(values.baseline) : undefined;
+if (baseline) versions.unshift({ label: `before (${values.baseline})`, launcher: { ...fromSource, name: 'baseline', command: join(baseline, 'bin', 'bindery') }, folder: 'before' });
+
+const SETTINGS = ['opds_server_enabled', 'komga_api_enabled'];
+
+/**
+ * The catalog in each version's folder. With a baseline it is written by the baseline's code and copied for this
+ * tree's daemon, which migrates it forward when it starts (older code refuses a catalog newer code has migrated);
+ * each daemon has its own copy, so the baseline never reads this tree's schema.
+ */
+async function writeCatalogs(dir: string, books: number): Promise<{ readerId: number; koboToken: string }> {
+  const kobo = Math.min(books, 10_000);
+  for (const version of versions) mkdirSync(join(dir, version.folder));
+  if (!baseline) {
+    const written = await writeBenchCatalog(join(dir, 'after'), books, SETTINGS, { kobo });
+    const koboToken = (await koboSettingsFor(written.store.db, written.readerId)).token;
+    await written.store.close();
+    return { readerId: written.readerId, koboToken };
+  }
+  const output = execFileSync(process.execPath, [join(import.meta.dirname, 'baseline-catalog.ts'), baseline, join(dir, 'before'), String(books), SETTINGS.join(','), String(kobo)], { encoding: 'utf8' });
+  const lines = output.trim().split('\n');
+  for (const line of lines.slice(0, -1)) console.log(line);
+  copyFileSync(join(dir, 'before', 'bindery.sqlite'), join(dir, 'after', 'bindery.sqlite'));
+  return JSON.parse(lines.at(-1) as string) as { readerId: number; koboToken: string };
+}
 
 interface Running {
   version: Version;
@@ -124,10 +151,8 @@ for (const books of sizes) {
   const dir = mkdtempSync(join(tmpdir(), 'bindery-feeds-bench-'));
   const running: Running[] = [];
   try {
-    const written = await writeBenchCatalog(dir, books, ['opds_server_enabled', 'komga_api_enabled'], { kobo: Math.min(books, 10_000) });
-    const koboToken = (await koboSettingsFor(written.store.db, written.readerId)).token;
-    await written.store.close();
-    for (const version of versions) running.push(await start(version, dir));
+    const { koboToken } = await writeCatalogs(dir, books);
+    for (const version of versions) running.push(await start(version, join(dir, version.folder)));
     const opds = (): Record<string, string> => ({ authorization: basicFor('phone') });
     const all: Endpoint[] = [
       { label: 'OPDS 1.2 catalog (50/page)', path: (p) => `/api/v1/opds/catalog?page=${p + 1}`, headers: opds },

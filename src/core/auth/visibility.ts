@@ -26,7 +26,10 @@ function hasName(type: keyof typeof NAME_TABLES, values: string[], exclude: bool
   const lowered = values.map((v) => v.toLowerCase());
   const join = sql`${sql.table(mapping)} m join ${sql.table(table)} n on n.id = ${sql.ref(`m.${column}`)}`;
   if (perRow) {
-    const match = sql<SqlBool>`exists (select 1 from ${join} where m.book_id = book.id and lower(n.name) in (${sql.join(lowered)}))`;
+    // The names' ids are collected once per statement; each book is then one probe of the mapping's primary key per
+    // id, not a walk of all its names.
+    const ids = sql`select n.id from ${sql.table(table)} n where lower(n.name) in (${sql.join(lowered)})`;
+    const match = sql<SqlBool>`exists (select 1 from ${sql.table(mapping)} m where m.book_id = book.id and ${sql.ref(`m.${column}`)} in (${ids}))`;
     return exclude ? sql<SqlBool>`not ${match}` : match;
   }
   return sql<SqlBool>`book.id ${sql.raw(exclude ? 'not in' : 'in')} (select m.book_id from ${join} where lower(n.name) in (${sql.join(lowered)}))`;

@@ -22,6 +22,7 @@ import {
   remembered,
   seriesOrderSql,
   seriesNameSql,
+  sortedNocase,
   startsWithShape,
   UNKNOWN_SERIES,
 } from './sql.ts';
@@ -483,8 +484,16 @@ export async function summarizeMany(store: Store, principal: Principal, refs: re
   );
   const members = new Map<number, typeof rows>();
   const owner = new Map<number, number>();
+  // A page's books share a few series names: each is folded once.
+  const keys = new Map<string, string>();
+  const keyOf = (l: number, series: string): string => {
+    const raw = `${l}\u0000${series}`;
+    let key = keys.get(raw);
+    if (key === undefined) keys.set(raw, (key = seriesKey(l, series)));
+    return key;
+  };
   for (const r of rows) {
-    const k = byBook.get(r.id) ?? (r.series !== null ? byKey.get(seriesKey(r.l, r.series)) : undefined);
+    const k = byBook.get(r.id) ?? (r.series !== null ? byKey.get(keyOf(r.l, r.series)) : undefined);
     const summary = k === undefined ? undefined : out[k];
     if (k === undefined || !summary) continue;
     owner.set(r.id, k);
@@ -519,7 +528,7 @@ export async function summarizeMany(store: Store, principal: Principal, refs: re
       const k = owner.get(r.id) as number;
       seen.set(k, (seen.get(k) ?? new Set()).add(r.name));
     }
-    for (const [k, set] of seen) (out[k] as SeriesSummary)[field] = [...set].sort(compareNocase).slice(0, AGGREGATE_LIMIT);
+    for (const [k, set] of seen) (out[k] as SeriesSummary)[field] = sortedNocase(set).slice(0, AGGREGATE_LIMIT);
   }
   return out;
 }

@@ -161,6 +161,13 @@ export function nocase(text: string): string {
   return /^[\u0000-\u007f]*$/.test(text) ? text.toLowerCase() : text.replace(/[A-Z]+/g, (c) => c.toLowerCase());
 }
 
+/** The names in NOCASE order (ties keep their order), each folded once rather than at every comparison. */
+export function sortedNocase(names: Iterable<string>): string[] {
+  const keyed = Array.from(names, (name) => ({ name, folded: nocase(name) }));
+  keyed.sort((a, b) => (a.folded < b.folded ? -1 : a.folded > b.folded ? 1 : 0));
+  return keyed.map((k) => k.name);
+}
+
 /** Orders strings as `ORDER BY x COLLATE NOCASE` does (binary after folding ASCII letters). */
 export function compareNocase(a: string, b: string): number {
   const x = nocase(a);
