@@ -121,10 +121,13 @@ export const ROOT: Target = { path: '' };
 
 /** The href of a target below `root` (e.g. `/books/api/v1/opds`), with the query form-encoded. */
 export function hrefOf(root: string, target: Target): string {
-  const path = target.path === '' ? root : `${root}/${target.path}`;
-  if (!target.query || target.query.length === 0) return path;
-  const query = target.query.map(([name, value]) => (value === '' ? encodeURIComponent(name) : `${encodeURIComponent(name)}=${encodeURIComponent(value)}`));
-  return `${path}?${query.join('&')}`;
+  let href = target.path === '' ? root : `${root}/${target.path}`;
+  let separator = '?';
+  for (const [name, value] of target.query ?? []) {
+    href += value === '' ? `${separator}${encodeURIComponent(name)}` : `${separator}${encodeURIComponent(name)}=${encodeURIComponent(value)}`;
+    separator = '&';
+  }
+  return href;
 }
 
 export function totalPages(paging: Paging): number {

@@ -18,7 +18,12 @@ const ATTRIBUTE_SPECIALS = /[&<>"\t\n\r]/g;
 const ENTITY: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', '\t': '&#9;', '\n': '&#10;', '\r': '&#13;' };
 const entity = (c: string): string => ENTITY[c] as string;
 
-// A feed escapes a few thousand values, nearly all plain: each is tested once and copied only when it must change.
+// A feed escapes a few thousand values, nearly all plain: one test finds any character that needs a closer look (a
+// special character, one XML cannot carry, or a surrogate, paired or not), and only those values are copied.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point of these patterns
+const TEXT_SUSPECT = /[\u0000-\u0008\u000B\u000C\u000E-\u001F&<>\uD800-\uDFFF\uFFFE\uFFFF]/;
+// eslint-disable-next-line no-control-regex -- as above
+const ATTRIBUTE_SUSPECT = /[\u0000-\u001F&<>"\uD800-\uDFFF\uFFFE\uFFFF]/;
 
 /** The text without the characters an XML 1.0 document cannot contain. */
 export function xmlSafe(value: string): string {
@@ -26,12 +31,14 @@ export function xmlSafe(value: string): string {
 }
 
 export function escapeText(value: string): string {
+  if (!TEXT_SUSPECT.test(value)) return value;
   const safe = xmlSafe(value);
   return TEXT_SPECIAL.test(safe) ? safe.replace(TEXT_SPECIALS, entity) : safe;
 }
 
 /** Attribute values also keep their whitespace characters (a parser would normalise raw ones to spaces). */
 export function escapeAttribute(value: string): string {
+  if (!ATTRIBUTE_SUSPECT.test(value)) return value;
   const safe = xmlSafe(value);
   return ATTRIBUTE_SPECIAL.test(safe) ? safe.replace(ATTRIBUTE_SPECIALS, entity) : safe;
 }
@@ -48,24 +55,31 @@ function checkName(name: string): string {
   return name;
 }
 
+/** A number is written as is: its digits, sign, point and exponent need no escaping. */
+const valueText = (value: string | number): string => (typeof value === 'number' ? String(value) : escapeAttribute(value));
+
 function attributes(attrs: Attributes | undefined): string {
   if (!attrs) return '';
   let out = '';
-  for (const [name, value] of Object.entries(attrs)) {
+  for (const name in attrs) {
+    const value = attrs[name];
     if (value === undefined) continue;
-    out += ` ${checkName(name)}="${escapeAttribute(String(value))}"`;
+    out += ` ${checkName(name)}="${valueText(value)}"`;
   }
   return out;
 }
 
-/** Builds a document as a list of string parts; elements must be closed in order. */
+const indents: string[] = [''];
+const indent = (depth: number): string => indents[depth] ?? (indents[depth] = '  '.repeat(depth));
+
+/** Builds a document as one string; elements must be closed in order. */
 export class XmlWriter {
-  readonly #parts: string[] = ['<?xml version="1.0" encoding="UTF-8"?>\n'];
+  #out = '<?xml version="1.0" encoding="UTF-8"?>\n';
   readonly #open: string[] = [];
 
   /** `<name attrs>`; children follow until `close()`. */
   open(name: string, attrs?: Attributes): this {
-    this.#parts.push(`${'  '.repeat(this.#open.length)}<${checkName(name)}${attributes(attrs)}>\n`);
+    this.#out += `${indent(this.#open.length)}<${checkName(name)}${attributes(attrs)}>\n`;
     this.#open.push(name);
     return this;
   }
@@ -73,21 +87,20 @@ export class XmlWriter {
   close(): this {
     const name = this.#open.pop();
     if (name === undefined) throw new Error('no element to close');
-    this.#parts.push(`${'  '.repeat(this.#open.length)}</${name}>\n`);
+    this.#out += `${indent(this.#open.length)}</${name}>\n`;
     return this;
   }
 
   /** An element with text content, or empty (`<name/>`) when `text` is undefined. */
   leaf(name: string, text?: string | number, attrs?: Attributes): this {
-    const indent = '  '.repeat(this.#open.length);
     checkName(name);
-    if (text === undefined) this.#parts.push(`${indent}<${name}${attributes(attrs)}/>\n`);
-    else this.#parts.push(`${indent}<${name}${attributes(attrs)}>${escapeText(String(text))}</${name}>\n`);
+    if (text === undefined) this.#out += `${indent(this.#open.length)}<${name}${attributes(attrs)}/>\n`;
+    else this.#out += `${indent(this.#open.length)}<${name}${attributes(attrs)}>${typeof text === 'number' ? String(text) : escapeText(text)}</${name}>\n`;
     return this;
   }
 
   toString(): string {
     if (this.#open.length > 0) throw new Error(`unclosed elements: ${this.#open.join(' > ')}`);
-    return this.#parts.join('');
+    return this.#out;
   }
 }
