@@ -155,11 +155,18 @@ export function pageTemplate(root: string, entry: BookEntry, stream: PageStream)
   return `${root}/${entry.bookId}/pages/{pageNumber}?fileId=${stream.fileId}&maxWidth={maxWidth}`;
 }
 
-export function downloadTarget(bookId: number, fileId: number): Target {
-  return { path: `${bookId}/download`, query: [['fileId', String(fileId)]] };
+// The links of a book entry, written straight as hrefs (a feed page has a few hundred): the same as `hrefOf` gives for
+// the equivalent targets, ids being plain digits.
+
+export function downloadHref(root: string, bookId: number, fileId: number): string {
+  return `${root}/${bookId}/download?fileId=${fileId}`;
 }
 
-/** Grimmory's cover URL (`/{id}/cover?<coverUpdatedOn>`) serves the thumbnail; `size=full` the whole cover. */
-export function coverTarget(bookId: number, stamp: string, full: boolean): Target {
-  return { path: `${bookId}/cover`, query: full ? [[stamp, ''], ['size', 'full']] : [[stamp, '']] };
+/**
+ * Grimmory's cover URLs (`/{id}/cover?<coverUpdatedOn>`): the thumbnail, and with `size=full` the whole cover, the
+ * latter first.
+ */
+export function coverHrefs(root: string, bookId: number, stamp: string): { full: string; thumbnail: string } {
+  const thumbnail = `${root}/${bookId}/cover?${encodeURIComponent(stamp)}`;
+  return { full: `${thumbnail}&size=full`, thumbnail };
 }

@@ -72,14 +72,14 @@ function attributes(attrs: Attributes | undefined): string {
 const indents: string[] = [''];
 const indent = (depth: number): string => indents[depth] ?? (indents[depth] = '  '.repeat(depth));
 
-/** Builds a document as one string; elements must be closed in order. */
+/** Builds a document as a list of lines, joined once at the end; elements must be closed in order. */
 export class XmlWriter {
-  #out = '<?xml version="1.0" encoding="UTF-8"?>\n';
+  readonly #lines: string[] = ['<?xml version="1.0" encoding="UTF-8"?>\n'];
   readonly #open: string[] = [];
 
   /** `<name attrs>`; children follow until `close()`. */
   open(name: string, attrs?: Attributes): this {
-    this.#out += `${indent(this.#open.length)}<${checkName(name)}${attributes(attrs)}>\n`;
+    this.#lines.push(`${indent(this.#open.length)}<${checkName(name)}${attributes(attrs)}>\n`);
     this.#open.push(name);
     return this;
   }
@@ -87,20 +87,20 @@ export class XmlWriter {
   close(): this {
     const name = this.#open.pop();
     if (name === undefined) throw new Error('no element to close');
-    this.#out += `${indent(this.#open.length)}</${name}>\n`;
+    this.#lines.push(`${indent(this.#open.length)}</${name}>\n`);
     return this;
   }
 
   /** An element with text content, or empty (`<name/>`) when `text` is undefined. */
   leaf(name: string, text?: string | number, attrs?: Attributes): this {
     checkName(name);
-    if (text === undefined) this.#out += `${indent(this.#open.length)}<${name}${attributes(attrs)}/>\n`;
-    else this.#out += `${indent(this.#open.length)}<${name}${attributes(attrs)}>${typeof text === 'number' ? String(text) : escapeText(text)}</${name}>\n`;
+    if (text === undefined) this.#lines.push(`${indent(this.#open.length)}<${name}${attributes(attrs)}/>\n`);
+    else this.#lines.push(`${indent(this.#open.length)}<${name}${attributes(attrs)}>${typeof text === 'number' ? String(text) : escapeText(text)}</${name}>\n`);
     return this;
   }
 
   toString(): string {
     if (this.#open.length > 0) throw new Error(`unclosed elements: ${this.#open.join(' > ')}`);
-    return this.#out;
+    return this.#lines.join('');
   }
 }
