@@ -97,6 +97,7 @@ function titleOf(book: BookRow, primary: FileRow | undefined): string {
 
 /** The primary file first (by the library's format priority), then the other book files by age. */
 function orderedFiles(files: FileRow[], priority: BookFileType[] | null): FileRow[] {
+  if (files.length < 2) return files;
   const primary = pickPrimary(files, priority);
   return primary ? [primary, ...files.filter((f) => f !== primary)] : files;
 }
