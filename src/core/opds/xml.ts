@@ -58,19 +58,48 @@ function checkName(name: string): string {
 /** A number is written as is: its digits, sign, point and exponent need no escaping. */
 const valueText = (value: string | number): string => (typeof value === 'number' ? String(value) : escapeAttribute(value));
 
+// The fixed text around names and values, made once per name: a line is then built from a few strings rather than a
+// dozen small ones (a feed page has over a thousand lines, and every piece is an allocation).
+const attributeStarts = new Map<string, string>();
+const attributeStart = (name: string): string => attributeStarts.get(name) ?? (attributeStarts.set(name, ` ${checkName(name)}="`), attributeStarts.get(name) as string);
+
 function attributes(attrs: Attributes | undefined): string {
   if (!attrs) return '';
   let out = '';
   for (const name in attrs) {
     const value = attrs[name];
     if (value === undefined) continue;
-    out += ` ${checkName(name)}="${valueText(value)}"`;
+    out = out + attributeStart(name) + valueText(value) + '"';
   }
   return out;
 }
 
-const indents: string[] = [''];
-const indent = (depth: number): string => indents[depth] ?? (indents[depth] = '  '.repeat(depth));
+interface Tags {
+  /** Indentation and `<name`. */
+  start: string;
+  /** Indentation and `<name>`. */
+  open: string;
+  /** `</name>` and the line's end. */
+  end: string;
+  /** Indentation, `</name>` and the line's end. */
+  close: string;
+}
+
+/** By depth, then element name. */
+const tagsAt: Map<string, Tags>[] = [];
+
+function tags(depth: number, name: string): Tags {
+  let byName = tagsAt[depth];
+  if (!byName) tagsAt[depth] = byName = new Map();
+  let known = byName.get(name);
+  if (!known) {
+    const indent = '  '.repeat(depth);
+    checkName(name);
+    known = { start: `${indent}<${name}`, open: `${indent}<${name}>\n`, end: `</${name}>\n`, close: `${indent}</${name}>\n` };
+    byName.set(name, known);
+  }
+  return known;
+}
 
 /** Builds a document as a list of lines, joined once at the end; elements must be closed in order. */
 export class XmlWriter {
@@ -79,7 +108,8 @@ export class XmlWriter {
 
   /** `<name attrs>`; children follow until `close()`. */
   open(name: string, attrs?: Attributes): this {
-    this.#lines.push(`${indent(this.#open.length)}<${checkName(name)}${attributes(attrs)}>\n`);
+    const t = tags(this.#open.length, name);
+    this.#lines.push(attrs ? `${t.start}${attributes(attrs)}>\n` : t.open);
     this.#open.push(name);
     return this;
   }
@@ -87,15 +117,16 @@ export class XmlWriter {
   close(): this {
     const name = this.#open.pop();
     if (name === undefined) throw new Error('no element to close');
-    this.#lines.push(`${indent(this.#open.length)}</${name}>\n`);
+    this.#lines.push(tags(this.#open.length, name).close);
     return this;
   }
 
   /** An element with text content, or empty (`<name/>`) when `text` is undefined. */
   leaf(name: string, text?: string | number, attrs?: Attributes): this {
-    checkName(name);
-    if (text === undefined) this.#lines.push(`${indent(this.#open.length)}<${name}${attributes(attrs)}/>\n`);
-    else this.#lines.push(`${indent(this.#open.length)}<${name}${attributes(attrs)}>${typeof text === 'number' ? String(text) : escapeText(text)}</${name}>\n`);
+    const t = tags(this.#open.length, name);
+    const start = attrs ? t.start + attributes(attrs) : t.start;
+    if (text === undefined) this.#lines.push(start + '/>\n');
+    else this.#lines.push(start + '>' + (typeof text === 'number' ? String(text) : escapeText(text)) + t.end);
     return this;
   }
 
