@@ -1,11 +1,10 @@
 // The book entries of one feed page: the columns a feed shows of those books, read with one set query per kind of
 // row (books with their metadata, authors and categories, book files, and for comics the reader's last page), turned
 // into the feed model with their downloads, cover and, for comics, the page stream and the reader's last page.
-import { batchFilter, type BatchFilter } from '../books/book-bundles.ts';
+import { batchFilter, grouped, repeated, type BatchFilter } from '../books/book-bundles.ts';
 import { parseFormatPriority } from '../books/book-json.ts';
 import { pickPrimary } from '../books/primary-file.ts';
 import type { BookFileType } from '../formats/types.ts';
-import type { SqlValue } from '../store/sql-exec.ts';
 import type { Store } from '../store/store.ts';
 import type { BookEntry, PageStream } from './feed.ts';
 import { acquisitionType, formatTitle } from './mime.ts';
@@ -136,16 +135,6 @@ async function comicProgress(store: Store, userId: number, streams: { bookId: nu
   return out;
 }
 
-function grouped<T extends { book_id: number }>(rows: T[]): Map<number, T[]> {
-  const out = new Map<number, T[]>();
-  for (const row of rows) {
-    const list = out.get(row.book_id);
-    if (list) list.push(row);
-    else out.set(row.book_id, [row]);
-  }
-  return out;
-}
-
 const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Feed entries for the given books that exist, in the order given. */
@@ -153,11 +142,10 @@ export async function bookEntries(store: Store, ids: readonly number[], userId: 
   if (ids.length === 0) return [];
   const filter = batchFilter(store.dialect, [...ids].sort((a, b) => a - b));
   const sql = statementsFor(filter);
-  const params = (uses: number): SqlValue[] => (uses === 1 ? filter.params : [...filter.params, ...filter.params]);
-  const books = (await store.exec.all(sql.books, params(1))) as unknown as BookRow[];
+  const books = (await store.exec.all(sql.books, filter.params)) as unknown as BookRow[];
   if (books.length === 0) return [];
-  const names = grouped((await store.exec.all(sql.names, params(2))) as unknown as NameRow[]);
-  const files = grouped((await store.exec.all(sql.files, params(1))) as unknown as FileRow[]);
+  const names = grouped((await store.exec.all(sql.names, repeated(filter.params, 2))) as unknown as NameRow[]);
+  const files = grouped((await store.exec.all(sql.files, filter.params)) as unknown as FileRow[]);
 
   const wanted = new Set(ids);
   const priorities = new Map<string | null, BookFileType[] | null>();
