@@ -261,11 +261,25 @@ describe('catalog orders', () => {
     expect(await listed({ series: 'DUNE' }, 'SERIES_NUMBER')).toEqual(['dune1', 'dune2', 'dune4']);
   });
 
-  it('pages with LIMIT/OFFSET and counts every match', async () => {
+  it('pages through every match, counted, and sees a change to the catalog on the next page asked for', async () => {
     const first = await pageOfBooks(store, admin(), {}, 'RECENT', 1, 4);
     const second = await pageOfBooks(store, admin(), {}, 'RECENT', 2, 4);
     expect([first.ids.length, second.ids.length, first.total, second.total]).toEqual([4, 2, 6, 6]);
     expect(new Set([...first.ids, ...second.ids]).size).toBe(6);
+    expect((await pageOfBooks(store, admin(), {}, 'RECENT', 3, 4)).ids).toEqual([]);
+
+    const added = (await store.db.selectFrom('book').select('added_on').where('id', '=', book.anon as number).executeTakeFirstOrThrow()).added_on;
+    await store.db.updateTable('book').set({ added_on: '2026-01-01T00:00:00.000Z' }).where('id', '=', book.anon as number).execute();
+    try {
+      expect(await listed({}, 'RECENT')).toEqual(['anon', 'neuro', 'dune1', 'dune2', 'dune4', 'comic']);
+      await store.db.updateTable('book').set({ deleted: 1 }).where('id', '=', book.comic as number).execute();
+      expect((await pageOfBooks(store, admin(), {}, 'RECENT', 2, 4)).ids).toEqual([book.dune4]);
+      expect((await pageOfBooks(store, admin(), {}, 'RECENT', 1, 4)).total).toBe(5);
+    } finally {
+      await store.db.updateTable('book').set({ added_on: added }).where('id', '=', book.anon as number).execute();
+      await store.db.updateTable('book').set({ deleted: 0 }).where('id', '=', book.comic as number).execute();
+    }
+    expect(await listed({}, 'RECENT')).toEqual(['neuro', 'dune1', 'dune2', 'dune4', 'comic', 'anon']);
   });
 
   it('searches with LIKE taken literally, and finds nothing for a reader without libraries', async () => {

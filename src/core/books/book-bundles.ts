@@ -138,7 +138,8 @@ function statementsWith(engine: string, filter: BatchFilter, columns: readonly {
 
 const paramsOf = (statement: Statement, filter: BatchFilter): SqlValue[] => (statement.uses === 1 ? filter.params : repeated(filter.params, statement.uses));
 
-function grouped<T extends { book_id: number }>(rows: T[]): Map<number, T[]> {
+/** Rows by their book, in the order given. */
+export function grouped<T extends { book_id: number }>(rows: T[]): Map<number, T[]> {
   const out = new Map<number, T[]>();
   for (const row of rows) {
     const list = out.get(row.book_id);

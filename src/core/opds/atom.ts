@@ -3,8 +3,8 @@
 // calibre's metadata namespace instead of atom-namespace `meta` elements.
 import {
   authorTarget,
-  coverTarget,
-  downloadTarget,
+  coverHrefs,
+  downloadHref,
   hrefOf,
   pageTemplate,
   pagingLinks,
@@ -85,11 +85,12 @@ function bookEntry(w: XmlWriter, ctx: AtomContext, book: BookEntry): void {
   }
   if (book.description) w.leaf('summary', book.description, { type: 'text' });
   for (const file of book.files) {
-    w.leaf('link', undefined, { rel: REL.acquisition, href: href(downloadTarget(book.bookId, file.id)), type: file.type, title: file.title });
+    w.leaf('link', undefined, { rel: REL.acquisition, href: downloadHref(ctx.root, book.bookId, file.id), type: file.type, title: file.title });
   }
   if (book.coverStamp !== undefined) {
-    w.leaf('link', undefined, { rel: REL.image, href: href(coverTarget(book.bookId, book.coverStamp, true)), type: 'image/jpeg' });
-    w.leaf('link', undefined, { rel: REL.thumbnail, href: href(coverTarget(book.bookId, book.coverStamp, false)), type: 'image/jpeg' });
+    const cover = coverHrefs(ctx.root, book.bookId, book.coverStamp);
+    w.leaf('link', undefined, { rel: REL.image, href: cover.full, type: 'image/jpeg' });
+    w.leaf('link', undefined, { rel: REL.thumbnail, href: cover.thumbnail, type: 'image/jpeg' });
   }
   if (book.stream) {
     w.leaf('link', undefined, {

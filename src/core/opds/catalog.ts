@@ -8,6 +8,7 @@ import { visibleBookFilter } from '../auth/visibility.ts';
 import type { SqlDialect } from '../store/dialect.ts';
 import type { Store } from '../store/store.ts';
 import { searchKey } from '../text/search-key.ts';
+import { idList, IdListMemo, type IdList } from './id-lists.ts';
 import { all, column, nocaseSql, positionSql, remembered, spelled } from '../komga/sql.ts';
 
 export const OPDS_SORT_ORDERS = ['RECENT', 'TITLE_ASC', 'TITLE_DESC', 'AUTHOR_ASC', 'AUTHOR_DESC', 'SERIES_ASC', 'SERIES_DESC', 'RATING_ASC', 'RATING_DESC'] as const;
@@ -128,33 +129,76 @@ function _joined(store: Store) {
 
 type Compiled = { sql: string; parameters: readonly unknown[] };
 
+/** Statements compiled per principal (one object per user, shared by their requests until the catalog changes). */
+const compiledFor = new WeakMap<Principal, Map<string, Compiled>>();
+const COMPILED_PER_PRINCIPAL = 64;
+
+/**
+ * A statement about the principal's books matching `filter`, compiled once: building and compiling it costs more than
+ * answering it from what is remembered. Magic shelf rules are compiled afresh (they may depend on the time of day).
+ */
+function compiledOnce(store: Store, principal: Principal, filter: BookFilter, purpose: string, compile: () => Compiled): Compiled {
+  if (filter.rules) return compile();
+  let known = compiledFor.get(principal);
+  if (!known) compiledFor.set(principal, (known = new Map()));
+  const key = `${store.engine} ${purpose} ${JSON.stringify(filter)}`;
+  let compiled = known.get(key);
+  if (!compiled) {
+    if (known.size >= COMPILED_PER_PRINCIPAL) known.clear();
+    known.set(key, (compiled = compile()));
+  }
+  return compiled;
+}
+
 async function countMatching(store: Store, compiled: Compiled): Promise<number> {
   return remembered(store, compiled, async () => Number((await column<number>(store, compiled))[0] ?? 0));
 }
 
 /** How many visible books match (remembered until the catalog changes). */
 export function countBooks(store: Store, principal: Principal, filter: BookFilter): Promise<number> {
-  return countMatching(store, filteredBooks(store, principal, filter).select(sql<number>`count(*)`.as('n')).compile());
+  return countMatching(
+    store,
+    compiledOnce(store, principal, filter, 'count', () => filteredBooks(store, principal, filter).select(sql<number>`count(*)`.as('n')).compile()),
+  );
+}
+
+/** Ids of every book's kept list, at most: 4 bytes each (a list of 100,000 books is 400 KB). */
+const LIST_BUDGET = 2_000_000;
+/** As the remembered totals: no list is older than this (magic shelves may depend on the time of day). */
+const LIST_MAX_AGE_MS = 60_000;
+const lists = new WeakMap<Store, IdListMemo>();
+
+/**
+ * Every matching visible book in the given order, kept until the catalog changes. One statement answers the whole
+ * list as one JSON array (100,000 ids in one text, not 100,000 rows): it costs about what counting them does, and every
+ * page after it is a slice. Sorting a page at a time costs a sort of the whole feed for each page (tens of ms for most
+ * orders at 100,000 books).
+ */
+async function orderedBookIds(store: Store, principal: Principal, filter: BookFilter, order: BookOrder): Promise<IdList> {
+  // Newest first is read straight off its index, which also holds every column the visibility and library filters
+  // test: no sort at all. (A search is a set built once before the walk.) Filters on the metadata (series, magic
+  // shelves) are left to the planner: they may match few books.
+  const compiled = compiledOnce(store, principal, filter, `ids ${order}`, () => {
+    const walkNewest = order === 'RECENT' && filter.series === undefined && filter.rules === undefined;
+    const ordered = filteredBooks(store, principal, filter, { withMetadata: ORDERS_WITH_METADATA.has(order), walkNewest })
+      .select('book.id as v')
+      .orderBy(sql.raw(orderBy(store.dialect, order)))
+      .compile();
+    return { sql: store.dialect.orderedJsonArray(ordered.sql), parameters: ordered.parameters };
+  });
+  let memo = lists.get(store);
+  if (!memo) lists.set(store, (memo = new IdListMemo(LIST_BUDGET, LIST_MAX_AGE_MS)));
+  return memo.get(store, `${compiled.sql}\u0000${JSON.stringify(compiled.parameters)}`, async () => {
+    const [text] = await column<string>(store, compiled);
+    return idList(JSON.parse(text ?? '[]') as number[]);
+  });
 }
 
 /** One page (1-based) of the matching visible books in the given order, and how many match in all. */
 export async function pageOfBooks(store: Store, principal: Principal, filter: BookFilter, order: BookOrder, page: number, size: number): Promise<PageOfIds> {
-  const total = await countBooks(store, principal, filter);
-  // Newest first is read straight off its index, which also holds every column the visibility and library filters
-  // test: a few milliseconds even deep into a large catalog, where sorting a large library costs tens. (A search is a
-  // set built once before the walk.) Filters on the metadata (series, magic shelves) are left to the planner: they
-  // may match few books.
-  const walkNewest = order === 'RECENT' && filter.series === undefined && filter.rules === undefined;
-  const ids = await column<number>(
-    store,
-    filteredBooks(store, principal, filter, { withMetadata: ORDERS_WITH_METADATA.has(order), walkNewest })
-      .select('book.id')
-      .orderBy(sql.raw(orderBy(store.dialect, order)))
-      .limit(size)
-      .offset((page - 1) * size)
-      .compile(),
-  );
-  return { ids, total };
+  const ids = await orderedBookIds(store, principal, filter, order);
+  const start = Math.max(0, (page - 1) * size);
+  return { ids: Array.from(ids.subarray(start, start + size)), total: ids.length };
 }
 
 /**
@@ -194,16 +238,17 @@ const FACET_LAG_MS = 60_000;
  */
 export async function formatCounts(store: Store, principal: Principal, filter: BookFilter): Promise<Map<string, number>> {
   const { format: _format, ...unformatted } = filter;
-  const books = filteredBooks(store, principal, unformatted).select('book.id');
-  const compiled = store.db
-    .selectFrom('book_file as f')
-    .select(['f.book_type as type', sql<number>`count(distinct f.book_id)`.as('n')])
-    .where('f.is_book', '=', 1)
-    .where('f.book_type', 'is not', null)
-    .where('f.book_id', 'in', books)
-    .groupBy('f.book_type')
-    .orderBy('f.book_type')
-    .compile();
+  const compiled = compiledOnce(store, principal, unformatted, 'formats', () =>
+    store.db
+      .selectFrom('book_file as f')
+      .select(['f.book_type as type', sql<number>`count(distinct f.book_id)`.as('n')])
+      .where('f.is_book', '=', 1)
+      .where('f.book_type', 'is not', null)
+      .where('f.book_id', 'in', filteredBooks(store, principal, unformatted).select('book.id'))
+      .groupBy('f.book_type')
+      .orderBy('f.book_type')
+      .compile(),
+  );
   const rows = await remembered(store, compiled, () => all<{ type: string; n: number }>(store, compiled), FACET_LAG_MS);
   return new Map(rows.map((r) => [r.type, r.n]));
 }

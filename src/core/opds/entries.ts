@@ -1,13 +1,13 @@
-// The book entries of one feed page: the catalog bundles of those books (one set query per table), turned into the
-// feed model with their downloads, cover and, for comics, the page stream and the reader's last page.
-import { loadBundles } from '../books/book-bundles.ts';
-import { parseFormatPriority, type BookBundle, type BookFileRow } from '../books/book-json.ts';
+// The book entries of one feed page: the columns a feed shows of those books, read with one set query per kind of
+// row (books with their metadata, authors and categories, book files, and for comics the reader's last page), turned
+// into the feed model with their downloads, cover and, for comics, the page stream and the reader's last page.
+import { batchFilter, grouped, repeated, type BatchFilter } from '../books/book-bundles.ts';
+import { parseFormatPriority } from '../books/book-json.ts';
 import { pickPrimary } from '../books/primary-file.ts';
+import type { BookFileType } from '../formats/types.ts';
 import type { Store } from '../store/store.ts';
 import type { BookEntry, PageStream } from './feed.ts';
 import { acquisitionType, formatTitle } from './mime.ts';
-
-type Row = Record<string, unknown>;
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() !== '' ? value : undefined);
 const num = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
@@ -20,21 +20,84 @@ export function instant(value: unknown, fallback: string): string {
   return Number.isFinite(ms) ? new Date(ms).toISOString() : fallback;
 }
 
-function titleOf(bundle: BookBundle, primary: BookFileRow | undefined): string {
-  const title = text(bundle.metadata?.title);
+/** What an entry shows of a book and its metadata (null where the book has no metadata row). */
+interface BookRow {
+  id: number;
+  added_on: string | null;
+  format_priority: string | null;
+  title: string | null;
+  subtitle: string | null;
+  published_date: string | null;
+  publisher: string | null;
+  language: string | null;
+  description: string | null;
+  isbn_13: string | null;
+  isbn_10: string | null;
+  series_name: string | null;
+  series_number: number | null;
+  page_count: number | null;
+  cover_updated_on: string | null;
+  audiobook_cover_updated_on: string | null;
+}
+
+interface FileRow {
+  book_id: number;
+  id: number;
+  book_type: string | null;
+  archive_type: string | null;
+  file_name: string;
+  is_folder_based: number;
+  missing_at: string | null;
+  duration_seconds: number | null;
+  page_count: number | null;
+}
+
+interface NameRow {
+  book_id: number;
+  /** 0: an author (rows in the author's position), 1: a category. */
+  kind: number;
+  name: string;
+}
+
+/** The statements, by batch shape (a range of ids or a set; see batchFilter). */
+const statements = new Map<boolean, { books: string; names: string; files: string }>();
+
+function statementsFor(filter: BatchFilter): { books: string; names: string; files: string } {
+  let known = statements.get(filter.dense);
+  if (!known) {
+    known = {
+      books: `SELECT b.id, b.added_on, l.format_priority, m.title, m.subtitle, m.published_date, m.publisher, m.language, m.description, m.isbn_13, m.isbn_10,
+          m.series_name, m.series_number, m.page_count, m.cover_updated_on, m.audiobook_cover_updated_on
+        FROM book b JOIN library l ON l.id = b.library_id LEFT JOIN book_metadata m ON m.book_id = b.id WHERE ${filter.on('b.id')}`,
+      // Authors in their positions (then by id, the order of the mapping's key), categories sorted here by name.
+      names: `SELECT book_id, kind, name FROM (
+          SELECT m.book_id AS book_id, 0 AS kind, n.name AS name, m.sort_order AS position, m.author_id AS tie FROM book_metadata_author_mapping m JOIN author n ON n.id = m.author_id WHERE ${filter.on('m.book_id')}
+          UNION ALL
+          SELECT m.book_id AS book_id, 1 AS kind, n.name AS name, 0 AS position, 0 AS tie FROM book_metadata_category_mapping m JOIN category n ON n.id = m.category_id WHERE ${filter.on('m.book_id')}
+        ) AS names ORDER BY book_id, kind, position, tie`,
+      files: `SELECT book_id, id, book_type, archive_type, file_name, is_folder_based, missing_at, duration_seconds, page_count
+        FROM book_file WHERE is_book = 1 AND ${filter.on('book_id')} ORDER BY book_id, id`,
+    };
+    statements.set(filter.dense, known);
+  }
+  return known;
+}
+
+function titleOf(book: BookRow, primary: FileRow | undefined): string {
+  const title = text(book.title);
   if (title) return title;
   const name = primary?.file_name;
   if (name) {
     const dot = name.lastIndexOf('.');
     return dot > 0 ? name.slice(0, dot) : name;
   }
-  return `Book ${bundle.book.id}`;
+  return `Book ${book.id}`;
 }
 
 /** The primary file first (by the library's format priority), then the other book files by age. */
-function orderedFiles(bundle: BookBundle): BookFileRow[] {
-  const files = bundle.files.filter((f) => f.is_book === 1);
-  const primary = pickPrimary(files, parseFormatPriority(bundle.book.format_priority));
+function orderedFiles(files: FileRow[], priority: BookFileType[] | null): FileRow[] {
+  if (files.length < 2) return files;
+  const primary = pickPrimary(files, priority);
   return primary ? [primary, ...files.filter((f) => f !== primary)] : files;
 }
 
@@ -43,83 +106,100 @@ interface ComicProgress {
   at: string | null;
 }
 
-/** The reader's last comic page per file and per book (the per-book column when no per-file row exists). */
-async function comicProgress(store: Store, userId: number, bookIds: number[], fileIds: number[]): Promise<{ byFile: Map<number, ComicProgress>; byBook: Map<number, ComicProgress> }> {
+/**
+ * The reader's last page of each comic stream: the file's own progress, else for the book's primary file the book's
+ * comic progress. One statement for both kinds of row.
+ */
+async function comicProgress(store: Store, userId: number, streams: { bookId: number; fileId: number; primary: boolean }[]): Promise<Map<number, ComicProgress>> {
   const ids = store.dialect.jsonValues('integer');
+  const rows = (await store.exec.all(
+    `SELECT 0 AS kind, book_file_id AS id, position_data AS page, NULL AS book_page, last_read_time AS at FROM user_book_file_progress WHERE user_id = ? AND book_file_id IN (${ids})
+     UNION ALL
+     SELECT 1 AS kind, book_id AS id, NULL AS page, cbx_progress AS book_page, last_read_time AS at FROM user_book_progress WHERE user_id = ? AND cbx_progress > 0 AND book_id IN (${ids})`,
+    [userId, JSON.stringify(streams.map((s) => s.fileId)), userId, JSON.stringify(streams.filter((s) => s.primary).map((s) => s.bookId))],
+  )) as { kind: number; id: number; page: string | null; book_page: number | null; at: string | null }[];
   const byFile = new Map<number, ComicProgress>();
   const byBook = new Map<number, ComicProgress>();
-  if (fileIds.length > 0) {
-    const rows = (await store.exec.all(`SELECT book_file_id AS id, position_data AS page, last_read_time AS at FROM user_book_file_progress WHERE user_id = ? AND book_file_id IN (${ids})`, [
-      userId,
-      JSON.stringify(fileIds),
-    ])) as { id: number; page: string | null; at: string | null }[];
-    for (const r of rows) {
+  for (const r of rows) {
+    if (r.kind === 1) byBook.set(r.id, { page: r.book_page as number, at: r.at });
+    else {
       const page = r.page !== null && /^\s*\d+\s*$/.test(r.page) ? Number(r.page) : undefined;
       if (page !== undefined && page > 0) byFile.set(r.id, { page, at: r.at });
     }
   }
-  if (bookIds.length > 0) {
-    const rows = (await store.exec.all(`SELECT book_id AS id, cbx_progress AS page, last_read_time AS at FROM user_book_progress WHERE user_id = ? AND cbx_progress > 0 AND book_id IN (${ids})`, [
-      userId,
-      JSON.stringify(bookIds),
-    ])) as { id: number; page: number; at: string | null }[];
-    for (const r of rows) byBook.set(r.id, { page: r.page, at: r.at });
+  const out = new Map<number, ComicProgress>();
+  for (const s of streams) {
+    const last = byFile.get(s.fileId) ?? (s.primary ? byBook.get(s.bookId) : undefined);
+    if (last) out.set(s.fileId, last);
   }
-  return { byFile, byBook };
+  return out;
 }
+
+const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Feed entries for the given books that exist, in the order given. */
 export async function bookEntries(store: Store, ids: readonly number[], userId: number, now: string): Promise<BookEntry[]> {
   if (ids.length === 0) return [];
-  const bundles = await loadBundles(store, ids, { listView: false, withDescription: true });
-  const comicFiles = bundles.flatMap((b) => orderedFiles(b).filter((f) => f.book_type === 'CBX' && f.is_folder_based !== 1));
-  const pageCounts = new Map<number, number>();
-  if (comicFiles.length > 0) {
-    const rows = (await store.exec.all(`SELECT id, page_count FROM book_file WHERE page_count > 0 AND id IN (${store.dialect.jsonValues('integer')})`, [
-      JSON.stringify(comicFiles.map((f) => f.id)),
-    ])) as { id: number; page_count: number }[];
-    for (const r of rows) pageCounts.set(r.id, r.page_count);
-  }
-  const progress = await comicProgress(store, userId, bundles.map((b) => b.book.id), [...pageCounts.keys()]);
+  const filter = batchFilter(store.dialect, [...ids].sort((a, b) => a - b));
+  const sql = statementsFor(filter);
+  const books = (await store.exec.all(sql.books, filter.params)) as unknown as BookRow[];
+  if (books.length === 0) return [];
+  const names = grouped((await store.exec.all(sql.names, repeated(filter.params, 2))) as unknown as NameRow[]);
+  const files = grouped((await store.exec.all(sql.files, filter.params)) as unknown as FileRow[]);
 
+  const wanted = new Set(ids);
+  const priorities = new Map<string | null, BookFileType[] | null>();
   const byId = new Map<number, BookEntry>();
-  for (const bundle of bundles) {
-    const meta: Row = bundle.metadata ?? {};
-    const files = orderedFiles(bundle);
-    const primary = files[0];
-    const seriesName = text(meta.series_name);
+  const streams: { bookId: number; fileId: number; primary: boolean; entry: BookEntry; count: number }[] = [];
+  for (const book of books) {
+    // A range of ids may hold books not asked for.
+    if (!wanted.has(book.id)) continue;
+    let priority = priorities.get(book.format_priority);
+    if (priority === undefined) priorities.set(book.format_priority, (priority = parseFormatPriority(book.format_priority)));
+    const bookFiles = orderedFiles(files.get(book.id) ?? [], priority);
+    const primary = bookFiles[0];
+    const authors: string[] = [];
+    const categories: string[] = [];
+    for (const row of names.get(book.id) ?? []) (row.kind === 0 ? authors : categories).push(row.name);
+    if (categories.length > 1) categories.sort(byName);
+    const seriesName = text(book.series_name);
     const entry: BookEntry = {
       type: 'book',
-      bookId: bundle.book.id,
-      title: titleOf(bundle, primary),
-      subtitle: text(meta.subtitle),
-      updated: instant(bundle.book.added_on, now),
-      published: text(meta.published_date),
-      authors: bundle.authors,
-      publisher: text(meta.publisher),
-      language: text(meta.language),
-      categories: bundle.categories,
-      description: text(meta.description),
-      isbn13: text(meta.isbn_13),
-      isbn10: text(meta.isbn_10),
-      series: seriesName ? { name: seriesName, position: num(meta.series_number) } : undefined,
-      pageCount: num(meta.page_count),
-      durationSeconds: files.find((f) => f.book_type === 'AUDIOBOOK')?.duration_seconds ?? undefined,
+      bookId: book.id,
+      title: titleOf(book, primary),
+      subtitle: text(book.subtitle),
+      updated: instant(book.added_on, now),
+      published: text(book.published_date),
+      authors,
+      publisher: text(book.publisher),
+      language: text(book.language),
+      categories,
+      description: text(book.description),
+      isbn13: text(book.isbn_13),
+      isbn10: text(book.isbn_10),
+      series: seriesName ? { name: seriesName, position: num(book.series_number) } : undefined,
+      pageCount: num(book.page_count),
+      durationSeconds: bookFiles.find((f) => f.book_type === 'AUDIOBOOK')?.duration_seconds ?? undefined,
       audiobook: primary?.book_type === 'AUDIOBOOK',
-      files: files.map((f) => ({ id: f.id, type: acquisitionType(f), title: formatTitle(f) })),
-      coverStamp: text(meta.cover_updated_on) ?? text(meta.audiobook_cover_updated_on),
+      files: bookFiles.map((f) => ({ id: f.id, type: acquisitionType(f), title: formatTitle(f) })),
+      coverStamp: text(book.cover_updated_on) ?? text(book.audiobook_cover_updated_on),
     };
-    const comic = files.find((f) => pageCounts.has(f.id));
-    if (comic) {
-      const stream: PageStream = { fileId: comic.id, count: pageCounts.get(comic.id) as number };
-      const last = progress.byFile.get(comic.id) ?? (comic === primary ? progress.byBook.get(bundle.book.id) : undefined);
+    // The page stream of the first comic file (a single archive) whose pages are counted.
+    const comic = bookFiles.find((f) => f.book_type === 'CBX' && f.is_folder_based !== 1 && (f.page_count ?? 0) > 0);
+    if (comic) streams.push({ bookId: book.id, fileId: comic.id, primary: comic === primary, entry, count: comic.page_count as number });
+    byId.set(book.id, entry);
+  }
+  if (streams.length > 0) {
+    const progress = await comicProgress(store, userId, streams);
+    for (const s of streams) {
+      const stream: PageStream = { fileId: s.fileId, count: s.count };
+      const last = progress.get(s.fileId);
       if (last) {
         stream.lastRead = Math.min(last.page, stream.count);
         if (last.at) stream.lastReadUpdate = instant(last.at, now);
       }
-      entry.stream = stream;
+      s.entry.stream = stream;
     }
-    byId.set(entry.bookId, entry);
   }
   return ids.map((id) => byId.get(id)).filter((e): e is BookEntry => e !== undefined);
 }

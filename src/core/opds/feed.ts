@@ -121,10 +121,13 @@ export const ROOT: Target = { path: '' };
 
 /** The href of a target below `root` (e.g. `/books/api/v1/opds`), with the query form-encoded. */
 export function hrefOf(root: string, target: Target): string {
-  const path = target.path === '' ? root : `${root}/${target.path}`;
-  if (!target.query || target.query.length === 0) return path;
-  const query = target.query.map(([name, value]) => (value === '' ? encodeURIComponent(name) : `${encodeURIComponent(name)}=${encodeURIComponent(value)}`));
-  return `${path}?${query.join('&')}`;
+  let href = target.path === '' ? root : `${root}/${target.path}`;
+  let separator = '?';
+  for (const [name, value] of target.query ?? []) {
+    href += value === '' ? `${separator}${encodeURIComponent(name)}` : `${separator}${encodeURIComponent(name)}=${encodeURIComponent(value)}`;
+    separator = '&';
+  }
+  return href;
 }
 
 export function totalPages(paging: Paging): number {
@@ -152,11 +155,18 @@ export function pageTemplate(root: string, entry: BookEntry, stream: PageStream)
   return `${root}/${entry.bookId}/pages/{pageNumber}?fileId=${stream.fileId}&maxWidth={maxWidth}`;
 }
 
-export function downloadTarget(bookId: number, fileId: number): Target {
-  return { path: `${bookId}/download`, query: [['fileId', String(fileId)]] };
+// The links of a book entry, written straight as hrefs (a feed page has a few hundred): the same as `hrefOf` gives for
+// the equivalent targets, ids being plain digits.
+
+export function downloadHref(root: string, bookId: number, fileId: number): string {
+  return `${root}/${bookId}/download?fileId=${fileId}`;
 }
 
-/** Grimmory's cover URL (`/{id}/cover?<coverUpdatedOn>`) serves the thumbnail; `size=full` the whole cover. */
-export function coverTarget(bookId: number, stamp: string, full: boolean): Target {
-  return { path: `${bookId}/cover`, query: full ? [[stamp, ''], ['size', 'full']] : [[stamp, '']] };
+/**
+ * Grimmory's cover URLs (`/{id}/cover?<coverUpdatedOn>`): the thumbnail, and with `size=full` the whole cover, the
+ * latter first.
+ */
+export function coverHrefs(root: string, bookId: number, stamp: string): { full: string; thumbnail: string } {
+  const thumbnail = `${root}/${bookId}/cover?${encodeURIComponent(stamp)}`;
+  return { full: `${thumbnail}&size=full`, thumbnail };
 }

@@ -2,8 +2,8 @@
 // as the Atom documents; links point into `/api/v2/opds`, where every response is JSON whatever the Accept header.
 import {
   authorTarget,
-  coverTarget,
-  downloadTarget,
+  coverHrefs,
+  downloadHref,
   hrefOf,
   pageTemplate,
   pagingLinks,
@@ -82,7 +82,7 @@ function publication(ctx: Opds2Context, book: BookEntry): Json {
 
   const links: Json[] = book.files.map((file) => ({
     rel: 'http://opds-spec.org/acquisition',
-    href: href(downloadTarget(book.bookId, file.id)),
+    href: downloadHref(ctx.root, book.bookId, file.id),
     type: file.type,
     ...(file.title ? { title: file.title } : {}),
   }));
@@ -97,9 +97,10 @@ function publication(ctx: Opds2Context, book: BookEntry): Json {
   }
   const out: Json = { metadata, links };
   if (book.coverStamp !== undefined) {
+    const cover = coverHrefs(ctx.root, book.bookId, book.coverStamp);
     out.images = [
-      { href: href(coverTarget(book.bookId, book.coverStamp, true)), type: 'image/jpeg', rel: 'http://opds-spec.org/image' },
-      { href: href(coverTarget(book.bookId, book.coverStamp, false)), type: 'image/jpeg', rel: 'http://opds-spec.org/image/thumbnail' },
+      { href: cover.full, type: 'image/jpeg', rel: 'http://opds-spec.org/image' },
+      { href: cover.thumbnail, type: 'image/jpeg', rel: 'http://opds-spec.org/image/thumbnail' },
     ];
   }
   return out;

@@ -18,7 +18,12 @@ const ATTRIBUTE_SPECIALS = /[&<>"\t\n\r]/g;
 const ENTITY: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', '\t': '&#9;', '\n': '&#10;', '\r': '&#13;' };
 const entity = (c: string): string => ENTITY[c] as string;
 
-// A feed escapes a few thousand values, nearly all plain: each is tested once and copied only when it must change.
+// A feed escapes a few thousand values, nearly all plain: one test finds any character that needs a closer look (a
+// special character, one XML cannot carry, or a surrogate, paired or not), and only those values are copied.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point of these patterns
+const TEXT_SUSPECT = /[\u0000-\u0008\u000B\u000C\u000E-\u001F&<>\uD800-\uDFFF\uFFFE\uFFFF]/;
+// eslint-disable-next-line no-control-regex -- as above
+const ATTRIBUTE_SUSPECT = /[\u0000-\u001F&<>"\uD800-\uDFFF\uFFFE\uFFFF]/;
 
 /** The text without the characters an XML 1.0 document cannot contain. */
 export function xmlSafe(value: string): string {
@@ -26,12 +31,14 @@ export function xmlSafe(value: string): string {
 }
 
 export function escapeText(value: string): string {
+  if (!TEXT_SUSPECT.test(value)) return value;
   const safe = xmlSafe(value);
   return TEXT_SPECIAL.test(safe) ? safe.replace(TEXT_SPECIALS, entity) : safe;
 }
 
 /** Attribute values also keep their whitespace characters (a parser would normalise raw ones to spaces). */
 export function escapeAttribute(value: string): string {
+  if (!ATTRIBUTE_SUSPECT.test(value)) return value;
   const safe = xmlSafe(value);
   return ATTRIBUTE_SPECIAL.test(safe) ? safe.replace(ATTRIBUTE_SPECIALS, entity) : safe;
 }
@@ -48,24 +55,61 @@ function checkName(name: string): string {
   return name;
 }
 
+/** A number is written as is: its digits, sign, point and exponent need no escaping. */
+const valueText = (value: string | number): string => (typeof value === 'number' ? String(value) : escapeAttribute(value));
+
+// The fixed text around names and values, made once per name: a line is then built from a few strings rather than a
+// dozen small ones (a feed page has over a thousand lines, and every piece is an allocation).
+const attributeStarts = new Map<string, string>();
+const attributeStart = (name: string): string => attributeStarts.get(name) ?? (attributeStarts.set(name, ` ${checkName(name)}="`), attributeStarts.get(name) as string);
+
 function attributes(attrs: Attributes | undefined): string {
   if (!attrs) return '';
   let out = '';
-  for (const [name, value] of Object.entries(attrs)) {
+  for (const name in attrs) {
+    const value = attrs[name];
     if (value === undefined) continue;
-    out += ` ${checkName(name)}="${escapeAttribute(String(value))}"`;
+    out = out + attributeStart(name) + valueText(value) + '"';
   }
   return out;
 }
 
-/** Builds a document as a list of string parts; elements must be closed in order. */
+interface Tags {
+  /** Indentation and `<name`. */
+  start: string;
+  /** Indentation and `<name>`. */
+  open: string;
+  /** `</name>` and the line's end. */
+  end: string;
+  /** Indentation, `</name>` and the line's end. */
+  close: string;
+}
+
+/** By depth, then element name. */
+const tagsAt: Map<string, Tags>[] = [];
+
+function tags(depth: number, name: string): Tags {
+  let byName = tagsAt[depth];
+  if (!byName) tagsAt[depth] = byName = new Map();
+  let known = byName.get(name);
+  if (!known) {
+    const indent = '  '.repeat(depth);
+    checkName(name);
+    known = { start: `${indent}<${name}`, open: `${indent}<${name}>\n`, end: `</${name}>\n`, close: `${indent}</${name}>\n` };
+    byName.set(name, known);
+  }
+  return known;
+}
+
+/** Builds a document as a list of lines, joined once at the end; elements must be closed in order. */
 export class XmlWriter {
-  readonly #parts: string[] = ['<?xml version="1.0" encoding="UTF-8"?>\n'];
+  readonly #lines: string[] = ['<?xml version="1.0" encoding="UTF-8"?>\n'];
   readonly #open: string[] = [];
 
   /** `<name attrs>`; children follow until `close()`. */
   open(name: string, attrs?: Attributes): this {
-    this.#parts.push(`${'  '.repeat(this.#open.length)}<${checkName(name)}${attributes(attrs)}>\n`);
+    const t = tags(this.#open.length, name);
+    this.#lines.push(attrs ? `${t.start}${attributes(attrs)}>\n` : t.open);
     this.#open.push(name);
     return this;
   }
@@ -73,21 +117,21 @@ export class XmlWriter {
   close(): this {
     const name = this.#open.pop();
     if (name === undefined) throw new Error('no element to close');
-    this.#parts.push(`${'  '.repeat(this.#open.length)}</${name}>\n`);
+    this.#lines.push(tags(this.#open.length, name).close);
     return this;
   }
 
   /** An element with text content, or empty (`<name/>`) when `text` is undefined. */
   leaf(name: string, text?: string | number, attrs?: Attributes): this {
-    const indent = '  '.repeat(this.#open.length);
-    checkName(name);
-    if (text === undefined) this.#parts.push(`${indent}<${name}${attributes(attrs)}/>\n`);
-    else this.#parts.push(`${indent}<${name}${attributes(attrs)}>${escapeText(String(text))}</${name}>\n`);
+    const t = tags(this.#open.length, name);
+    const start = attrs ? t.start + attributes(attrs) : t.start;
+    if (text === undefined) this.#lines.push(start + '/>\n');
+    else this.#lines.push(start + '>' + (typeof text === 'number' ? String(text) : escapeText(text)) + t.end);
     return this;
   }
 
   toString(): string {
     if (this.#open.length > 0) throw new Error(`unclosed elements: ${this.#open.join(' > ')}`);
-    return this.#parts.join('');
+    return this.#lines.join('');
   }
 }

@@ -108,7 +108,7 @@ export class CatalogBytesCache<Meta = undefined> {
 }
 
 /** UTF-8 in a buffer of its own: a small Buffer.from shares (and keeps alive) an 8 KB slab of Node's buffer pool. */
-function ownBuffer(text: string): Buffer {
+export function ownBuffer(text: string): Buffer {
   if (text.length >= Buffer.poolSize) return Buffer.from(text, 'utf8');
   const value = Buffer.allocUnsafeSlow(Buffer.byteLength(text, 'utf8'));
   value.write(text, 'utf8');

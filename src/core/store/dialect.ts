@@ -34,6 +34,11 @@ export interface SqlDialect {
   position(haystack: string, needle: string): string;
   /** A JSON array of the group's values (text). */
   jsonGroupArray(expression: string): string;
+  /**
+   * A statement answering one row whose column `list` is a JSON array (text) of the values of column `v` of the
+   * subquery's rows, in the subquery's order (`[]` when it has none).
+   */
+  orderedJsonArray(subquery: string): string;
   /** Text read as a number the way SQLite's CAST(x AS REAL) reads it: its leading number, 0 when it has none, NULL stays NULL. */
   numberFromText(expression: string): string;
   /** A number's integer part, truncated toward zero as SQLite's CAST(x AS INTEGER) does (PostgreSQL's cast rounds). */
@@ -71,6 +76,8 @@ const SQLITE: SqlDialect = {
   utcMonthOfSeconds: (s) => `strftime('%Y-%m', ${s}, 'unixepoch')`,
   position: (h, n) => `instr(${h}, ${n})`,
   jsonGroupArray: (e) => `json_group_array(${e})`,
+  // SQLite keeps the ORDER BY of a FROM-clause subquery whose rows feed an aggregate other than count, min or max.
+  orderedJsonArray: (q) => `SELECT json_group_array(v) AS list FROM (${q}) AS ordered`,
   numberFromText: (e) => `CAST(${e} AS REAL)`,
   integerPart: (e) => `CAST(${e} AS INTEGER)`,
   forUpdate: '',
@@ -94,6 +101,8 @@ const POSTGRES: SqlDialect = {
   utcMonthOfSeconds: (s) => `to_char(to_timestamp(${s}) at time zone 'UTC', 'YYYY-MM')`,
   position: (h, n) => `strpos(${h}, ${n})`,
   jsonGroupArray: (e) => `coalesce(json_agg(${e})::text, '[]')`,
+  // An array built from a subquery holds its rows in the subquery's order.
+  orderedJsonArray: (q) => `SELECT array_to_json(ARRAY(${q}))::text AS list`,
   numberFromText: (e) =>
     `(CASE WHEN (${e}) IS NULL THEN NULL ELSE coalesce(CAST(substring(ltrim((${e})::text) from '^[-+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?') AS double precision), 0) END)`,
   integerPart: (e) => `CAST(trunc(${e}) AS bigint)`,

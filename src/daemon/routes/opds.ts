@@ -37,6 +37,7 @@ import {
 import { acquisitionType } from '../../core/opds/mime.ts';
 import { AUTHENTICATION_TYPE, authenticationDocument, OPDS2_TYPE, problem, renderOpds2, searchFeed } from '../../core/opds/opds2.ts';
 import { openSearchDescription } from '../../core/opds/opensearch.ts';
+import { ownBuffer } from '../../core/store/catalog-bytes-cache.ts';
 import type { OpdsSession } from '../../core/opds/users.ts';
 import { filterRejection } from '../authenticate.ts';
 import { signInWithOpdsAccount, switchedOn } from '../basic-auth.ts';
@@ -151,11 +152,15 @@ function feedOptions(format: Format): FeedOptions {
   return { now: new Date().toISOString(), name: CATALOG_NAME, groups: format === 'json' };
 }
 
+/**
+ * A feed is encoded to UTF-8 once, here: the page cache keeps these very bytes and compression reads them, where a
+ * string would be encoded again by each.
+ */
 function sendFeed(reply: FastifyReply, ctx: DaemonContext, family: Family, format: Format, feed: Feed): FastifyReply {
   reply.header('Cache-Control', 'no-cache, private');
   if (family === 'negotiated') reply.header('Vary', 'Accept');
-  if (format === 'json') return sendJson(reply, 200, OPDS2_TYPE, renderOpds2(feed, { root: rootOf(ctx, 'v2') }));
-  return reply.type(`${ATOM_TYPE[feed.kind]};charset=utf-8`).send(renderAtom(feed, { root: rootOf(ctx, 'v1'), generator: CATALOG_NAME }));
+  if (format === 'json') return reply.status(200).type(`${OPDS2_TYPE};charset=utf-8`).send(ownBuffer(JSON.stringify(renderOpds2(feed, { root: rootOf(ctx, 'v2') }))));
+  return reply.type(`${ATOM_TYPE[feed.kind]};charset=utf-8`).send(ownBuffer(renderAtom(feed, { root: rootOf(ctx, 'v1'), generator: CATALOG_NAME })));
 }
 
 const STATUS = { NOT_FOUND: 404, FORBIDDEN: 403 } as const;
