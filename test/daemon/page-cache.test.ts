@@ -123,6 +123,23 @@ describe('kept feed pages', () => {
     expect(after.body).toBe(answers[0]!.body);
   });
 
+  it('gives the requests for a page being built that one build, ahead of the pages queued after it', async () => {
+    const url = (page: number) => `/api/v1/app/books?page=${page}&size=1&sort=title`;
+    const builds = pageCacheSize(d.ctx).builds;
+    const finished: string[] = [];
+    const ask = async (label: string, page: number) => {
+      const answer = await app(url(page), owner.token);
+      finished.push(label);
+      return answer;
+    };
+    // Two build slots: pages 0 and 1 start, 2 and 3 queue; the second request for page 0 waits for its build only.
+    const answers = await Promise.all([ask('0', 0), ask('1', 1), ask('2', 2), ask('3', 3), ask('0 again', 0)]);
+    expect(answers.map((a) => a.statusCode)).toEqual([200, 200, 200, 200, 200]);
+    expect(answers[4]!.body).toBe(answers[0]!.body);
+    expect(pageCacheSize(d.ctx).builds).toBe(builds + 4);
+    expect(finished.indexOf('0 again')).toBeLessThan(finished.indexOf('2'));
+  });
+
   it('keeps app API pages per user, and shows a library taken away at once', async () => {
     const own = await app('/api/v1/app/books?page=0&size=20', owner.token);
     const mem = await app('/api/v1/app/books?page=0&size=20', member.token);
