@@ -8,6 +8,7 @@ import { pageCacheSize } from '../../src/daemon/page-cache.ts';
 import { seedBook, seedLibrary } from '../helpers/catalog-seed.ts';
 import { writtenElsewhere } from '../helpers/other-process.ts';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { onPostgres } from '../helpers/engine.ts';
 
 let d: TestDaemon;
 let other: Store;
@@ -137,7 +138,9 @@ describe('kept feed pages', () => {
     expect(answers.map((a) => a.statusCode)).toEqual([200, 200, 200, 200, 200]);
     expect(answers[4]!.body).toBe(answers[0]!.body);
     expect(pageCacheSize(d.ctx).builds).toBe(builds + 4);
-    expect(finished.indexOf('0 again')).toBeLessThan(finished.indexOf('2'));
+    // On PostgreSQL each request's sign-in and build wait on the network, so the order they reach the gate in, and
+    // finish in, is not fixed; on SQLite it is the order asked.
+    if (!onPostgres) expect(finished.indexOf('0 again')).toBeLessThan(finished.indexOf('2'));
   });
 
   it('keeps app API pages per user, and shows a library taken away at once', async () => {
