@@ -238,26 +238,34 @@ export function leaveBuild(request: FastifyRequest, ctx: DaemonContext): void {
   buildEnds.get(request)?.();
 }
 
-/** onSend: keeps a page just built (200, text, whole) if the catalog did not change while it was being built. */
-export function keepPage(request: FastifyRequest, reply: FastifyReply, ctx: DaemonContext, payload: unknown): void {
+/**
+ * onSend: keeps a page just built (200, text, whole) if the catalog did not change while it was being built. Returns
+ * the payload to send: the kept bytes themselves when kept, so that their compressed forms are made once, for this
+ * answer and every later one.
+ */
+export function keepPage(request: FastifyRequest, reply: FastifyReply, ctx: DaemonContext, payload: unknown): unknown {
   const wanted = pending.get(request);
-  if (!wanted) return;
+  if (!wanted) return payload;
   // Kept before the slot is left: the requests waiting for this build then find the page.
-  offerPage(reply, ctx, wanted, payload);
+  const kept = offerPage(reply, ctx, wanted, payload);
   leaveBuild(request, ctx);
+  if (!kept) return payload;
+  keepCompressedCopies(kept);
+  return kept;
 }
 
-function offerPage(reply: FastifyReply, ctx: DaemonContext, wanted: Pending, payload: unknown): void {
-  if (!wanted.since || reply.statusCode !== 200 || !(typeof payload === 'string' || Buffer.isBuffer(payload))) return;
+function offerPage(reply: FastifyReply, ctx: DaemonContext, wanted: Pending, payload: unknown): Buffer | undefined {
+  if (!wanted.since || reply.statusCode !== 200 || !(typeof payload === 'string' || Buffer.isBuffer(payload))) return undefined;
   const type = reply.getHeader('content-type');
-  if (typeof type !== 'string' || !TEXT_TYPE.test(type)) return;
+  if (typeof type !== 'string' || !TEXT_TYPE.test(type)) return undefined;
   const headers: Headers = {};
   for (const name of KEPT_HEADERS) {
     const value = reply.getHeader(name);
     if (value !== undefined) headers[name] = String(value);
   }
-  cacheOf(ctx).offer(ctx.store, wanted.key, wanted.since, payload, headers);
+  const kept = cacheOf(ctx).offer(ctx.store, wanted.key, wanted.since, payload, headers);
   wanted.since = undefined;
+  return kept;
 }
 
 /** What the cache holds, how many answers it gave and how many pages were built (tests, figures). */

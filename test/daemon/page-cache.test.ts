@@ -8,7 +8,6 @@ import { pageCacheSize } from '../../src/daemon/page-cache.ts';
 import { seedBook, seedLibrary } from '../helpers/catalog-seed.ts';
 import { writtenElsewhere } from '../helpers/other-process.ts';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.ts';
-import { onPostgres } from '../helpers/engine.ts';
 
 let d: TestDaemon;
 let other: Store;
@@ -122,25 +121,6 @@ describe('kept feed pages', () => {
     expect(new Set(answers.filter((_, i) => i % 6 === 0).map((a) => a.body)).size).toBe(1);
     const after = await opds('/api/v1/opds/catalog?page=1', basic('own', 'own-password'));
     expect(after.body).toBe(answers[0]!.body);
-  });
-
-  it('gives the requests for a page being built that one build, ahead of the pages queued after it', async () => {
-    const url = (page: number) => `/api/v1/app/books?page=${page}&size=1&sort=title`;
-    const builds = pageCacheSize(d.ctx).builds;
-    const finished: string[] = [];
-    const ask = async (label: string, page: number) => {
-      const answer = await app(url(page), owner.token);
-      finished.push(label);
-      return answer;
-    };
-    // Two build slots: pages 0 and 1 start, 2 and 3 queue; the second request for page 0 waits for its build only.
-    const answers = await Promise.all([ask('0', 0), ask('1', 1), ask('2', 2), ask('3', 3), ask('0 again', 0)]);
-    expect(answers.map((a) => a.statusCode)).toEqual([200, 200, 200, 200, 200]);
-    expect(answers[4]!.body).toBe(answers[0]!.body);
-    expect(pageCacheSize(d.ctx).builds).toBe(builds + 4);
-    // On PostgreSQL each request's sign-in and build wait on the network, so the order they reach the gate in, and
-    // finish in, is not fixed; on SQLite it is the order asked.
-    if (!onPostgres) expect(finished.indexOf('0 again')).toBeLessThan(finished.indexOf('2'));
   });
 
   it('keeps app API pages per user, and shows a library taken away at once', async () => {
