@@ -113,7 +113,8 @@ function nearestPoint(points: Map<number, ResumePoint> | undefined, offset: numb
  */
 export async function pageOfAppBooks(store: Store, principal: Principal, conditions: Cond[], order: AppOrder, page: { offset: number; limit: number }): Promise<PageOfIds> {
   const where = allConditions(conditions);
-  const total = await rememberedCount(store, listedBooks(store, principal).where(where).select(sql<number>`count(*)`.as('n')).compile());
+  const counting = listedBooks(store, principal).where(where).select(sql<number>`count(*)`.as('n')).compile();
+  const total = await rememberedCount(store, counting);
   if (page.offset >= total) return { ids: [], total };
   const dir = direction(order.descending);
   const byMetadata = order.column.indexed === true && (await everyBookHasMetadata(store));
@@ -130,8 +131,8 @@ export async function pageOfAppBooks(store: Store, principal: Principal, conditi
   const resumable = order.column.resumable;
   if (resumable === undefined) return { ids: await columnOf<number>(store.exec, ordered(query).limit(page.limit).offset(page.offset).compile()), total };
 
-  const list = ordered(query).compile();
-  const points = pointsOf(store, `${list.sql}\u0000${JSON.stringify(list.parameters)}`);
+  // The list is its books (what the count counts) in this order.
+  const points = pointsOf(store, `${resumable} ${order.descending}\u0000${counting.sql}\u0000${JSON.stringify(counting.parameters)}`);
   const start = nearestPoint(points, page.offset);
   const column = sql.raw(resumable);
   const run = (q: typeof query, limit: number, offset: number) =>
