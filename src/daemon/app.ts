@@ -272,8 +272,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   });
   // A page just built is kept as the route made it, before compression (registered after) encodes it for this client.
   app.addHook('onSend', (request, reply, payload, done) => {
-    keepPage(request, reply, ctx, payload);
-    done(null, payload);
+    done(null, keepPage(request, reply, ctx, payload));
   });
   if (config.compressResponses) registerCompression(app);
 

@@ -82,6 +82,25 @@ function compressBuffer(encoding: Encoding, body: Buffer): Promise<Buffer> {
   return (ONE_SHOT[encoding] as (input: Buffer, options: ZlibOptions) => Promise<Buffer>)(body, LIVE_LEVELS[encoding]);
 }
 
+/** Bodies sent again as they are (kept feed pages): each one's compressed forms, made once per encoding. */
+const compressedCopies = new WeakMap<Buffer, Map<Encoding, Promise<Buffer>>>();
+
+/** Marks `body` as one that will be sent again unchanged: its compressed forms are then kept as long as it is. */
+export function keepCompressedCopies(body: Buffer): void {
+  if (!compressedCopies.has(body)) compressedCopies.set(body, new Map());
+}
+
+function compressedCopy(encoding: Encoding, body: Buffer): Promise<Buffer> {
+  const copies = compressedCopies.get(body);
+  if (!copies) return compressBuffer(encoding, body);
+  let copy = copies.get(encoding);
+  if (!copy) {
+    copies.set(encoding, (copy = compressBuffer(encoding, body)));
+    copy.catch(() => copies.delete(encoding));
+  }
+  return copy;
+}
+
 /** Adds `Accept-Encoding` to the reply's Vary header (once). */
 export function varyOnEncoding(current: string | number | string[] | undefined): string {
   const text = Array.isArray(current) ? current.join(', ') : current === undefined ? '' : String(current);
@@ -112,7 +131,7 @@ export function registerCompression(app: FastifyInstance): void {
       const body = typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : undefined;
       if (body === undefined || Buffer.byteLength(body) < THRESHOLD_BYTES) return payload;
       // A body in memory is compressed in one call on the thread pool, and keeps an exact Content-Length.
-      const compressed = await compressBuffer(encoding, typeof body === 'string' ? Buffer.from(body) : body);
+      const compressed = await (typeof body === 'string' ? compressBuffer(encoding, Buffer.from(body)) : compressedCopy(encoding, body));
       reply.header('Content-Encoding', encoding).header('Content-Length', compressed.length);
       return compressed;
     }

@@ -7,6 +7,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { parseBasic } from '../core/opds/users.ts';
 import { CatalogBytesCache } from '../core/store/catalog-bytes-cache.ts';
 import type { Generation } from '../core/store/snapshot.ts';
+import { keepCompressedCopies } from './compression.ts';
 import type { DaemonContext } from './context.ts';
 import type { RouteHead } from './route-manifest.ts';
 import type { RouteRequest } from './route-spec.ts';
@@ -121,10 +122,30 @@ class BuildGate {
   }
 }
 
+/**
+ * Per daemon: the gate, and the pages being built or waiting for a slot, by key. A request for a page already on its
+ * way waits for that one build instead of queueing a build of its own behind every other page: 64 clients asking for
+ * the same page cost one build, and none of them waits for the pages queued after it.
+ */
+interface Builds {
+  gate: BuildGate;
+  underway: Map<string, Promise<void>>;
+  /** Pages built (figures, tests). */
+  count: number;
+}
+
 const caches = new WeakMap<DaemonContext, CatalogBytesCache<Headers>>();
-const gates = new WeakMap<DaemonContext, BuildGate>();
+const builds = new WeakMap<DaemonContext, Builds>();
 const hits = new WeakMap<DaemonContext, number>();
 const pending = new WeakMap<FastifyRequest, Pending>();
+/** Ends the wait of the requests that share a build (once the page is kept, or the build ended without a page). */
+const buildEnds = new WeakMap<FastifyRequest, () => void>();
+
+function buildsOf(ctx: DaemonContext): Builds {
+  let state = builds.get(ctx);
+  if (!state) builds.set(ctx, (state = { gate: new BuildGate(), underway: new Map(), count: 0 }));
+  return state;
+}
 
 function cacheOf(ctx: DaemonContext): CatalogBytesCache<Headers> {
   let cache = caches.get(ctx);
@@ -160,33 +181,50 @@ function answerKept(request: RouteRequest, reply: FastifyReply, ctx: DaemonConte
   if (!hit) return false;
   hits.set(ctx, (hits.get(ctx) ?? 0) + 1);
   reply.headers(hit.meta ?? {});
+  keepCompressedCopies(hit.value);
   reply.send(hit.value);
   return true;
 }
 
 /**
- * preHandler: answers from the cache when it holds this page; otherwise waits for a build slot (the page may have
- * been kept meanwhile by a request ahead in the queue) and notes what to keep once the page is built.
+ * preHandler: answers from the cache when it holds this page; otherwise waits for the build of the same page already
+ * underway, or for a build slot (the page may have been kept meanwhile by a request ahead in the queue), and notes what
+ * to keep once the page is built.
  */
 export function answerFromPageCache(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext, done: () => void): void {
   const caller = callerOf(request, ctx);
   if (caller === undefined) return done();
-  const key = keyOf(request, caller);
+  answerOrBuild(request, reply, ctx, keyOf(request, caller), done);
+}
+
+function answerOrBuild(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext, key: string, done: () => void): void {
   if (answerKept(request, reply, ctx, key)) return;
-  let gate = gates.get(ctx);
-  if (!gate) gates.set(ctx, (gate = new BuildGate()));
-  const entered = gate;
-  void entered.enter().then(() => {
-    // A client that gave up while waiting gets nothing built.
-    if (request.raw.destroyed || reply.raw.destroyed) {
-      entered.leave();
+  const underway = buildsOf(ctx).underway.get(key);
+  if (!underway) return build(request, reply, ctx, key, done);
+  // When that build kept no page (an error, a change meanwhile), the first of its waiters builds it again.
+  void underway.then(() => {
+    if (!request.raw.destroyed && !reply.raw.destroyed) answerOrBuild(request, reply, ctx, key, done);
+  });
+}
+
+function build(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext, key: string, done: () => void): void {
+  const state = buildsOf(ctx);
+  let ended!: () => void;
+  const end = new Promise<void>((resolve) => (ended = resolve));
+  state.underway.set(key, end);
+  void end.then(() => {
+    if (state.underway.get(key) === end) state.underway.delete(key);
+  });
+  void state.gate.enter().then(() => {
+    // A client that gave up while waiting gets nothing built; neither does a page kept meanwhile.
+    if (request.raw.destroyed || reply.raw.destroyed || answerKept(request, reply, ctx, key)) {
+      state.gate.leave();
+      ended();
       return;
     }
-    if (answerKept(request, reply, ctx, key)) {
-      entered.leave();
-      return;
-    }
+    state.count++;
     pending.set(request, { key, since: cacheOf(ctx).generationNow(ctx.store), released: false });
+    buildEnds.set(request, ended);
     done();
   });
 }
@@ -196,27 +234,41 @@ export function leaveBuild(request: FastifyRequest, ctx: DaemonContext): void {
   const wanted = pending.get(request);
   if (!wanted || wanted.released) return;
   wanted.released = true;
-  gates.get(ctx)?.leave();
+  builds.get(ctx)?.gate.leave();
+  buildEnds.get(request)?.();
 }
 
-/** onSend: keeps a page just built (200, text, whole) if the catalog did not change while it was being built. */
-export function keepPage(request: FastifyRequest, reply: FastifyReply, ctx: DaemonContext, payload: unknown): void {
+/**
+ * onSend: keeps a page just built (200, text, whole) if the catalog did not change while it was being built. Returns
+ * the payload to send: the kept bytes themselves when kept, so that their compressed forms are made once, for this
+ * answer and every later one.
+ */
+export function keepPage(request: FastifyRequest, reply: FastifyReply, ctx: DaemonContext, payload: unknown): unknown {
   const wanted = pending.get(request);
-  if (!wanted) return;
+  if (!wanted) return payload;
+  // Kept before the slot is left: the requests waiting for this build then find the page.
+  const kept = offerPage(reply, ctx, wanted, payload);
   leaveBuild(request, ctx);
-  if (!wanted.since || reply.statusCode !== 200 || !(typeof payload === 'string' || Buffer.isBuffer(payload))) return;
+  if (!kept) return payload;
+  keepCompressedCopies(kept);
+  return kept;
+}
+
+function offerPage(reply: FastifyReply, ctx: DaemonContext, wanted: Pending, payload: unknown): Buffer | undefined {
+  if (!wanted.since || reply.statusCode !== 200 || !(typeof payload === 'string' || Buffer.isBuffer(payload))) return undefined;
   const type = reply.getHeader('content-type');
-  if (typeof type !== 'string' || !TEXT_TYPE.test(type)) return;
+  if (typeof type !== 'string' || !TEXT_TYPE.test(type)) return undefined;
   const headers: Headers = {};
   for (const name of KEPT_HEADERS) {
     const value = reply.getHeader(name);
     if (value !== undefined) headers[name] = String(value);
   }
-  cacheOf(ctx).offer(ctx.store, wanted.key, wanted.since, payload, headers);
+  const kept = cacheOf(ctx).offer(ctx.store, wanted.key, wanted.since, payload, headers);
   wanted.since = undefined;
+  return kept;
 }
 
-/** What the cache holds, and how many answers it gave (tests, figures). */
-export function pageCacheSize(ctx: DaemonContext): { entries: number; bytes: number; hits: number } {
-  return { ...cacheOf(ctx).size, hits: hits.get(ctx) ?? 0 };
+/** What the cache holds, how many answers it gave and how many pages were built (tests, figures). */
+export function pageCacheSize(ctx: DaemonContext): { entries: number; bytes: number; hits: number; builds: number } {
+  return { ...cacheOf(ctx).size, hits: hits.get(ctx) ?? 0, builds: builds.get(ctx)?.count ?? 0 };
 }

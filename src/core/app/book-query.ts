@@ -6,8 +6,9 @@ import type { Principal } from '../auth/principal.ts';
 import type { SqlDialect } from '../store/dialect.ts';
 import type { Store } from '../store/store.ts';
 import { filterConditions, type BookFilters, type Cond } from './book-filters.ts';
-import { listedBooks, listedBooksByMetadata, scopeConditions, type BookScope } from './book-scope.ts';
-import { columnOf, direction, rememberedCount } from './sql.ts';
+import { listedBooks, listedBooksByMetadata, scopeConditions, type BookScope, type ListedBooks } from './book-scope.ts';
+import { CatalogMemo } from '../store/snapshot.ts';
+import { columnOf, direction, rememberedCount, rowsOf } from './sql.ts';
 
 export interface AppBookQuery extends BookFilters, BookScope {
   sort?: string;
@@ -25,11 +26,13 @@ interface SortColumn {
   progress?: boolean;
   /** Has an index on book_metadata that an ordered walk can follow. */
   indexed?: boolean;
+  /** A column of `book` that is never NULL and whose index the walk follows: a page can resume after a row's value. */
+  resumable?: string;
 }
 
 /** The app's sort names (any letter case) and what they order by; an unknown name orders by date added. */
 const SORTS: Record<string, SortColumn> = {
-  addedon: { expression: () => 'book.added_on' },
+  addedon: { expression: () => 'book.added_on', resumable: 'book.added_on' },
   title: { expression: (d) => d.nocase('m.title'), indexed: true },
   seriesname: { expression: (d) => d.nocase('m.series_name'), indexed: true },
   series: { expression: (d) => d.nocase('m.series_name'), indexed: true },
@@ -76,14 +79,42 @@ export async function everyBookHasMetadata(store: Store): Promise<boolean> {
   return (await rememberedCount(store, { sql: 'SELECT CASE WHEN (SELECT count(*) FROM book) = (SELECT count(*) FROM book_metadata) THEN 1 ELSE 0 END', parameters: [] })) === 1;
 }
 
+/** Where a page ended: the row at `offset - 1` of the order, by its sort value and id. */
+interface ResumePoint {
+  value: unknown;
+  id: number;
+}
+
+/** Per list (query text and values) and catalog state: where the pages asked for so far ended, by offset. */
+const resumePoints = new WeakMap<Store, CatalogMemo<string, Map<number, ResumePoint>>>();
+/** Points kept per list; a client pages on from the last ones. */
+const POINTS_PER_LIST = 256;
+
+function pointsOf(store: Store, list: string): Map<number, ResumePoint> | undefined {
+  // A write of this process still open may roll back: where its pages end is not kept.
+  if (store.writeInFlight()) return undefined;
+  let memo = resumePoints.get(store);
+  if (!memo) resumePoints.set(store, (memo = new CatalogMemo(64)));
+  return memo.get(store, list, () => new Map());
+}
+
+/** The point nearest before `offset`, with its offset. */
+function nearestPoint(points: Map<number, ResumePoint> | undefined, offset: number): { at: number; point: ResumePoint } | undefined {
+  let best: { at: number; point: ResumePoint } | undefined;
+  for (const [at, point] of points ?? []) if (at <= offset && at > (best?.at ?? 0)) best = { at, point };
+  return best;
+}
+
 /**
  * A page of matching books in the order, and how many match. The newest-first order walks the date index, with the
  * library condition kept off the library index (which SQLite would otherwise prefer and then sort all of it); title
- * and series orders walk their metadata index.
+ * and series orders walk their metadata index. In the date order a page starts where an earlier page of the same list
+ * ended (`added_on, id` after that row's), so the walk skips nothing: page 1,000 costs what page 1 does.
  */
 export async function pageOfAppBooks(store: Store, principal: Principal, conditions: Cond[], order: AppOrder, page: { offset: number; limit: number }): Promise<PageOfIds> {
   const where = allConditions(conditions);
-  const total = await rememberedCount(store, listedBooks(store, principal).where(where).select(sql<number>`count(*)`.as('n')).compile());
+  const counting = listedBooks(store, principal).where(where).select(sql<number>`count(*)`.as('n')).compile();
+  const total = await rememberedCount(store, counting);
   if (page.offset >= total) return { ids: [], total };
   const dir = direction(order.descending);
   const byMetadata = order.column.indexed === true && (await everyBookHasMetadata(store));
@@ -92,14 +123,46 @@ export async function pageOfAppBooks(store: Store, principal: Principal, conditi
     query = query.leftJoin('user_book_progress as p', (join) => join.onRef('p.book_id', '=', 'book.id').on('p.user_id', '=', principal.userId)) as unknown as typeof query;
   }
   // Ties go by id; by the metadata row's id when walking its index, which SQLite then sees the index already orders.
-  const compiled = query
-    .select('book.id')
-    .orderBy(sql`${sql.raw(order.column.expression(store.dialect))} ${dir}`)
-    .orderBy(sql`${sql.raw(byMetadata ? 'm.book_id' : 'book.id')} ${dir}`)
-    .limit(page.limit)
-    .offset(page.offset)
-    .compile();
-  return { ids: await columnOf<number>(store.exec, compiled), total };
+  const ordered = (q: typeof query) =>
+    q
+      .select('book.id')
+      .orderBy(sql`${sql.raw(order.column.expression(store.dialect))} ${dir}`)
+      .orderBy(sql`${sql.raw(byMetadata ? 'm.book_id' : 'book.id')} ${dir}`);
+  const resumable = order.column.resumable;
+  if (resumable === undefined) return { ids: await columnOf<number>(store.exec, ordered(query).limit(page.limit).offset(page.offset).compile()), total };
+
+  // The list is its books (what the count counts) in this order.
+  const points = pointsOf(store, `${resumable} ${order.descending}\u0000${counting.sql}\u0000${JSON.stringify(counting.parameters)}`);
+  const start = nearestPoint(points, page.offset);
+  const column = sql.raw(resumable);
+  const run = (q: typeof query, limit: number, offset: number) =>
+    rowsOf<{ id: number; resume_value: unknown }>(store.exec, ordered(q).select(sql<unknown>`${column}`.as('resume_value')).limit(limit).offset(offset).compile());
+  let rows: { id: number; resume_value: unknown }[];
+  if (!start) rows = await run(query, page.limit, page.offset);
+  else {
+    // After the point: first the rest of its run of equal values (by id), then the rows with later values. Two
+    // queries, as each is one range of the (value, id) index; SQLite walks a row value (value, id) < (?, ?) from the
+    // start of the run, which is the whole catalog after a bulk import.
+    const after = sql.raw(order.descending ? '<' : '>');
+    const sameValue = query.where(sql<SqlBool>`${column} = ${start.point.value} and book.id ${after} ${start.point.id}`);
+    let skip = page.offset - start.at;
+    rows = await run(sameValue, page.limit, skip);
+    if (rows.length < page.limit) {
+      if (rows.length > 0 || skip === 0) skip = 0;
+      else skip = Math.max(0, skip - (await countOf(store, sameValue)));
+      rows.push(...(await run(query.where(sql<SqlBool>`${column} ${after} ${start.point.value}`), page.limit - rows.length, skip)));
+    }
+  }
+  const last = rows.at(-1);
+  if (points && last && rows.length === page.limit) {
+    if (points.size >= POINTS_PER_LIST) points.delete(points.keys().next().value as number);
+    points.set(page.offset + rows.length, { value: last.resume_value, id: last.id });
+  }
+  return { ids: rows.map((r) => r.id), total };
+}
+
+async function countOf(store: Store, query: ListedBooks): Promise<number> {
+  return Number((await columnOf<number>(store.exec, query.select(sql<number>`count(*)`.as('n')).compile()))[0] ?? 0);
 }
 
 /** Every matching book id, ascending (the app's "select all"). */

@@ -6,6 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Transaction } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
 import { visibleBookFilter } from '../auth/visibility.ts';
+import { idsSubquery } from '../store/dialect-forms.ts';
+import { dialectOf } from '../store/dialect.ts';
 import type { DB } from '../store/db-types.ts';
 import { syncsToKobo } from './compatibility.ts';
 import { FILE_COLUMNS, libraryPriorities, primaryFiles } from './kobo-books.ts';
@@ -22,16 +24,16 @@ export async function snapshotOf(trx: Trx, userId: number, id: string | null): P
 }
 
 interface SnapshotRow {
-  snapshot_id: string;
   book_id: number;
-  synced: number;
+  /** The primary file the row's hash is of. */
+  file_id: number;
   file_hash: string | null;
   metadata_updated_at: string | null;
   cover_hash: string | null;
 }
 
 /** The books of the shelf the device may receive now: visible to the user, in the catalog, with an EPUB to send. */
-async function shelfContents(trx: Trx, principal: Principal, shelfId: number | undefined, snapshotId: string): Promise<SnapshotRow[]> {
+async function shelfContents(trx: Trx, principal: Principal, shelfId: number | undefined): Promise<SnapshotRow[]> {
   if (shelfId === undefined) return [];
   const onShelf = trx.selectFrom('book_shelf_mapping').select('book_id').where('shelf_id', '=', shelfId);
   const [books, files, priorities] = await Promise.all([
@@ -56,16 +58,34 @@ async function shelfContents(trx: Trx, principal: Principal, shelfId: number | u
   for (const book of books) {
     const primary = primaries.get(book.id);
     if (!syncsToKobo(primary)) continue;
-    rows.push({ snapshot_id: snapshotId, book_id: book.id, synced: 0, file_hash: primary.hash, metadata_updated_at: book.metadata_updated_at, cover_hash: book.book_cover_hash });
+    rows.push({ book_id: book.id, file_id: primary.id, file_hash: primary.hash, metadata_updated_at: book.metadata_updated_at, cover_hash: book.book_cover_hash });
   }
   return rows;
 }
 
-const SNAPSHOT_ROWS_PER_INSERT = 500;
-
 type SnapshotKey = Pick<SnapshotRow, 'file_hash' | 'metadata_updated_at' | 'cover_hash'>;
 
 const sameState = (a: SnapshotKey, b: SnapshotKey): boolean => a.file_hash === b.file_hash && a.metadata_updated_at === b.metadata_updated_at && a.cover_hash === b.cover_hash;
+
+/** `a` and `b` equal, NULL equal to NULL (as sameState compares). */
+const bothEqual = (a: string, b: string): string => `(${a} = ${b} OR (${a} IS NULL AND ${b} IS NULL))`;
+
+/** Whether the previous snapshot's row `p` holds the book in the state it has now. */
+const SYNCED_BEFORE = sql.raw(
+  `CASE WHEN p.book_id IS NOT NULL AND ${bothEqual('p.file_hash', 'f.current_hash')} AND ${bothEqual('p.metadata_updated_at', 'b.metadata_updated_at')} AND ${bothEqual('p.cover_hash', 'b.book_cover_hash')} THEN 1 ELSE 0 END`,
+);
+
+/**
+ * The snapshot's rows in one statement, from the books' primary files (their ids as one JSON parameter): each book's
+ * state as read in this transaction, marked synced when the previous snapshot holds it in that same state.
+ */
+async function insertSnapshotBooks(trx: Trx, id: string, previousId: string | undefined, fileIds: number[]): Promise<void> {
+  await sql`INSERT INTO kobo_library_snapshot_book (snapshot_id, book_id, synced, file_hash, metadata_updated_at, cover_hash)
+    SELECT CAST(${id} AS text), b.id, ${SYNCED_BEFORE}, f.current_hash, b.metadata_updated_at, b.book_cover_hash
+    FROM book_file f JOIN book b ON b.id = f.book_id
+    LEFT JOIN kobo_library_snapshot_book p ON p.snapshot_id = CAST(${previousId ?? ''} AS text) AND p.book_id = b.id
+    WHERE f.id IN ${idsSubquery(dialectOf(trx), fileIds)}`.execute(trx);
+}
 
 /**
  * The snapshot a new session pages through. When the shelf is exactly as the previous (finished) snapshot holds it,
@@ -73,10 +93,9 @@ const sameState = (a: SnapshotKey, b: SnapshotKey): boolean => a.file_hash === b
  * written, books unchanged since the previous one already marked synced (the device has them as they are).
  */
 export async function createSnapshot(trx: Trx, principal: Principal, shelfId: number | undefined, previousId: string | undefined): Promise<string> {
-  const id = randomUUID();
-  const rows = await shelfContents(trx, principal, shelfId, id);
-  const previous = new Map<number, SnapshotKey & { synced: number }>();
+  const rows = await shelfContents(trx, principal, shelfId);
   if (previousId !== undefined) {
+    const previous = new Map<number, SnapshotKey & { synced: number }>();
     const kept = await trx.selectFrom('kobo_library_snapshot_book').select(['book_id', 'synced', 'file_hash', 'metadata_updated_at', 'cover_hash']).where('snapshot_id', '=', previousId).execute();
     for (const r of kept) previous.set(r.book_id, r);
     const unchanged = previous.size === rows.length && rows.every((r) => {
@@ -85,13 +104,9 @@ export async function createSnapshot(trx: Trx, principal: Principal, shelfId: nu
     });
     if (unchanged) return previousId;
   }
+  const id = randomUUID();
   await trx.insertInto('kobo_library_snapshot').values({ id, user_id: principal.userId, created_date: new Date().toISOString() }).execute();
-  const marked = rows.map((r) => {
-    const before = previous.get(r.book_id);
-    return { ...r, synced: before !== undefined && sameState(before, r) ? 1 : 0 };
-  });
-  // Many rows per statement: a shelf of thousands of books is a few statements on either engine.
-  for (let i = 0; i < marked.length; i += SNAPSHOT_ROWS_PER_INSERT) await trx.insertInto('kobo_library_snapshot_book').values(marked.slice(i, i + SNAPSHOT_ROWS_PER_INSERT)).execute();
+  if (rows.length > 0) await insertSnapshotBooks(trx, id, previousId, rows.map((r) => r.file_id));
   return id;
 }
 

@@ -237,12 +237,13 @@ export async function readingStateFor(db: Db, ctx: DeviceContext, book: Reported
 /** The ReadingState of a NewEntitlement, for each book of a page. */
 export async function initialStates(db: Exec, ctx: DeviceContext, books: readonly { id: number; addedOn: string; primary: KoboPrimaryFile | undefined }[], now: Date, locations?: LocationLoader): Promise<Map<number, KoboReadingState>> {
   const ids = books.map((b) => b.id);
-  const resolverFor = ctx.twoWay && locations ? await locations(new Map(books.map((b) => [b.id, b.primary]))) : () => undefined;
   const [stored, progress, files] = await Promise.all([
     storedStates(db, ctx.userId, ids.map(String)),
     progressRows(db, ctx.userId, ids),
     syncedFileProgress(db, ctx.userId, new Map(books.map((b) => [b.id, b.primary]))),
   ]);
+  // Positions are placed in the KEPUB only for books with progress: the others' span maps are not read at all.
+  const resolverFor = ctx.twoWay && locations ? await locations(new Map(books.filter((b) => progress.has(b.id)).map((b) => [b.id, b.primary]))) : () => undefined;
   const at = koboTimestamp(now);
   const out = new Map<number, KoboReadingState>();
   for (const book of books) {

@@ -73,15 +73,16 @@ export class CatalogBytesCache<Meta = undefined> {
 
   /**
    * Keeps an answer computed since `since` (from `generationNow`), only when the catalog is still at that generation
-   * and no write is open: every read made in between then saw that one state.
+   * and no write is open: every read made in between then saw that one state. Returns the bytes kept, if kept.
    */
-  offer(source: GenerationSource, key: string, since: Generation, value: Buffer | string, meta?: Meta): void {
-    if (source.writeInFlight() || !sameGeneration(since, source.generation())) return;
+  offer(source: GenerationSource, key: string, since: Generation, value: Buffer | string, meta?: Meta): Buffer | undefined {
+    if (source.writeInFlight() || !sameGeneration(since, source.generation())) return undefined;
     if (!this.generation || !sameGeneration(this.generation, since)) {
       this.clear();
       this.generation = since;
     }
-    this.remember(key, typeof value === 'string' ? ownBuffer(value) : value, meta);
+    const bytes = typeof value === 'string' ? ownBuffer(value) : value;
+    return this.remember(key, bytes, meta) ? bytes : undefined;
   }
 
   clear(): void {
@@ -89,9 +90,10 @@ export class CatalogBytesCache<Meta = undefined> {
     this.bytes = 0;
   }
 
-  private remember(key: string, value: Buffer, meta: Meta | undefined): void {
+  /** Whether the value is kept (it is not when larger than an entry may be). */
+  private remember(key: string, value: Buffer, meta: Meta | undefined): boolean {
     const bytes = value.length + key.length * 2 + ENTRY_OVERHEAD;
-    if (bytes > this.maxEntryBytes) return;
+    if (bytes > this.maxEntryBytes) return false;
     const old = this.entries.get(key);
     if (old) {
       this.entries.delete(key);
@@ -104,6 +106,7 @@ export class CatalogBytesCache<Meta = undefined> {
       this.entries.delete(oldest);
       this.bytes -= entry.bytes;
     }
+    return true;
   }
 }
 

@@ -1,0 +1,83 @@
+// The page cache's gate (src/daemon/page-cache.ts), driven step by step: which request builds a page, which waits, and
+// when each is answered. The hooks are called as fastify calls them, with the builds finished by hand.
+import type { FastifyReply } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { openStore, type Store } from '../../src/core/store/store.ts';
+import type { DaemonContext } from '../../src/daemon/context.ts';
+import { answerFromPageCache, keepPage, pageCacheSize } from '../../src/daemon/page-cache.ts';
+import type { RouteRequest } from '../../src/daemon/route-spec.ts';
+import { makeTempDir, type TempDir } from '../helpers/temp-dir.ts';
+
+let temp: TempDir;
+let store: Store;
+
+beforeAll(async () => {
+  temp = makeTempDir('bindery-page-builds-');
+  store = await openStore(temp.file('catalog.sqlite'));
+  // On PostgreSQL nothing is kept until the store listens for other processes' changes.
+  await vi.waitFor(() => expect(store.generation()).toEqual(store.generation()));
+});
+
+afterAll(async () => {
+  await store.close();
+  temp.remove();
+});
+
+/** One request through the preHandler: `built` once it may build, `answer` once answered from the cache. */
+function ask(ctx: DaemonContext, url: string) {
+  const headers: Record<string, string> = {};
+  const state = { building: false, answer: undefined as unknown };
+  const request = { url, headers, principal: { userId: 1 }, raw: { destroyed: false }, ip: '127.0.0.1' } as unknown as RouteRequest;
+  const reply = {
+    statusCode: 200,
+    raw: { destroyed: false },
+    headers: () => reply,
+    header: (name: string, value: string) => ((headers[name] = value), reply),
+    getHeader: (name: string) => (name === 'content-type' ? 'application/json' : undefined),
+    send: (value: unknown) => void (state.answer = value),
+  } as unknown as FastifyReply;
+  answerFromPageCache(request, reply, ctx, () => void (state.building = true));
+  return { state, finish: (body: string) => keepPage(request, reply, ctx, body) };
+}
+
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('page builds', () => {
+  it('answers a request for a page being built when that build ends, not after the builds queued before it', async () => {
+    const ctx = { store } as DaemonContext;
+    const a = ask(ctx, '/a');
+    const b = ask(ctx, '/b');
+    const c = ask(ctx, '/c');
+    const d = ask(ctx, '/d');
+    const again = ask(ctx, '/a');
+    await settle();
+    // Two slots: a and b build, c and d wait for a slot, the second /a waits for the first.
+    expect([a.state.building, b.state.building, c.state.building, d.state.building, again.state.building]).toEqual([true, true, false, false, false]);
+    a.finish('{"page":"a"}');
+    await settle();
+    expect(Buffer.from(again.state.answer as Buffer).toString()).toBe('{"page":"a"}');
+    expect(again.state.building).toBe(false);
+    expect([c.state.building, d.state.building]).toEqual([true, false]);
+    b.finish('{"page":"b"}');
+    c.finish('{"page":"c"}');
+    await settle();
+    expect(d.state.building).toBe(true);
+    d.finish('{"page":"d"}');
+    expect(pageCacheSize(ctx)).toMatchObject({ entries: 4, builds: 4 });
+  });
+
+  it('lets a waiting request build the page itself when the build it waited for kept nothing', async () => {
+    const ctx = { store } as DaemonContext;
+    const first = ask(ctx, '/e');
+    const second = ask(ctx, '/e');
+    await settle();
+    expect([first.state.building, second.state.building]).toEqual([true, false]);
+    // Not text: sent, never kept.
+    first.finish(undefined as unknown as string);
+    await settle();
+    expect(second.state.answer).toBeUndefined();
+    expect(second.state.building).toBe(true);
+    second.finish('{"page":"e"}');
+    expect(pageCacheSize(ctx).entries).toBe(1);
+  });
+});
