@@ -51,7 +51,7 @@ export interface FakeHardcover {
   delayMs: number;
   /** Holds every request from now until the returned function is called; resolves `arrived` when the first comes. */
   hold(): { arrived: Promise<void>; release: () => void };
-  /** Forgets the calls and stops failing, delaying and holding. */
+  /** Forgets the calls and requests, and stops failing, delaying and holding. */
   reset(): void;
   close(): Promise<void>;
 }
@@ -158,6 +158,7 @@ export async function startFakeHardcover(): Promise<FakeHardcover> {
     },
     reset() {
       fake.calls = [];
+      site.requests.length = 0;
       fake.failWith = undefined;
       fake.delayMs = 0;
       gate?.open();
