@@ -115,9 +115,6 @@ async function drained(...replicas: Replica[]): Promise<void> {
   }
 }
 
-/** The pages each progress update sent (the last call of each push). */
-const pagesSent = (): unknown[] => hc.calls.filter((c) => c.op === 'BinderyUpdateRead').map((c) => (c.variables.object as { progress_pages: number }).progress_pages);
-
 beforeAll(async () => {
   dir = makeTempDir('bindery-hardcover-queue-');
   catalog = dir.file('bindery.sqlite');
@@ -172,7 +169,7 @@ describe('two processes on one catalog', () => {
     await drained(a, b);
     expect(hc.calls.map((c) => c.op)).toEqual(['BinderyBookByIsbn', 'BinderyUserBook', 'BinderyAddUserBook', 'BinderyUpdateRead']);
     expect(hc.calls.every((c) => c.authorization === `Bearer ${KEY}`)).toBe(true);
-    expect(pagesSent()).toEqual([124]);
+    expect(hc.pagesSent()).toEqual([124]);
 
     // Changes through either process, one after the other: each is sent exactly once, whoever received it.
     hc.reset();
@@ -180,7 +177,7 @@ describe('two processes on one catalog', () => {
       through.sync.progressChanged({ userId: readerId, bookId: dune, percent: 40 + 10 * i });
       await drained(a, b);
     }
-    expect(pagesSent()).toEqual([165, 206, 247, 288]);
+    expect(hc.pagesSent()).toEqual([165, 206, 247, 288]);
     expect(b.starts).toBe(0);
   });
 
@@ -198,7 +195,7 @@ describe('two processes on one catalog', () => {
     held.release();
     await drained(a, b);
     // The first push completed; the newer change found sync off and was removed unsent.
-    expect(pagesSent()).toEqual([35]);
+    expect(hc.pagesSent()).toEqual([35]);
     await updateHardcoverSettings(setupStore.db, readerId, { hardcoverApiKey: KEY, hardcoverSyncEnabled: true });
   });
 
@@ -212,7 +209,7 @@ describe('two processes on one catalog', () => {
     held.release();
     await drained(a, b);
     // 10 % (the push under way), then 40 %; 20 % and 30 % were never sent.
-    expect(pagesSent()).toEqual([41, 165]);
+    expect(hc.pagesSent()).toEqual([41, 165]);
   });
 });
 
@@ -250,7 +247,7 @@ describe('a change waiting in the catalog', () => {
     try {
       expect(next.keeper.running()).toEqual([LEASE]);
       await drained(next);
-      expect(pagesSent()).toEqual([309]);
+      expect(hc.pagesSent()).toEqual([309]);
     } finally {
       await next.close();
     }
@@ -276,7 +273,7 @@ describe('a change waiting in the catalog', () => {
       while (b.keeper.running().length === 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 50));
       expect(b.keeper.running()).toEqual([LEASE]);
       await drained(b);
-      expect(pagesSent()).toEqual([371]);
+      expect(hc.pagesSent()).toEqual([371]);
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
       await b.close();

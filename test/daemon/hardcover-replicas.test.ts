@@ -37,14 +37,11 @@ function progress(replica: DaemonProcess, percent: number): ReturnType<typeof ca
 
 const queued = () => store.db.selectFrom('hardcover_push').select(['book_id', 'percent']).execute();
 
-/** The pages each progress update sent. */
-const pagesSent = (): unknown[] => hc.calls.filter((c) => c.op === 'BinderyUpdateRead').map((c) => (c.variables.object as { progress_pages: number }).progress_pages);
-
 /** Waits until `count` progress updates reached Hardcover and the queue is empty. */
 async function sent(count: number): Promise<void> {
   const until = Date.now() + 30_000;
-  while (pagesSent().length < count || (await queued()).length > 0) {
-    if (Date.now() > until) throw new Error(`sent ${JSON.stringify(pagesSent())}, queued ${JSON.stringify(await queued())}`);
+  while (hc.pagesSent().length < count || (await queued()).length > 0) {
+    if (Date.now() > until) throw new Error(`sent ${JSON.stringify(hc.pagesSent())}, queued ${JSON.stringify(await queued())}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -109,7 +106,7 @@ describe('Hardcover push across replicas', () => {
     await sent(1);
     expect(hc.calls.map((c) => c.op)).toEqual(['BinderyBookByIsbn', 'BinderyUserBook', 'BinderyAddUserBook', 'BinderyUpdateRead']);
     expect(hc.calls.every((c) => c.authorization === `Bearer ${KEY}`)).toBe(true);
-    expect(pagesSent()).toEqual([206]);
+    expect(hc.pagesSent()).toEqual([206]);
     expect(await syncedLines(a, 1)).toBe(1);
   });
 
@@ -121,7 +118,7 @@ describe('Hardcover push across replicas', () => {
       expect((await progress(through, 10 + 10 * i)).status).toBe(204);
       await sent(i + 1);
     }
-    expect(pagesSent()).toEqual([41, 82, 124, 165]);
+    expect(hc.pagesSent()).toEqual([41, 82, 124, 165]);
     expect(await syncedLines(a, 5)).toBe(5);
     expect(await syncedLines(c, 0)).toBe(0);
   });
@@ -138,7 +135,7 @@ describe('Hardcover push across replicas', () => {
     held.release();
     await sent(1);
     // The killed holder's request never completed; the new holder sent the change, once.
-    expect(pagesSent()).toEqual([288]);
+    expect(hc.pagesSent()).toEqual([288]);
     expect(await syncedLines(c, 1)).toBe(1);
   });
 });

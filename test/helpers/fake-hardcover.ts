@@ -51,6 +51,8 @@ export interface FakeHardcover {
   delayMs: number;
   /** Holds every request from now until the returned function is called; resolves `arrived` when the first comes. */
   hold(): { arrived: Promise<void>; release: () => void };
+  /** The page count each progress update set (the last step of each push), in order. */
+  pagesSent(): number[];
   /** Forgets the calls and requests, and stops failing, delaying and holding. */
   reset(): void;
   close(): Promise<void>;
@@ -156,6 +158,7 @@ export async function startFakeHardcover(): Promise<FakeHardcover> {
         },
       };
     },
+    pagesSent: () => fake.calls.filter((c) => c.op === 'BinderyUpdateRead').map((c) => (c.variables.object as { progress_pages: number }).progress_pages),
     reset() {
       fake.calls = [];
       site.requests.length = 0;
