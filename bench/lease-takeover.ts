@@ -1,17 +1,18 @@
-// How long the singleton jobs (scheduler, bookdrop watcher, move recovery, outbox clean-up) go without a runner when
-// the replica holding their leases is killed with SIGKILL: two `bindery serve` processes on one catalog; each round
-// kills the holder and times until the other's healthcheck says it runs every singleton; the killed one is started
-// again for the next round. SQLite rounds and, with --database-url, PostgreSQL rounds alternate in one run.
+// How long the singleton jobs (scheduler, bookdrop watcher, move recovery, outbox clean-up, Hardcover push) go without a
+// runner when the replica holding their leases is killed with SIGKILL: two `bindery serve` processes on one catalog;
+// each round kills the holder and times until the other's healthcheck says it runs every singleton; the killed one is
+// started again for the next round. SQLite rounds and, with --database-url, PostgreSQL rounds alternate in one run.
 // Usage: node bench/lease-takeover.ts [--rounds 5] [--database-url postgres://…] [--check-ms 2000]
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { SINGLETONS } from '../src/daemon/singletons.ts';
 import { fromSource, startDaemon, type DaemonProcess } from './daemon-process.ts';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, 'database-url': { type: 'string' }, 'check-ms': { type: 'string', default: '2000' } } });
 const rounds = Number(values.rounds);
-const SINGLETON_COUNT = 4;
+const SINGLETON_COUNT = SINGLETONS.length;
 
 interface Engine {
   name: string;

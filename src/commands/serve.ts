@@ -127,8 +127,9 @@ export function registerServe(program: Command, run: RunCommand): void {
         prepareDataDir(ctx.config.dataDir);
         const unmarkPresence = markDaemonPresence(ctx.config.dataDir, ctx.config.port);
         app.addHook('onClose', async () => unmarkPresence());
-        // The singletons (scheduler, bookdrop watcher, move recovery, outbox clean-up) start once the server answers,
-        // in whichever process holds their leases, and stop (handing the leases over) before the catalog closes.
+        // The singletons (scheduler, bookdrop watcher, move recovery, outbox clean-up, Hardcover push) start once the
+        // server answers, in whichever process holds their leases, and stop (handing the leases over) before the
+        // catalog closes.
         let singletons: Promise<{ close(): Promise<void> } | undefined> = Promise.resolve(undefined);
         app.addHook('onClose', async () => {
           await (await singletons)?.close();

@@ -1,12 +1,13 @@
 // The daemon's singleton jobs, each run by whichever server process sharing the catalog holds its lease (see
 // src/core/cluster/singletons.ts): the task scheduler, the bookdrop watcher, the watcher of library folders, recovery
-// of interrupted file moves, and the clean-up of the live-events outbox. A process alone on its catalog takes every lease at start and runs them all.
+// of interrupted file moves, the clean-up of the live-events outbox, and the Hardcover progress push. A process alone on
+// its catalog takes every lease at start and runs them all.
 import { currentInstance } from '../core/cluster/instance.ts';
 import { DEFAULT_LEASE_CHECK_MS, SingletonKeeper, type Singleton, type StopSingleton } from '../core/cluster/singletons.ts';
 import type { LeaseHolding } from '../core/store/leases.ts';
 import type { DaemonContext } from './context.ts';
 
-export const SINGLETONS = ['bookdrop-watcher', 'library-watcher', 'move-recovery', 'outbox-prune', 'scheduler'] as const;
+export const SINGLETONS = ['bookdrop-watcher', 'hardcover-push', 'library-watcher', 'move-recovery', 'outbox-prune', 'scheduler'] as const;
 
 const OUTBOX_PRUNE_MS = 60_000;
 
@@ -62,8 +63,15 @@ async function pruneOutbox(ctx: DaemonContext): Promise<StopSingleton> {
   return () => clearInterval(timer);
 }
 
+/** Sends the progress changes any process queued for Hardcover, including those a previous holder left. */
+async function pushToHardcover(ctx: DaemonContext): Promise<StopSingleton> {
+  const { startHardcoverPush } = await import('./hardcover-sync.ts');
+  return startHardcoverPush(ctx);
+}
+
 const STARTS: Record<(typeof SINGLETONS)[number], (ctx: DaemonContext) => Promise<StopSingleton>> = {
   'bookdrop-watcher': startBookdrop,
+  'hardcover-push': pushToHardcover,
   'library-watcher': watchLibraries,
   'move-recovery': recoverMoves,
   'outbox-prune': pruneOutbox,

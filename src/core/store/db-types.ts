@@ -449,6 +449,17 @@ export interface EventOutboxTable {
   created_at_ms: number;
 }
 
+export interface HardcoverPushTable {
+  user_id: number;
+  book_id: number;
+  percent: number;
+  changed_at: string;
+  revision: number;
+  attempts: number;
+  due_at_ms: number;
+  last_error: string | null;
+}
+
 export interface ImportIdMapTable {
   source: string;
   kind: string;
@@ -979,6 +990,7 @@ export interface DB {
   email_recipient_v2: EmailRecipientV2Table;
   epub_viewer_preference: EpubViewerPreferenceTable;
   event_outbox: EventOutboxTable;
+  hardcover_push: HardcoverPushTable;
   import_id_map: ImportIdMapTable;
   jwt_secret: JwtSecretTable;
   kobo_library_snapshot: KoboLibrarySnapshotTable;

@@ -28,6 +28,7 @@ import * as eventOutbox from './027-event-outbox.ts';
 import * as opdsUsernameNocase from './035-opds-username-nocase.ts';
 import * as leases from './032-leases.ts';
 import * as seriesMembersIndex from './039-series-members-index.ts';
+import * as hardcoverPush from './036-hardcover-push.ts';
 const MIGRATIONS: Record<string, Migration> = {
   '001-initial': initial,
   '002-auth': auth,
@@ -56,6 +57,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '035-opds-username-nocase': opdsUsernameNocase,
   '032-leases': leases,
   '039-series-members-index': seriesMembersIndex,
+  '036-hardcover-push': hardcoverPush,
 };
 
 export const migrationProvider: MigrationProvider = {
