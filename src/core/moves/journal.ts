@@ -1,7 +1,8 @@
 // The move journal in the catalog: who runs a batch, and where each of its files stands.
 import type { Selectable } from 'kysely';
-import { ownerAlive, type Owner } from '../process-owner.ts';
+import { currentOwner, type Owner } from '../process-owner.ts';
 import type { MoveJournalTable } from '../store/db-types.ts';
+import type { Liveness } from '../store/liveness.ts';
 import type { Db } from '../store/store.ts';
 import { nowIso } from '../time.ts';
 
@@ -24,16 +25,20 @@ export const activeBatches = new Set<string>();
 
 export type OwnerStatus = 'running' | 'dead';
 
-export function ownerStatus(ownerJson: string, batchId: string): OwnerStatus {
+/**
+ * Whether the work recorded under `key` (a batch id) by `ownerJson` is still under way: this process knows its own work;
+ * another process's work runs while that process does, on whichever machine.
+ */
+export async function ownerStatus(liveness: Liveness, ownerJson: string, key: string): Promise<OwnerStatus> {
   let owner: Partial<Owner>;
   try {
     owner = JSON.parse(ownerJson) as Partial<Owner>;
   } catch {
     return 'dead';
   }
-  if (!ownerAlive(owner)) return 'dead';
-  if (owner.pid === process.pid) return activeBatches.has(batchId) ? 'running' : 'dead';
-  return 'running';
+  const me = currentOwner();
+  if (owner.pid === me.pid && owner.host === me.host && owner.boot === me.boot) return activeBatches.has(key) ? 'running' : 'dead';
+  return (await liveness.alive(owner)) ? 'running' : 'dead';
 }
 
 export async function setState(db: Db, ids: number[], state: JournalState, extra: Partial<Pick<JournalRow, 'method' | 'temp_dev' | 'temp_ino' | 'error' | 'closed_at'>> = {}): Promise<void> {
