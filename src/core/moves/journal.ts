@@ -55,6 +55,11 @@ export async function closeRows(db: Db, ids: number[], error?: string): Promise<
     .execute();
 }
 
+/** Whether any move is unfinished (one indexed look; what recovery costs when there is nothing to recover). */
+export async function hasOpenRows(db: Db): Promise<boolean> {
+  return (await db.selectFrom('move_journal').select('id').where('closed_at', 'is', null).limit(1).executeTakeFirst()) !== undefined;
+}
+
 export async function openRows(db: Db): Promise<JournalRow[]> {
   return db.selectFrom('move_journal').selectAll().where('closed_at', 'is', null).orderBy('batch_id').orderBy('seq').execute();
 }

@@ -17,9 +17,10 @@ export class AdvisorySession {
   /** Counts the connections lost so far: a lock taken under an older epoch is no longer held. */
   epoch = 0;
 
-  constructor(url: string, applicationName: string) {
+  /** `name` names the process to people looking at the server's sessions. */
+  constructor(url: string, name: string) {
     this.url = url;
-    this.applicationName = applicationName.slice(0, 63);
+    this.applicationName = `bindery-session ${name}`.slice(0, 63);
   }
 
   get connected(): boolean {
@@ -98,11 +99,11 @@ const shared = new Map<string, SharedSession>();
  * The session of `token` on the database at `url`, shared with the rest of the process; `done` gives this use up and
  * ends the connection when nothing else uses it.
  */
-export function useSession(url: string, token: string, applicationName: string): { session: AdvisorySession; done(): Promise<void> } {
+export function useSession(url: string, token: string, name: string): { session: AdvisorySession; done(): Promise<void> } {
   const key = `${token}\n${url}`;
   let entry = shared.get(key);
   if (!entry) {
-    entry = { session: new AdvisorySession(url, applicationName), users: 0 };
+    entry = { session: new AdvisorySession(url, name), users: 0 };
     shared.set(key, entry);
   }
   entry.users++;

@@ -8,7 +8,7 @@ import type { SqlExec } from './sql-exec.ts';
 const LOCK_SPACE = 0x62696e64; // "bind"
 
 export function postgresLeases(url: string, exec: SqlExec, me: LeaseInstance): Leases {
-  const { session, done } = useSession(url, me.token, `bindery ${me.name}`);
+  const { session, done } = useSession(url, me.token, me.name);
   const held = new Set<string>();
   // The server let go of every lock with the connection.
   const stopWatching = session.onDrop(() => held.clear());

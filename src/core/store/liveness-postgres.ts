@@ -30,11 +30,18 @@ export function postgresLiveness(url: string, exec: SqlExec): Liveness {
     if (lockedIn === session.epoch && session.connected) return Promise.resolve(lockedIn);
     locking ??= (async () => {
       try {
-        const rows = await session.query<{ ok: boolean }>(LOCK, [LIVENESS_SPACE, me.token]);
-        // Only another session holding the same key refuses it: a second process with this token cannot exist.
-        if (!rows[0]?.ok) throw new Error('the liveness lock of this process is held by another session');
-        lockedIn = session.epoch;
-        return lockedIn;
+        for (let attempt = 1; ; attempt++) {
+          // The epoch before the statement: a connection lost while it ran took the lock with it.
+          const epoch = session.epoch;
+          const rows = await session.query<{ ok: boolean }>(LOCK, [LIVENESS_SPACE, me.token]);
+          // Only another session holding the same key refuses it: a second process with this token cannot exist.
+          if (!rows[0]?.ok) throw new Error('the liveness lock of this process is held by another session');
+          if (session.epoch === epoch && session.connected) {
+            lockedIn = epoch;
+            return epoch;
+          }
+          if (attempt === 3) throw new Error('the connection to the catalog database keeps dropping; this process cannot register as running');
+        }
       } finally {
         locking = undefined;
       }
@@ -57,7 +64,7 @@ export function postgresLiveness(url: string, exec: SqlExec): Liveness {
     async register() {
       if (closed) throw new Error('the catalog is closed');
       if (!use) {
-        use = useSession(url, me.token, `bindery ${me.host}:${me.pid}`);
+        use = useSession(url, me.token, `${me.host}:${me.pid}`);
         stopWatching = use.session.onDrop(relock);
       }
       const epoch = await lock();
