@@ -9,11 +9,19 @@ export interface Owner {
   host: string;
   boot: string;
   pid: number;
-  /** Unique to this process start, on every machine (absent from records written before it was kept). */
-  token: string;
+  /**
+   * PostgreSQL: the key of the advisory lock the owner held while it ran (see store/liveness.ts). Absent on SQLite and
+   * from records written before it was kept.
+   */
+  token?: string;
 }
 
-const processToken = randomUUID();
+const token = randomUUID();
+
+/** Unique to this process start, on every machine. */
+export function processToken(): string {
+  return token;
+}
 
 let bootId: string | undefined;
 
@@ -31,7 +39,7 @@ function currentBoot(): string {
 }
 
 export function currentOwner(): Owner {
-  return { host: hostname(), boot: currentBoot(), pid: process.pid, token: processToken };
+  return { host: hostname(), boot: currentBoot(), pid: process.pid };
 }
 
 /**

@@ -586,12 +586,16 @@ describe('movers on other machines', () => {
       await new Promise((r) => setTimeout(r, 300));
     };
     await expect(applyMoves(store, plan, { step: cut })).rejects.toThrow(/lost its registration/);
-    expect((await openRows(store.db)).length).toBeGreaterThan(0);
+    const open = await openRows(store.db);
+    expect(open.length).toBeGreaterThan(0);
+    // Every other process now takes the batch for dead, even once this one has registered again.
+    const owner = JSON.parse(open[0]!.owner) as ReturnType<typeof currentOwner>;
     // Registered again on a new connection: other processes see this one running again.
     const livenessLocks = async (): Promise<number> =>
       Number(((await store.exec.get(`select count(*) as n from pg_locks where locktype = 'advisory' and granted and classid = CAST(? AS bigint)::oid and database = (select oid from pg_database where datname = current_database())`, [0x6c697665])) as { n: number }).n);
     for (let i = 0; i < 100 && (await livenessLocks()) === 0; i++) await new Promise((r) => setTimeout(r, 50));
     expect(await livenessLocks()).toBe(1);
+    expect(await store.liveness.alive(owner)).toBe(false);
     expect(await recoverMoves(store)).toMatchObject({ busy: 0, problems: [] });
     await assertConsistent(expectation);
   });

@@ -16,6 +16,8 @@ import type { SqlExec } from './sql-exec.ts';
 export interface LeaseInstance extends Owner {
   /** Shown to people: BINDERY_INSTANCE_NAME, or host:pid. */
   name: string;
+  /** Unique to this process start. */
+  token: string;
 }
 
 export interface LeaseHolding {

@@ -1,6 +1,8 @@
-// PostgreSQL liveness (see liveness.ts): an owner is alive while the advisory lock of its token is held by some
-// session of this database, or, on this machine, while its pid runs.
-import { currentOwner, ownerAlive } from '../process-owner.ts';
+// PostgreSQL liveness (see liveness.ts): a registered owner is alive while the advisory lock named in its record is
+// held by some session of this database. Each connection the process registers on takes a lock under a new random
+// key: work recorded before a lost connection stays dead for good, even once the process has registered again.
+import { randomUUID } from 'node:crypto';
+import { currentOwner, ownerAlive, processToken } from '../process-owner.ts';
 import { useSession } from './advisory-session.ts';
 import type { Liveness } from './liveness.ts';
 import type { SqlExec } from './sql-exec.ts';
@@ -15,30 +17,32 @@ const HELD = `select 1 as held from pg_locks where locktype = 'advisory' and gra
   and objid = (hashtext(CAST(? AS text))::bigint & 4294967295)::oid and objsubid = 2
   and database = (select oid from pg_database where datname = current_database()) limit 1`;
 
+interface Lock {
+  token: string;
+  /** The session epoch it was taken in: it lasts as long as that connection. */
+  epoch: number;
+}
+
 export function postgresLiveness(url: string, exec: SqlExec): Liveness {
-  const me = currentOwner();
   let use: ReturnType<typeof useSession> | undefined;
-  /** The session epoch under which the lock was taken; undefined while not registered. */
-  let lockedIn: number | undefined;
-  let locking: Promise<number> | undefined;
+  let held: Lock | undefined;
+  let locking: Promise<Lock> | undefined;
   let retry: NodeJS.Timeout | undefined;
   let stopWatching: (() => void) | undefined;
   let closed = false;
 
-  const lock = (): Promise<number> => {
+  const lock = (): Promise<Lock> => {
     const { session } = use as ReturnType<typeof useSession>;
-    if (lockedIn === session.epoch && session.connected) return Promise.resolve(lockedIn);
+    if (held && held.epoch === session.epoch && session.connected) return Promise.resolve(held);
     locking ??= (async () => {
       try {
         for (let attempt = 1; ; attempt++) {
           // The epoch before the statement: a connection lost while it ran took the lock with it.
-          const epoch = session.epoch;
-          const rows = await session.query<{ ok: boolean }>(LOCK, [LIVENESS_SPACE, me.token]);
-          // Only another session holding the same key refuses it: a second process with this token cannot exist.
-          if (!rows[0]?.ok) throw new Error('the liveness lock of this process is held by another session');
-          if (session.epoch === epoch && session.connected) {
-            lockedIn = epoch;
-            return epoch;
+          const next = { token: randomUUID(), epoch: session.epoch };
+          const rows = await session.query<{ ok: boolean }>(LOCK, [LIVENESS_SPACE, next.token]);
+          if (rows[0]?.ok && session.epoch === next.epoch && session.connected) {
+            held = next;
+            return next;
           }
           if (attempt === 3) throw new Error('the connection to the catalog database keeps dropping; this process cannot register as running');
         }
@@ -49,8 +53,8 @@ export function postgresLiveness(url: string, exec: SqlExec): Liveness {
     return locking;
   };
 
-  // Once registered, a lost connection is made good at once (not at the next registration), so that other processes
-  // stop seeing this one as dead as soon as the database answers again.
+  // Once registered, a lost connection is made good at once (not at the next registration), so that work this
+  // process starts next is seen running as soon as the database answers again.
   const relock = (): void => {
     if (closed || retry) return;
     retry = setTimeout(() => {
@@ -64,17 +68,16 @@ export function postgresLiveness(url: string, exec: SqlExec): Liveness {
     async register() {
       if (closed) throw new Error('the catalog is closed');
       if (!use) {
-        use = useSession(url, me.token, `${me.host}:${me.pid}`);
+        const me = currentOwner();
+        use = useSession(url, processToken(), `${me.host}:${me.pid}`);
         stopWatching = use.session.onDrop(relock);
       }
-      const epoch = await lock();
+      const { token, epoch } = await lock();
       const { session } = use;
-      return { owner: me, held: () => session.epoch === epoch };
+      return { owner: { ...currentOwner(), token }, held: () => session.epoch === epoch };
     },
     async alive(owner) {
-      if (ownerAlive(owner)) return true;
-      // This process's own token under another pid or host is no record of a live process.
-      if (typeof owner.token !== 'string' || owner.token === me.token) return false;
+      if (typeof owner.token !== 'string') return ownerAlive(owner);
       return (await exec.get(HELD, [LIVENESS_SPACE, owner.token])) !== undefined;
     },
     async close() {

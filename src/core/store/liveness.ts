@@ -4,10 +4,10 @@
 //   its pid runs on this boot of this host; an owner recorded under another host name or boot is an earlier
 //   incarnation of this machine (a re-created container, a reboot) and is gone;
 // - PostgreSQL: processes on several machines share the catalog. A process that records itself as an owner first
-//   holds a session advisory lock keyed by its token, on a connection of its own (advisory-session.ts); the lock is
-//   alive exactly as long as that connection, so a killed process, or one on a vanished machine, lets go of it, and a
-//   live process on another machine is seen holding it. Owners recorded without a token (before Bindery recorded one)
-//   are judged by host, boot and pid as on SQLite.
+//   takes a session advisory lock, on a connection of its own (advisory-session.ts), and records the lock's key (its
+//   token); the owner is alive exactly as long as the lock, which lasts as long as that connection: a killed process,
+//   or one on a vanished machine, lets go of it, and a live process on another machine is seen holding it. Owners
+//   recorded without a token (before Bindery recorded one) are judged by host, boot and pid as on SQLite.
 import { currentOwner, ownerAlive, type Owner } from '../process-owner.ts';
 
 /** This process registered as a live owner, for the work it is about to record. */
