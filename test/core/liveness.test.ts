@@ -90,6 +90,16 @@ describe('liveness of owners', () => {
     }
   });
 
+  it('knows its own records: by their token on PostgreSQL, by host, boot and pid otherwise', async () => {
+    const { owner: me } = await store.liveness.register();
+    expect(store.liveness.isThisProcess(me)).toBe(true);
+    const { token: _, ...untokened } = me;
+    expect(store.liveness.isThisProcess(untokened)).toBe(true);
+    // A process in another container of this machine, with the host's name and the same pid.
+    expect(store.liveness.isThisProcess({ ...untokened, token: 'another-process' })).toBe(!onPostgres);
+    expect(store.liveness.isThisProcess({ ...untokened, pid: me.pid + 1 })).toBe(false);
+  });
+
   it('sees this process alive once registered, and never a made-up token', async () => {
     const { owner: me } = await store.liveness.register();
     expect(await store.liveness.alive(me)).toBe(true);

@@ -1,6 +1,6 @@
 // The move journal in the catalog: who runs a batch, and where each of its files stands.
 import type { Selectable } from 'kysely';
-import { currentOwner, type Owner } from '../process-owner.ts';
+import type { Owner } from '../process-owner.ts';
 import type { MoveJournalTable } from '../store/db-types.ts';
 import type { Liveness } from '../store/liveness.ts';
 import type { Db } from '../store/store.ts';
@@ -36,8 +36,7 @@ export async function ownerStatus(liveness: Liveness, ownerJson: string, key: st
   } catch {
     return 'dead';
   }
-  const me = currentOwner();
-  if (owner.pid === me.pid && owner.host === me.host && owner.boot === me.boot) return activeBatches.has(key) ? 'running' : 'dead';
+  if (liveness.isThisProcess(owner)) return activeBatches.has(key) ? 'running' : 'dead';
   return (await liveness.alive(owner)) ? 'running' : 'dead';
 }
 

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { currentOwner, ownerAlive, processToken } from '../process-owner.ts';
 import { useSession } from './advisory-session.ts';
-import type { Liveness } from './liveness.ts';
+import { samePidHere, type Liveness } from './liveness.ts';
 import type { SqlExec } from './sql-exec.ts';
 
 /** Advisory locks marking live owners: this first key, the hash of the owner's token as the second. */
@@ -16,6 +16,12 @@ const LOCK = 'select pg_try_advisory_lock($1, hashtext($2)) as ok';
 const HELD = `select 1 as held from pg_locks where locktype = 'advisory' and granted and classid = CAST(? AS bigint)::oid
   and objid = (hashtext(CAST(? AS text))::bigint & 4294967295)::oid and objsubid = 2
   and database = (select oid from pg_database where datname = current_database()) limit 1`;
+
+/**
+ * Every token this process has registered under (whatever store): a record naming one of them is this process, even
+ * where another process shares its host name, boot and pid (containers on one machine with the host's name).
+ */
+const ownTokens = new Set<string>();
 
 interface Lock {
   token: string;
@@ -42,6 +48,7 @@ export function postgresLiveness(url: string, exec: SqlExec): Liveness {
           const rows = await session.query<{ ok: boolean }>(LOCK, [LIVENESS_SPACE, next.token]);
           if (rows[0]?.ok && session.epoch === next.epoch && session.connected) {
             held = next;
+            ownTokens.add(next.token);
             return next;
           }
           if (attempt === 3) throw new Error('the connection to the catalog database keeps dropping; this process cannot register as running');
@@ -80,6 +87,7 @@ export function postgresLiveness(url: string, exec: SqlExec): Liveness {
       if (typeof owner.token !== 'string') return ownerAlive(owner);
       return (await exec.get(HELD, [LIVENESS_SPACE, owner.token])) !== undefined;
     },
+    isThisProcess: (owner) => (typeof owner.token === 'string' ? ownTokens.has(owner.token) : samePidHere(owner)),
     async close() {
       closed = true;
       if (retry) clearTimeout(retry);

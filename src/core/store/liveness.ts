@@ -26,12 +26,21 @@ export interface Liveness {
   register(): Promise<Registration>;
   /** Whether the process named by a recorded owner runs now, on any machine sharing the catalog. */
   alive(owner: Partial<Owner>): Promise<boolean>;
+  /** Whether a recorded owner is this very process (which knows for itself what work it is doing). */
+  isThisProcess(owner: Partial<Owner>): boolean;
   close(): Promise<void>;
+}
+
+/** Host, boot and pid name this process (the only way on SQLite, and for records that carry no token). */
+export function samePidHere(owner: Partial<Owner>): boolean {
+  const me = currentOwner();
+  return owner.pid === me.pid && owner.host === me.host && owner.boot === me.boot;
 }
 
 /** SQLite: host, boot and pid say it all. */
 export const localLiveness: Liveness = {
   register: () => Promise.resolve({ owner: currentOwner(), held: () => true }),
   alive: (owner) => Promise.resolve(ownerAlive(owner)),
+  isThisProcess: samePidHere,
   close: () => Promise.resolve(),
 };
