@@ -24,8 +24,8 @@ export async function openCatalog(path: string, options: OpenCatalogOptions = {}
   if (options.recoverMoves === false) return { store, recoveredMoves: undefined };
   try {
     // The usual case, no open journal row, costs one indexed query and loads nothing more.
-    const open = await store.db.selectFrom('move_journal').select('id').where('closed_at', 'is', null).limit(1).executeTakeFirst();
-    if (!open) return { store, recoveredMoves: undefined };
+    const { hasOpenRows } = await import('./moves/journal.ts');
+    if (!(await hasOpenRows(store.db))) return { store, recoveredMoves: undefined };
     const { recoverMoves } = await import('./moves/recover.ts');
     return { store, recoveredMoves: await recoverMoves(store, options.log ? { log: options.log } : {}) };
   } catch (error) {

@@ -1,5 +1,7 @@
 // Which process on which boot of which machine holds something (a move batch, the data directory), and whether that
-// process still runs.
+// process still runs on this machine. (Whether an owner runs anywhere, when the catalog is shared by several machines,
+// is the store's question: store/liveness.ts.)
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname, uptime } from 'node:os';
 
@@ -7,6 +9,18 @@ export interface Owner {
   host: string;
   boot: string;
   pid: number;
+  /**
+   * PostgreSQL: the key of the advisory lock the owner held while it ran (see store/liveness.ts). Absent on SQLite and
+   * from records written before it was kept.
+   */
+  token?: string;
+}
+
+const token = randomUUID();
+
+/** Unique to this process start, on every machine. */
+export function processToken(): string {
+  return token;
 }
 
 let bootId: string | undefined;
@@ -29,9 +43,9 @@ export function currentOwner(): Owner {
 }
 
 /**
- * Whether a recorded owner is a process running now. A catalog is only ever used from one machine (SQLite's WAL needs
- * shared memory), so an owner recorded under another host name or boot is an earlier incarnation of this one (a
- * re-created container, a reboot): its process is gone.
+ * Whether a recorded owner is a process running now on this machine. An owner recorded under another host name or
+ * boot counts as gone: for a SQLite catalog, only ever used from one machine (its WAL needs shared memory), that is an
+ * earlier incarnation of this machine (a re-created container, a reboot).
  */
 export function ownerAlive(owner: Partial<Owner>): boolean {
   const me = currentOwner();

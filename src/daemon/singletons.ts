@@ -46,12 +46,33 @@ async function watchLibraries(ctx: DaemonContext): Promise<StopSingleton> {
   return () => watcher.close();
 }
 
-/** Moves a killed process left half done are completed or rolled back when the lease is taken (at start, or on takeover). */
+const leaseCheckMs = (): number => Number(process.env.BINDERY_LEASE_CHECK_MS) || DEFAULT_LEASE_CHECK_MS;
+
+/**
+ * Moves a killed process left half done are completed or rolled back when the lease is taken (at start, or on
+ * takeover), and whenever a look (as often as the leases are looked at) finds a move whose process has gone since:
+ * another replica killed in the middle of a move, or a `bindery move` on another machine.
+ */
 async function recoverMoves(ctx: DaemonContext): Promise<StopSingleton> {
-  const { recoverMoves } = await import('../core/moves/recover.ts');
-  const report = await recoverMoves(ctx.store, { log: (message) => ctx.log.warn(message) });
-  if (report.resumed + report.rolledBack + report.problems.length > 0) ctx.log.warn({ ...report }, 'recovered interrupted file moves');
-  return () => undefined;
+  const [{ recoverMoves }, { hasOpenRows }] = await Promise.all([import('../core/moves/recover.ts'), import('../core/moves/journal.ts')]);
+  const recover = async (): Promise<void> => {
+    const report = await recoverMoves(ctx.store, { log: (message) => ctx.log.warn(message) });
+    if (report.resumed + report.rolledBack + report.problems.length > 0) ctx.log.warn({ ...report }, 'recovered interrupted file moves');
+  };
+  await recover();
+  let looking: Promise<void> | undefined;
+  const timer = setInterval(() => {
+    looking ??= (async () => {
+      if (await hasOpenRows(ctx.store.db)) await recover();
+    })()
+      .catch((error: unknown) => ctx.log.warn({ err: error }, 'move recovery: look skipped'))
+      .finally(() => (looking = undefined));
+  }, leaseCheckMs());
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    await looking;
+  };
 }
 
 async function pruneOutbox(ctx: DaemonContext): Promise<StopSingleton> {
@@ -83,8 +104,7 @@ const keepers = new WeakMap<DaemonContext, SingletonKeeper>();
 /** Starts looking after the leases (the first look awaited) and stops the jobs and hands the leases over on close. */
 export async function startSingletons(ctx: DaemonContext): Promise<SingletonKeeper> {
   const singletons: Singleton[] = SINGLETONS.map((name) => ({ name, start: () => STARTS[name](ctx) }));
-  const everyMs = Number(process.env.BINDERY_LEASE_CHECK_MS) || DEFAULT_LEASE_CHECK_MS;
-  const keeper = new SingletonKeeper(ctx.store.leases(currentInstance()), singletons, { everyMs, log: ctx.log });
+  const keeper = new SingletonKeeper(ctx.store.leases(currentInstance()), singletons, { everyMs: leaseCheckMs(), log: ctx.log });
   keepers.set(ctx, keeper);
   await keeper.start();
   return keeper;

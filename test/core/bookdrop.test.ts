@@ -1,5 +1,6 @@
 // The bookdrop queue without HTTP: taking files in (metadata, cover, provider lookups through an injected fetcher),
 // listing, file-name patterns, bulk edits, discarding, keeping rows true to the folder, recovery and uploads.
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -15,7 +16,9 @@ import { finalizeImport } from '../../src/core/bookdrop/finalize.ts';
 import { intakeFile, syncBookdrop, type BookdropEnv, type BookdropMetadataFetcher } from '../../src/core/bookdrop/intake.ts';
 import { placeBookdropUpload, placeLibraryUpload, receiveUpload, UploadError } from '../../src/core/bookdrop/upload.ts';
 import { createLibrary } from '../../src/core/libraries/libraries.ts';
+import type { Owner } from '../../src/core/process-owner.ts';
 import { openStore, type Store } from '../../src/core/store/store.ts';
+import { onPostgres } from '../helpers/engine.ts';
 import { makeTempLibrary, writeSimpleEpub, type TempLibrary } from '../helpers/library-fixtures.ts';
 
 let lib: TempLibrary;
@@ -283,6 +286,34 @@ describe('keeping the queue true to the folder', () => {
     const left = await rows();
     // Files are taken in four at a time, so their row ids follow whichever finished first: compare by name.
     expect(left.map((r) => [r.file_name, r.status]).sort()).toEqual([['b.epub', 'PENDING_REVIEW'], ['c.epub', 'PENDING_REVIEW']]);
+  });
+});
+
+describe('an import whose process still runs', () => {
+  it('is left claimed while its process runs (on another machine too, with PostgreSQL) and released once it is killed', async () => {
+    await writeSimpleEpub(bookdrop('Dune.epub'), { title: 'Dune', authors: ['Frank Herbert'] });
+    await syncBookdrop(env, { settleMs: 0 });
+    const holder = spawn(process.execPath, [join(import.meta.dirname, '../helpers/liveness-holder.ts'), join(lib.dataDir, 'bindery.sqlite')], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const owner = JSON.parse(await new Promise<string>((resolve) => holder.stdout?.once('data', (d: Buffer) => resolve(d.toString())))) as Owner;
+      // On PostgreSQL the importer is made to look like a replica on another machine (a SQLite catalog never spans machines).
+      const recorded = onPostgres ? { ...owner, host: 'replica-b.example', boot: 'boot-of-replica-b', pid: 4_000_000 } : owner;
+      await store.db.updateTable('bookdrop_file').set({ status: 'FINALIZED', import_owner: JSON.stringify(recorded) }).execute();
+      expect(await recoverInterruptedImports(env)).toEqual({ completed: 0, released: 0 });
+      expect((await rows()).map((r) => r.status)).toEqual(['FINALIZED']);
+    } finally {
+      const exited = new Promise((resolve) => holder.once('exit', resolve));
+      holder.kill('SIGKILL');
+      await exited;
+    }
+    let released = 0;
+    for (let i = 0; i < 100 && released === 0; i++) {
+      released = (await recoverInterruptedImports(env)).released;
+      if (released === 0) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(released).toBe(1);
+    expect((await rows()).map((r) => r.status)).toEqual(['PENDING_REVIEW']);
+    expect(existsSync(bookdrop('Dune.epub'))).toBe(true);
   });
 });
 

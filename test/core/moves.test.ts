@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { basename, dirname, join } from 'node:path';
 import { hostname, tmpdir } from 'node:os';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -14,7 +14,7 @@ import { recoverMoves } from '../../src/core/moves/recover.ts';
 import { scanLibrary } from '../../src/core/scan/scanner.ts';
 import { openStore, type Store } from '../../src/core/store/store.ts';
 import { makeTempLibrary, writeSimpleEpub, type SimpleBook, type TempLibrary } from '../helpers/library-fixtures.ts';
-import { copyCatalog } from '../helpers/engine.ts';
+import { copyCatalog, onPostgres } from '../helpers/engine.ts';
 
 let lib: TempLibrary;
 let store: Store;
@@ -524,5 +524,79 @@ describe('crash safety', () => {
     await store.db.updateTable('move_journal').set({ owner: JSON.stringify({ ...me, pid: dead }) }).execute();
     expect(await recoverMoves(store)).toMatchObject({ busy: 0, rolledBack: 1 });
     expect(await openRows(store.db)).toEqual([]);
+  });
+});
+
+const PAUSE_DURING_MOVE = join(import.meta.dirname, '..', 'helpers', 'kill-during-move.ts');
+
+/** Recovers until no batch is left busy (a killed process's database connection ends within moments). */
+async function recoverOnceFree(timeoutMs: number): Promise<Awaited<ReturnType<typeof recoverMoves>>> {
+  const started = performance.now();
+  for (;;) {
+    const report = await recoverMoves(store);
+    if (report.busy === 0 || performance.now() - started > timeoutMs) return report;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('movers on other machines', () => {
+  it('leaves a batch alone while the process moving it runs, wherever it runs, and recovers it once that process is killed', async () => {
+    const { expect: expectation } = await crashFixture();
+    // Another process, half-way through Dune: its book file is at the new place, its sidecar not yet.
+    const mover = spawn(process.execPath, [PAUSE_DURING_MOVE, lib.dataDir, '{authors}/{title}', 'link', 'Dune.opf', 'pause'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const said = await new Promise<string>((resolve) => mover.stdout?.once('data', (d: Buffer) => resolve(d.toString().trim())));
+      expect(said).toBe('paused');
+      const open = await openRows(store.db);
+      expect(open.length).toBeGreaterThan(0);
+      const owner = JSON.parse(open[0]!.owner) as ReturnType<typeof currentOwner>;
+      expect(owner.pid).toBe(mover.pid);
+      if (onPostgres) {
+        // A catalog in a database server may be shared by several machines: the mover is made to look like a replica
+        // on another one, which no host, boot or pid check can see. (A SQLite catalog never spans machines.)
+        await store.db.updateTable('move_journal').set({ owner: JSON.stringify({ ...owner, host: 'replica-b.example', boot: 'boot-of-replica-b', pid: 4_000_000 }) }).where('closed_at', 'is', null).execute();
+      }
+      const before = (await openRows(store.db)).map((r) => [r.id, r.state, r.owner]);
+      expect(await recoverMoves(store)).toMatchObject({ busy: 1, resumed: 0, rolledBack: 0, problems: [] });
+      expect((await openRows(store.db)).map((r) => [r.id, r.state, r.owner])).toEqual(before);
+      // Its files stay where the mover has them.
+      const dune = expectation.flatMap((b) => b.files).filter((f) => /Dune\.(epub|opf)$/.test(f.from));
+      expect(dune.map((f) => [basename(f.from), existsSync(f.from), existsSync(f.to)])).toEqual([
+        ['Dune.epub', false, true],
+        ['Dune.opf', true, false],
+      ]);
+    } finally {
+      const exited = new Promise((resolve) => mover.once('exit', resolve));
+      mover.kill('SIGKILL');
+      await exited;
+    }
+    expect(await recoverOnceFree(10_000)).toMatchObject({ busy: 0, problems: [] });
+    await assertConsistent(expectation);
+  });
+
+  // Only a database server's connection can be lost under a running mover; SQLite has nothing to lose.
+  it.runIf(onPostgres)('stops a move as a crash would when its registration is lost, registers again, and the move is recovered', async () => {
+    const { plan, expect: expectation } = await crashFixture();
+    await store.liveness.register();
+    let steps = 0;
+    const cut: StepHook = async () => {
+      if (++steps !== 3) return;
+      // What a restart of the database server, or a network cut, does to the connection holding the lock.
+      await store.exec.run("select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and application_name like 'bindery-session %'");
+      await new Promise((r) => setTimeout(r, 300));
+    };
+    await expect(applyMoves(store, plan, { step: cut })).rejects.toThrow(/lost its registration/);
+    const open = await openRows(store.db);
+    expect(open.length).toBeGreaterThan(0);
+    // Every other process now takes the batch for dead, even once this one has registered again.
+    const owner = JSON.parse(open[0]!.owner) as ReturnType<typeof currentOwner>;
+    // Registered again on a new connection: other processes see this one running again.
+    const livenessLocks = async (): Promise<number> =>
+      Number(((await store.exec.get(`select count(*) as n from pg_locks where locktype = 'advisory' and granted and classid = CAST(? AS bigint)::oid and database = (select oid from pg_database where datname = current_database())`, [0x6c697665])) as { n: number }).n);
+    for (let i = 0; i < 100 && (await livenessLocks()) === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(await livenessLocks()).toBe(1);
+    expect(await store.liveness.alive(owner)).toBe(false);
+    expect(await recoverMoves(store)).toMatchObject({ busy: 0, problems: [] });
+    await assertConsistent(expectation);
   });
 });

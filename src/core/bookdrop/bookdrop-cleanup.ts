@@ -57,9 +57,9 @@ export const importKey = (id: number): string => `bookdrop-import-${id}`;
 /** An import's trace, cleared whenever its row goes back to the queue. */
 export const NO_IMPORT = { import_owner: null, import_partial_path: null, import_target_path: null } as const;
 
-function claimIsAbandoned(row: BookdropRow, cutoff: string): boolean {
+async function claimIsAbandoned(store: Store, row: BookdropRow, cutoff: string): Promise<boolean> {
   if (row.import_owner === null) return (row.updated_at ?? '') < cutoff;
-  return ownerStatus(row.import_owner, importKey(row.id)) === 'dead';
+  return (await ownerStatus(store.liveness, row.import_owner, importKey(row.id))) === 'dead';
 }
 
 /** Whether the catalog has a book file at exactly this path. */
@@ -103,7 +103,8 @@ export async function recoverInterruptedImports(env: BookdropEnv, now = Date.now
   const cutoff = new Date(now - STALE_CLAIM_MS).toISOString();
   const claimed = await db.selectFrom('bookdrop_file').selectAll().where('status', '=', FINALIZED).execute();
   const out = { completed: 0, released: 0 };
-  for (const row of claimed.filter((r) => claimIsAbandoned(r, cutoff))) {
+  for (const row of claimed) {
+    if (!(await claimIsAbandoned(env.store, row, cutoff))) continue;
     const half = await undoHalfImport(env.store, row);
     if (!(await exists(row.file_path))) {
       await deleteRows(env, [row.id]);

@@ -6,7 +6,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { DEFAULT_COVER_CROPPING, makeCoverImages } from '../covers/cover-images.ts';
 import { createStagingDir, stageCoverImages } from '../covers/cover-store.ts';
 import { errorCode } from '../moves/fs.ts';
-import { activeBatches, currentOwner } from '../moves/journal.ts';
+import { activeBatches } from '../moves/journal.ts';
 import { formatOf } from '../formats/index.ts';
 import { listLibraries, type Library, type LibraryPath } from '../libraries/libraries.ts';
 import { movePattern } from '../moves/plan.ts';
@@ -229,9 +229,11 @@ async function importOne(im: Importer, row: BookdropRow, target: Target): Promis
  * imported elsewhere).
  */
 async function claim(store: Store, id: number): Promise<boolean> {
+  // Registered first, so that every process sharing the catalog sees the claim's owner running.
+  const { owner } = await store.liveness.register();
   const res = await store.db
     .updateTable('bookdrop_file')
-    .set({ status: FINALIZED, updated_at: nowIso(), ...NO_IMPORT, import_owner: JSON.stringify(currentOwner()) })
+    .set({ status: FINALIZED, updated_at: nowIso(), ...NO_IMPORT, import_owner: JSON.stringify(owner) })
     .where('id', '=', id)
     .where('status', '=', PENDING)
     .executeTakeFirst();

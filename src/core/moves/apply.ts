@@ -1,12 +1,12 @@
 // Carrying out a move plan, book by book, with a journal entry ahead of every change so a crash can be recovered.
 import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
-import type { Store } from '../store/store.ts';
 import { bookMoveKey, lockKeyForTransaction } from '../store/key-locks.ts';
 import { nowIso } from '../time.ts';
-import { commitCatalog, finishRows, MoveCollision, MoveInterrupted, placeNoReplace, rollbackRows, withMoveLock, type Engine, type StepHook } from './engine.ts';
+import type { Registration } from '../store/liveness.ts';
+import { commitCatalog, fencedStep, finishRows, MoveCollision, MoveInterrupted, placeNoReplace, rollbackRows, withMoveLock, type Engine, type MoveStore, type StepHook } from './engine.ts';
 import { nodeMoveFs, type MoveFs, type PathInfo } from './fs.ts';
-import { activeBatches, currentOwner, ownerStatus, setState, type JournalRow } from './journal.ts';
+import { activeBatches, ownerStatus, setState, type JournalRow } from './journal.ts';
 import { planMoves, TEMP_PREFIX, type MovePlan, type MoveRequest, type PlannedBook, type PlannedFile, type PlanOptions } from './plan.ts';
 import { recoverUnlocked, type RecoveryReport } from './recover.ts';
 
@@ -42,8 +42,8 @@ export interface MoveResult {
   books: BookMoveResult[];
 }
 
-function engineOf(store: Pick<Store, 'db'>, options: ApplyOptions): Engine {
-  return { db: store.db, fs: options.fs ?? nodeMoveFs, step: options.step ?? (() => undefined), log: options.log ?? (() => undefined) };
+function engineOf(store: MoveStore, registration: Registration, options: ApplyOptions): Engine {
+  return { db: store.db, fs: options.fs ?? nodeMoveFs, step: fencedStep(registration, options.step ?? (() => undefined)), log: options.log ?? (() => undefined) };
 }
 
 export function movedFiles(book: PlannedBook): MovedFile[] {
@@ -54,14 +54,16 @@ const sameIdentity = (a: PathInfo, dev: string | null, ino: string | null): bool
 
 class BookMover {
   private readonly e: Engine;
+  private readonly liveness: MoveStore['liveness'];
   private readonly batchId: string;
   private readonly owner: string;
   private seq = 0;
 
-  constructor(e: Engine, batchId: string) {
+  constructor(e: Engine, liveness: MoveStore['liveness'], registration: Registration, batchId: string) {
     this.e = e;
+    this.liveness = liveness;
     this.batchId = batchId;
-    this.owner = JSON.stringify(currentOwner());
+    this.owner = JSON.stringify(registration.owner);
   }
 
   private result(book: PlannedBook, status: BookOutcome, reason?: string, files: MovedFile[] = []): BookMoveResult {
@@ -165,7 +167,7 @@ class BookMover {
       // other fails that book rather than both moving its files.
       await lockKeyForTransaction(trx, bookMoveKey(book.bookId));
       const open = await trx.selectFrom('move_journal').select(['batch_id', 'owner']).where('book_id', '=', book.bookId).where('closed_at', 'is', null).where('batch_id', '!=', this.batchId).execute();
-      if (open.some((row) => ownerStatus(row.owner, row.batch_id) === 'running')) throw new Error('the book is being moved by another process');
+      for (const row of open) if ((await ownerStatus(this.liveness, row.owner, row.batch_id)) === 'running') throw new Error('the book is being moved by another process');
       const rows: JournalRow[] = [];
       for (const v of values) rows.push(await trx.insertInto('move_journal').values(v).returningAll().executeTakeFirstOrThrow());
       return rows;
@@ -207,12 +209,14 @@ class BookMover {
   }
 }
 
-async function applyUnlocked(store: Pick<Store, 'db'>, plan: MovePlan, options: ApplyOptions): Promise<MoveResult> {
-  const e = engineOf(store, options);
+async function applyUnlocked(store: MoveStore, plan: MovePlan, options: ApplyOptions): Promise<MoveResult> {
+  // Registered before anything is journalled: from then on every process sharing the catalog sees this one running.
+  const registration = await store.liveness.register();
+  const e = engineOf(store, registration, options);
   const batchId = randomUUID();
   activeBatches.add(batchId);
   try {
-    const mover = new BookMover(e, batchId);
+    const mover = new BookMover(e, store.liveness, registration, batchId);
     const books: BookMoveResult[] = [];
     for (const book of plan.books) books.push(await mover.move(book));
     return { batchId, books };
@@ -223,7 +227,7 @@ async function applyUnlocked(store: Pick<Store, 'db'>, plan: MovePlan, options: 
 }
 
 /** Carries out a plan. Books fail independently (and are put back); a MoveInterrupted from the step hook stops everything. */
-export function applyMoves(store: Pick<Store, 'db'>, plan: MovePlan, options: ApplyOptions = {}): Promise<MoveResult> {
+export function applyMoves(store: MoveStore, plan: MovePlan, options: ApplyOptions = {}): Promise<MoveResult> {
   return withMoveLock(() => applyUnlocked(store, plan, options));
 }
 
@@ -233,7 +237,7 @@ export interface MoveBooksResult extends MoveResult {
 }
 
 /** Recover, plan and apply in one go, holding this process's move lock throughout (what the HTTP route uses). */
-export function moveBooks(store: Pick<Store, 'db'>, requests: MoveRequest[], options: ApplyOptions & PlanOptions = {}): Promise<MoveBooksResult> {
+export function moveBooks(store: MoveStore, requests: MoveRequest[], options: ApplyOptions & PlanOptions = {}): Promise<MoveBooksResult> {
   return withMoveLock(async () => {
     const recovered = await recoverUnlocked(store, options);
     const plan = await planMoves(store, requests, options);

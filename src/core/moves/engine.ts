@@ -1,7 +1,8 @@
 // The steps shared by applying a move and recovering from a crashed one: placing a file without overwriting,
 // finishing (catalog, source clean-up) and undoing, each safe to repeat after a crash at any point.
 import { dirname, join, sep } from 'node:path';
-import type { Db } from '../store/store.ts';
+import type { Registration } from '../store/liveness.ts';
+import type { Db, Store } from '../store/store.ts';
 import { errorCode, type MoveFs } from './fs.ts';
 import { closeRows, setState, type JournalRow } from './journal.ts';
 import { emitEvent } from '../events/live-events.ts';
@@ -27,6 +28,21 @@ export class MoveCollision extends Error {
 
 /** Called before every step that changes the disk or the journal. Throwing fails the book (MoveInterrupted: "crashes"). */
 export type StepHook = (step: string, detail: { bookId: number; path?: string }) => void | Promise<void>;
+
+/** What moving and recovering need of the store: the catalog, and whether other owners of moves still run. */
+export type MoveStore = Pick<Store, 'db' | 'liveness'>;
+
+/**
+ * The step hook of work this process owns under `registration`: once the registration is lost (PostgreSQL: the
+ * connection holding this process's liveness lock dropped), other processes may take it for dead and recover its
+ * work, so it stops at the next step as a crash would.
+ */
+export function fencedStep(registration: Registration, step: StepHook): StepHook {
+  return (name, detail) => {
+    if (!registration.held()) throw new MoveInterrupted('this process lost its registration with the catalog database; the move is left to recovery');
+    return step(name, detail);
+  };
+}
 
 export interface Engine {
   db: Db;

@@ -1,7 +1,8 @@
 // The move journal in the catalog: who runs a batch, and where each of its files stands.
 import type { Selectable } from 'kysely';
-import { ownerAlive, type Owner } from '../process-owner.ts';
+import type { Owner } from '../process-owner.ts';
 import type { MoveJournalTable } from '../store/db-types.ts';
+import type { Liveness } from '../store/liveness.ts';
 import type { Db } from '../store/store.ts';
 import { nowIso } from '../time.ts';
 
@@ -24,16 +25,19 @@ export const activeBatches = new Set<string>();
 
 export type OwnerStatus = 'running' | 'dead';
 
-export function ownerStatus(ownerJson: string, batchId: string): OwnerStatus {
+/**
+ * Whether the work recorded under `key` (a batch id) by `ownerJson` is still under way: this process knows its own work;
+ * another process's work runs while that process does, on whichever machine.
+ */
+export async function ownerStatus(liveness: Liveness, ownerJson: string, key: string): Promise<OwnerStatus> {
   let owner: Partial<Owner>;
   try {
     owner = JSON.parse(ownerJson) as Partial<Owner>;
   } catch {
     return 'dead';
   }
-  if (!ownerAlive(owner)) return 'dead';
-  if (owner.pid === process.pid) return activeBatches.has(batchId) ? 'running' : 'dead';
-  return 'running';
+  if (liveness.isThisProcess(owner)) return activeBatches.has(key) ? 'running' : 'dead';
+  return (await liveness.alive(owner)) ? 'running' : 'dead';
 }
 
 export async function setState(db: Db, ids: number[], state: JournalState, extra: Partial<Pick<JournalRow, 'method' | 'temp_dev' | 'temp_ino' | 'error' | 'closed_at'>> = {}): Promise<void> {
@@ -48,6 +52,11 @@ export async function closeRows(db: Db, ids: number[], error?: string): Promise<
     .set({ closed_at: nowIso(), updated_at: nowIso(), ...(error !== undefined ? { error } : {}) })
     .where('id', 'in', ids)
     .execute();
+}
+
+/** Whether any move is unfinished (one indexed look; what recovery costs when there is nothing to recover). */
+export async function hasOpenRows(db: Db): Promise<boolean> {
+  return (await db.selectFrom('move_journal').select('id').where('closed_at', 'is', null).limit(1).executeTakeFirst()) !== undefined;
 }
 
 export async function openRows(db: Db): Promise<JournalRow[]> {

@@ -7,6 +7,7 @@ import type { DB } from './db-types.ts';
 import { dialectOf } from './dialect.ts';
 import { redactedLocation } from './engine.ts';
 import { postgresLeases } from './leases-postgres.ts';
+import { postgresLiveness } from './liveness-postgres.ts';
 import { migrate } from './migrate.ts';
 import { PostgresSchemaPlugin } from './postgres-schema.ts';
 import type { Generation } from './snapshot.ts';
@@ -241,6 +242,7 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
   if (!options.readonly) await migrate(db.withPlugin(new PostgresSchemaPlugin()), url);
   const stopListening = listenForChanges(url, tracker, () => undefined);
   const exec = kyselyExec(db);
+  const liveness = postgresLiveness(url, exec);
   return {
     db,
     engine: 'postgres',
@@ -257,10 +259,12 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
     generation: () => tracker.generation(),
     writeInFlight: () => tracker.openWrites > 0,
     leases: (instance) => postgresLeases(url, exec, instance),
+    liveness,
     get sqlite(): never {
       throw new StoreError('this code path still needs the embedded SQLite catalog; it does not run on PostgreSQL yet');
     },
     close: async () => {
+      await liveness.close();
       await stopListening();
       await db.destroy();
     },

@@ -6,6 +6,7 @@ import type { DB } from './db-types.ts';
 import { dialectOf } from './dialect.ts';
 import { prepareCatalogFile, prepareDataDir, tightenCatalogFiles } from './file-modes.ts';
 import { sqliteLeases } from './leases.ts';
+import { localLiveness } from './liveness.ts';
 import { migrate } from './migrate.ts';
 import { catalogGeneration, readSnapshot, writeInFlight } from './snapshot.ts';
 import { ConcurrentSqliteDialect } from './sqlite-dialect.ts';
@@ -53,6 +54,7 @@ export async function openSqliteStore(path: string, options: OpenStoreOptions = 
     generation: () => catalogGeneration(sqlite),
     writeInFlight: () => writeInFlight(sqlite),
     leases: (instance) => sqliteLeases({ exec, write }, instance),
+    liveness: localLiveness,
     close: async () => {
       await db.destroy();
     },

@@ -6,6 +6,7 @@ import type { DB } from './db-types.ts';
 import type { SqlDialect } from './dialect.ts';
 import { isDatabaseUrl, type Engine } from './engine.ts';
 import type { LeaseInstance, Leases } from './leases.ts';
+import type { Liveness } from './liveness.ts';
 import type { Generation } from './snapshot.ts';
 import type { SqlExec } from './sql-exec.ts';
 
@@ -45,6 +46,8 @@ export interface Store {
   sqlite: Database.Database;
   /** Leases on singleton jobs for this process (see leases.ts); close them before the store. */
   leases(instance: LeaseInstance): Leases;
+  /** Whether the owner recorded for some work (a move batch, an import) still runs, on any machine sharing the catalog. */
+  liveness: Liveness;
   close(): Promise<void>;
 }
 
