@@ -141,8 +141,9 @@ function callerOf(request: RouteRequest, ctx: DaemonContext): string | undefined
   if (request.principal) return `u${request.principal.userId}`;
   const authorization = request.headers.authorization;
   if (!authorization) return undefined;
-  // An address or name the sign-in policy refuses gets its refusal from the route, even with the right credentials.
-  if (signInPolicy(ctx).isBlocked(request.ip ?? 'unknown', 'basic', parseBasic(authorization)?.username)) return undefined;
+  // An address or name the sign-in policy refuses gets its refusal from the route, even with the right credentials;
+  // so does one whose state this process would have to look up (the route does, and remembers it).
+  if (signInPolicy(ctx).knownBlocked(request.ip ?? 'unknown', 'basic', parseBasic(authorization)?.username) !== false) return undefined;
   return `c${createHash('sha256').update(authorization).digest('base64url')}`;
 }
 

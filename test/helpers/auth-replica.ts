@@ -13,7 +13,7 @@ try {
   if (mode === 'secret') process.stdout.write(`${Buffer.from(secret).toString('base64')}\n`);
   else {
     for (const token of tokens) {
-      const outcome = await refreshSession(store.db, secret, new SignInPolicy(), '10.0.0.1', token).then(
+      const outcome = await refreshSession(store.db, secret, new SignInPolicy(store.bookkeeping), '10.0.0.1', token).then(
         (pair) => `won ${pair.refreshToken}`,
         (error: unknown) => (/Invalid credentials/.test(String(error)) ? 'lost' : `error ${String(error)}`),
       );

@@ -792,6 +792,13 @@ export interface ShelfTable {
   is_public: Generated<number>;
 }
 
+export interface SignInFailureTable {
+  scope: string;
+  key: string;
+  failures: number;
+  expires_at_ms: number;
+}
+
 export interface TagTable {
   id: Generated<number>;
   name: string;
@@ -1011,6 +1018,7 @@ export interface DB {
   refresh_token: RefreshTokenTable;
   scan_failure: ScanFailureTable;
   shelf: ShelfTable;
+  sign_in_failure: SignInFailureTable;
   tag: TagTable;
   task_cron_configuration: TaskCronConfigurationTable;
   tasks: TasksTable;

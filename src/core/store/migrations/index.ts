@@ -27,6 +27,7 @@ import * as searchKeys from './029-search-keys.ts';
 import * as eventOutbox from './027-event-outbox.ts';
 import * as opdsUsernameNocase from './035-opds-username-nocase.ts';
 import * as leases from './032-leases.ts';
+import * as signInFailures from './033-sign-in-failures.ts';
 const MIGRATIONS: Record<string, Migration> = {
   '001-initial': initial,
   '002-auth': auth,
@@ -54,6 +55,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '027-event-outbox': eventOutbox,
   '035-opds-username-nocase': opdsUsernameNocase,
   '032-leases': leases,
+  '033-sign-in-failures': signInFailures,
 };
 
 export const migrationProvider: MigrationProvider = {
