@@ -184,3 +184,38 @@ describe.runIf(onPostgres)('store on PostgreSQL', () => {
     expect((await reader.db.selectFrom('library').select('name').orderBy('id').execute()).map((l) => l.name)).toEqual(['outside a transaction', 'committed']);
   });
 });
+
+// Store.bookkeeping: rows that are not catalog content (sign-in failure counts) are written without emptying caches.
+describe('bookkeeping writes', () => {
+  it('leave the catalog generation alone and move the bookkeeping generation, for this process and the others', async () => {
+    const path = join(dir, 'catalog.sqlite');
+    const writer = await openStore(path);
+    const reader = await openStore(path);
+    try {
+      for (const store of [writer, reader]) await expect.poll(() => sameGeneration(store.generation(), store.generation())).toBe(true);
+      const writerCatalog = writer.generation();
+      const readerCatalog = reader.generation();
+      const writerBooks = writer.bookkeeping.generation();
+      const readerBooks = reader.bookkeeping.generation();
+
+      await writer.bookkeeping.exec.run('insert into sign_in_failure (scope, key, failures, expires_at_ms) values (?, ?, ?, ?)', ['address', '10.0.0.1', 1, Date.now() + 60_000]);
+      expect(writer.generation()).toEqual(writerCatalog);
+      expect(sameGeneration(writer.bookkeeping.generation(), writerBooks)).toBe(false);
+      await expect.poll(() => sameGeneration(reader.bookkeeping.generation(), readerBooks)).toBe(false);
+      // On SQLite another connection learns of any commit to the file, and cannot tell bookkeeping apart.
+      if (reader.engine === 'postgres') expect(reader.generation()).toEqual(readerCatalog);
+
+      // A statement that changes nothing tells nobody.
+      const quiet = reader.bookkeeping.generation();
+      await writer.bookkeeping.exec.run('delete from sign_in_failure where key = ?', ['nobody']);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(reader.bookkeeping.generation()).toEqual(quiet);
+
+      await writer.db.insertInto('library').values({ name: 'content' }).execute();
+      expect(sameGeneration(writer.generation(), writerCatalog)).toBe(false);
+    } finally {
+      await writer.close();
+      await reader.close();
+    }
+  });
+});

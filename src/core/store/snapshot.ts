@@ -100,7 +100,8 @@ export function catalogGeneration(sqlite: Database.Database): Generation {
 /**
  * Store.bookkeeping on SQLite: the rows its statements change are left out of this connection's catalog generation.
  * Another process sharing the file still sees them as a change (SQLite's data_version counts any commit to the file).
- * The bookkeeping generation is the file's own: it moves with any write at all.
+ * The bookkeeping generation moves with this connection's bookkeeping changes and with any commit of another
+ * connection (which may have been bookkeeping: data_version does not tell).
  */
 export function sqliteBookkeeping(sqlite: Database.Database): { exec: SyncSqlExec; generation(): Generation } {
   const c = controlOf(sqlite);
@@ -120,7 +121,7 @@ export function sqliteBookkeeping(sqlite: Database.Database): { exec: SyncSqlExe
       all: (sql, params) => counted(() => exec.all(sql, params)),
       run: (sql, params) => counted(() => exec.run(sql, params)),
     },
-    generation: () => ({ dataVersion: c.dataVersion.get() as number, changes: c.totalChanges.get() as number }),
+    generation: () => ({ dataVersion: c.dataVersion.get() as number, changes: bookkeepingChanges.get(sqlite) ?? 0 }),
   };
 }
 
