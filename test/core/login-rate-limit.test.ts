@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FailureWindows, type WindowKey } from '../../src/core/auth/failure-windows.ts';
 import { AUTH_FAILURE_WINDOW_MS, MAX_ADDRESS_FAILURES, MAX_AUTH_FAILURES, nameKey, SignInPolicy } from '../../src/core/auth/login-rate-limit.ts';
 import { sameGeneration } from '../../src/core/store/snapshot.ts';
-import { openStore, type Store } from '../../src/core/store/store.ts';
+import { openStore, type Bookkeeping, type Store } from '../../src/core/store/store.ts';
 import { makeTempDir, type TempDir } from '../helpers/temp-dir.ts';
 
 function fakeClock(start = 1_000_000): { now: () => number; advance: (ms: number) => void } {
@@ -76,6 +76,26 @@ describe('failure windows in the catalog', () => {
     await b.clear(key);
     await expect.poll(() => a.known([key])).toBeUndefined();
     expect(await a.read([key])).toEqual([null]);
+  });
+
+  it('looks keys up once for requests that ask together, and answers them in the order they asked', async () => {
+    let queries = 0;
+    const counted: Bookkeeping = {
+      generation: () => first.bookkeeping.generation(),
+      exec: {
+        get: (sql, params) => first.bookkeeping.exec.get(sql, params),
+        run: (sql, params) => first.bookkeeping.exec.run(sql, params),
+        all: (sql, params) => {
+          queries++;
+          return first.bookkeeping.exec.all(sql, params);
+        },
+      },
+    };
+    const windows = new FailureWindows(counted, { windowMs: 60_000, now: fakeClock().now });
+    const answered: number[] = [];
+    await Promise.all(Array.from({ length: 10 }, (_, i) => windows.read([key]).then(() => answered.push(i))));
+    expect(queries).toBe(1);
+    expect(answered).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
   });
 
   it('keeps the table bounded: closed windows are pruned, and past the bound the oldest windows of a scope go first', async () => {

@@ -58,6 +58,8 @@ export class FailureWindows {
   /** Rows as last read (null: none), valid while the bookkeeping generation is #seen. */
   readonly #known = new Map<string, FailureWindow | null>();
   #seen: Generation | undefined;
+  /** Reads under way, by generation and keys: requests arriving together share one query, answered in their order. */
+  readonly #reading = new Map<string, Promise<(FailureWindow | null)[]>>();
   #recorded = 0;
 
   constructor(bookkeeping: Bookkeeping, options: FailureWindowsOptions) {
@@ -99,6 +101,16 @@ export class FailureWindows {
     const remembered = this.known(keys);
     if (remembered) return remembered;
     const generation = this.#current();
+    const id = `${generation.dataVersion} ${generation.changes}\n${keys.map(memoKey).join('\n')}`;
+    let reading = this.#reading.get(id);
+    if (!reading) {
+      reading = this.#query(keys, generation).finally(() => this.#reading.delete(id));
+      this.#reading.set(id, reading);
+    }
+    return reading;
+  }
+
+  async #query(keys: readonly WindowKey[], generation: Generation): Promise<(FailureWindow | null)[]> {
     const where = keys.map(() => '(scope = ? and key = ?)').join(' or ');
     const rows = (await this.#bookkeeping.exec.all(
       `select scope, key, failures, expires_at_ms from sign_in_failure where ${where}`,
