@@ -157,14 +157,20 @@ function cacheOf(ctx: DaemonContext): CatalogBytesCache<Headers> {
  * Who is asking: the signed-in user, or for the routes that sign in themselves (HTTP Basic on OPDS and Komga) the
  * credentials, hashed. An answer kept for credentials was a 200 for exactly those credentials at this very state of
  * the catalog (which holds the accounts, their passwords and the switches), so replaying it admits nobody new.
+ * A promise when the sign-in policy has to look the address and name up (the route's own check then finds them
+ * remembered).
  */
-function callerOf(request: RouteRequest, ctx: DaemonContext): string | undefined {
+function callerOf(request: RouteRequest, ctx: DaemonContext): string | undefined | Promise<string | undefined> {
   if (request.principal) return `u${request.principal.userId}`;
   const authorization = request.headers.authorization;
   if (!authorization) return undefined;
+  const caller = `c${createHash('sha256').update(authorization).digest('base64url')}`;
   // An address or name the sign-in policy refuses gets its refusal from the route, even with the right credentials.
-  if (signInPolicy(ctx).isBlocked(request.ip ?? 'unknown', 'basic', parseBasic(authorization)?.username)) return undefined;
-  return `c${createHash('sha256').update(authorization).digest('base64url')}`;
+  const policy = signInPolicy(ctx);
+  const [ip, name] = [request.ip ?? 'unknown', parseBasic(authorization)?.username];
+  const blocked = policy.knownBlocked(ip, 'basic', name);
+  if (blocked !== undefined) return blocked ? undefined : caller;
+  return policy.isBlocked(ip, 'basic', name).then((refused) => (refused ? undefined : caller));
 }
 
 function keyOf(request: RouteRequest, caller: string): string {
@@ -191,8 +197,13 @@ function answerKept(request: RouteRequest, reply: FastifyReply, ctx: DaemonConte
  * underway, or for a build slot (the page may have been kept meanwhile by a request ahead in the queue), and notes what
  * to keep once the page is built.
  */
-export function answerFromPageCache(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext, done: () => void): void {
+export function answerFromPageCache(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext, done: (error?: Error) => void): void {
   const caller = callerOf(request, ctx);
+  if (caller instanceof Promise) caller.then((known) => answerFor(request, reply, ctx, known, done), done);
+  else answerFor(request, reply, ctx, caller, done);
+}
+
+function answerFor(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext, caller: string | undefined, done: () => void): void {
   if (caller === undefined) return done();
   answerOrBuild(request, reply, ctx, keyOf(request, caller), done);
 }

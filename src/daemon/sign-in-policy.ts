@@ -1,5 +1,5 @@
-// The daemon's one sign-in policy (failed-attempt counts in memory: one process serves the API), shared by web login,
-// token refresh, HTTP Basic (OPDS, Komga) and KOReader.
+// The daemon's one sign-in policy, shared by web login, token refresh, HTTP Basic (OPDS, Komga) and KOReader. Its
+// counts are in the catalog, shared with every other process serving it; this process only remembers what it read.
 import { SignInPolicy } from '../core/auth/login-rate-limit.ts';
 import type { DaemonContext } from './context.ts';
 
@@ -7,6 +7,6 @@ const policies = new WeakMap<DaemonContext, SignInPolicy>();
 
 export function signInPolicy(ctx: DaemonContext): SignInPolicy {
   let policy = policies.get(ctx);
-  if (!policy) policies.set(ctx, (policy = new SignInPolicy()));
+  if (!policy) policies.set(ctx, (policy = new SignInPolicy(ctx.store.bookkeeping)));
   return policy;
 }

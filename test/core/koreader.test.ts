@@ -205,7 +205,7 @@ describe('the KOReader account', () => {
   it('checks device credentials: key in any letter case, sync switched on, permission held', async () => {
     await saveAccount(store.db, userId, { username: 'kindle', password: 'secret' });
     const key = md5Hex('secret');
-    const check = (username: string | undefined, presented: string): ReturnType<typeof checkCredentials> => checkCredentials(store.db, new SignInPolicy(), '10.0.0.1', username, presented);
+    const check = (username: string | undefined, presented: string): ReturnType<typeof checkCredentials> => checkCredentials(store.db, new SignInPolicy(store.bookkeeping), '10.0.0.1', username, presented);
     expect(await check(undefined, key)).toBe('MISSING');
     expect(await check('kindle', '')).toBe('MISSING');
     expect(await check('kindle', md5Hex('wrong'))).toBe('BAD_CREDENTIALS');
@@ -224,16 +224,16 @@ describe('the KOReader account', () => {
   it('limits failed keys with the shared sign-in policy, before any password work', async () => {
     await saveAccount(store.db, userId, { username: 'kindle', password: 'secret' });
     await setSyncEnabled(store.db, userId, true);
-    const policy = new SignInPolicy();
+    const policy = new SignInPolicy(store.bookkeeping);
     for (let i = 0; i < 5; i++) expect(await checkCredentials(store.db, policy, '10.0.0.2', 'kindle', md5Hex(`guess-${i}`))).toBe('BAD_CREDENTIALS');
     // The right key is refused too, for that name, from any address.
     expect(await checkCredentials(store.db, policy, '10.0.0.2', 'kindle', md5Hex('secret'))).toBe('RATE_LIMITED');
     // The address is blocked on other names once it has used up its own, larger count.
     expect(await checkCredentials(store.db, policy, '10.0.0.2', 'other-name', md5Hex('secret'))).toBe('BAD_CREDENTIALS');
-    for (let i = 6; i < MAX_ADDRESS_FAILURES; i++) policy.recordFailure('10.0.0.2', 'koreader', `guess-${i}`);
+    for (let i = 6; i < MAX_ADDRESS_FAILURES; i++) await policy.recordFailure('10.0.0.2', 'koreader', `guess-${i}`);
     expect(await checkCredentials(store.db, policy, '10.0.0.2', 'other-name', md5Hex('secret'))).toBe('RATE_LIMITED');
-    expect(policy.isBlocked('10.0.0.3', 'koreader', 'kindle')).toBe(true);
-    expect(policy.isBlocked('10.0.0.3', 'login', 'kindle')).toBe(false);
+    expect(await policy.isBlocked('10.0.0.3', 'koreader', 'kindle')).toBe(true);
+    expect(await policy.isBlocked('10.0.0.3', 'login', 'kindle')).toBe(false);
   });
 
   it('goes away with its user', async () => {

@@ -44,8 +44,8 @@ describe.skipIf(onPostgres)('migration 025', () => {
       expect(row).not.toHaveProperty('password_md5');
       expect(JSON.stringify(row)).not.toContain(md5Hex('plain secret'));
       expect(row.key_hash).toMatch(/^\$2[aby]\$10\$/);
-      expect(await checkCredentials(store.db, new SignInPolicy(), '10.0.0.1', 'kindle', md5Hex('plain secret').toUpperCase())).toMatchObject({ username: 'kindle' });
-      expect(await checkCredentials(store.db, new SignInPolicy(), '10.0.0.1', 'kindle', md5Hex('other'))).toBe('BAD_CREDENTIALS');
+      expect(await checkCredentials(store.db, new SignInPolicy(store.bookkeeping), '10.0.0.1', 'kindle', md5Hex('plain secret').toUpperCase())).toMatchObject({ username: 'kindle' });
+      expect(await checkCredentials(store.db, new SignInPolicy(store.bookkeeping), '10.0.0.1', 'kindle', md5Hex('other'))).toBe('BAD_CREDENTIALS');
       const user = await store.db.selectFrom('users').select('session_version').where('id', '=', userId).executeTakeFirstOrThrow();
       expect(user.session_version).toBe(0);
     } finally {

@@ -3,6 +3,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import Database from 'better-sqlite3';
+import { Kysely, SqliteDialect } from 'kysely';
+import { Migrator } from 'kysely/migration';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { migrationProvider } from '../../src/core/store/migrations/index.ts';
 import { sameGeneration } from '../../src/core/store/snapshot.ts';
@@ -31,6 +34,22 @@ describe.skipIf(onPostgres)('store on SQLite', () => {
     expect(await b.db.selectFrom('bindery_migration' as never).selectAll().execute()).toEqual(applied);
     expect(await b.db.selectFrom('app_settings').select(['name', 'val']).where('name', '=', 'cover_image_resolution').execute()).toEqual([{ name: 'cover_image_resolution', val: '250x350' }]);
     await b.close();
+  });
+
+  it('upgrades a catalog of the previous release: new migrations sort after every one already applied', async () => {
+    const path = join(dir, 'previous.sqlite');
+    const db = new Kysely<never>({ dialect: new SqliteDialect({ database: new Database(path) }) });
+    // The migrations of the release landed at d371318: every one but those added since.
+    const addedSince = new Set(['036-hardcover-push', '039-series-members-index', '040-sign-in-failures']);
+    const all = await migrationProvider.getMigrations();
+    const previous = { getMigrations: async () => Object.fromEntries(Object.entries(all).filter(([name]) => !addedSince.has(name))) };
+    const migrator = new Migrator({ db, provider: previous, migrationTableName: 'bindery_migration', migrationLockTableName: 'bindery_migration_lock' });
+    expect((await migrator.migrateToLatest()).error).toBeUndefined();
+    await db.destroy();
+    const store = await openStore(path);
+    const names = (await store.db.selectFrom('bindery_migration' as never).select('name' as never).execute()).map((row) => (row as { name: string }).name);
+    expect(names).toEqual(Object.keys(await migrationProvider.getMigrations()).sort());
+    await store.close();
   });
 
   it('refuses a file that is not a database with a clear error and leaves it untouched', async () => {
@@ -182,5 +201,40 @@ describe.runIf(onPostgres)('store on PostgreSQL', () => {
     });
     await waitFor('the notification of the commit', () => !sameGeneration(seen, reader.generation()));
     expect((await reader.db.selectFrom('library').select('name').orderBy('id').execute()).map((l) => l.name)).toEqual(['outside a transaction', 'committed']);
+  });
+});
+
+// Store.bookkeeping: rows that are not catalog content (sign-in failure counts) are written without emptying caches.
+describe('bookkeeping writes', () => {
+  it('leave the catalog generation alone and move the bookkeeping generation, for this process and the others', async () => {
+    const path = join(dir, 'catalog.sqlite');
+    const writer = await openStore(path);
+    const reader = await openStore(path);
+    try {
+      for (const store of [writer, reader]) await expect.poll(() => sameGeneration(store.generation(), store.generation())).toBe(true);
+      const writerCatalog = writer.generation();
+      const readerCatalog = reader.generation();
+      const writerBooks = writer.bookkeeping.generation();
+      const readerBooks = reader.bookkeeping.generation();
+
+      await writer.bookkeeping.exec.run('insert into sign_in_failure (scope, key, failures, expires_at_ms) values (?, ?, ?, ?)', ['address', '10.0.0.1', 1, Date.now() + 60_000]);
+      expect(writer.generation()).toEqual(writerCatalog);
+      expect(sameGeneration(writer.bookkeeping.generation(), writerBooks)).toBe(false);
+      await expect.poll(() => sameGeneration(reader.bookkeeping.generation(), readerBooks)).toBe(false);
+      // On SQLite another connection learns of any commit to the file, and cannot tell bookkeeping apart.
+      if (reader.engine === 'postgres') expect(reader.generation()).toEqual(readerCatalog);
+
+      // A statement that changes nothing tells nobody.
+      const quiet = reader.bookkeeping.generation();
+      await writer.bookkeeping.exec.run('delete from sign_in_failure where key = ?', ['nobody']);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(reader.bookkeeping.generation()).toEqual(quiet);
+
+      await writer.db.insertInto('library').values({ name: 'content' }).execute();
+      expect(sameGeneration(writer.generation(), writerCatalog)).toBe(false);
+    } finally {
+      await writer.close();
+      await reader.close();
+    }
   });
 });

@@ -68,6 +68,21 @@ describe('two replicas on one catalog', () => {
     await client.stop();
   });
 
+  it('counts failed sign-ins together: failures split across both block at the limit, a success on one clears for the other', async () => {
+    let guess = 0;
+    const login = async (url: string, username: string, password = `wrong-${guess++}`): Promise<number> =>
+      (await call(url, 'POST', '/api/v1/auth/login', undefined, { username, password })).status;
+    // Five failures for a name, alternating between the replicas: either refuses the sixth before any password work.
+    for (let i = 0; i < 5; i++) expect(await login(i % 2 === 0 ? a.url : b.url, 'nobody')).toBe(400);
+    expect(await login(a.url, 'nobody')).toBe(429);
+    expect(await login(b.url, 'nobody')).toBe(429);
+    // Four failures through one, a success through the other: the count is gone for both, so four more are allowed.
+    for (let i = 0; i < 4; i++) expect(await login(a.url, 'admin')).toBe(400);
+    expect(await login(b.url, 'admin', 'admin-password')).toBe(200);
+    for (let i = 0; i < 4; i++) expect(await login(i % 2 === 0 ? a.url : b.url, 'admin')).toBe(400);
+    expect(await login(a.url, 'admin', 'admin-password')).toBe(200);
+  });
+
   it('moves every lease to the other replica within 30 s of a SIGKILL of the holder', async () => {
     const killedAt = performance.now();
     await a.stop('SIGKILL');

@@ -1,70 +1,8 @@
-// Failed-attempt counters for every sign-in path: at most `maxFailures` per key inside a fixed window that opens
-// with the first failure and is not extended by later ones; a success clears the key. Pure: the clock is injected.
-
-export interface FailureLimitOptions {
-  maxFailures: number;
-  windowMs: number;
-  /** Keys tracked at once; the oldest window is dropped when full, so memory stays bounded. */
-  maxKeys: number;
-  now: () => number;
-}
-
-interface Window {
-  failures: number;
-  expiresAt: number;
-}
-
-export class FailureLimit {
-  readonly #options: FailureLimitOptions;
-  readonly #windows = new Map<string, Window>();
-
-  constructor(options: FailureLimitOptions) {
-    this.#options = options;
-  }
-
-  #live(key: string): Window | undefined {
-    const window = this.#windows.get(key);
-    if (window && window.expiresAt <= this.#options.now()) {
-      this.#windows.delete(key);
-      return undefined;
-    }
-    return window;
-  }
-
-  /** True once the key has used up its failures in the current window. */
-  isBlocked(key: string): boolean {
-    const window = this.#live(key);
-    return window !== undefined && window.failures >= this.#options.maxFailures;
-  }
-
-  recordFailure(key: string): void {
-    const window = this.#live(key);
-    if (window) {
-      window.failures += 1;
-      return;
-    }
-    if (this.#windows.size >= this.#options.maxKeys) this.#evictOldest();
-    this.#windows.set(key, { failures: 1, expiresAt: this.#options.now() + this.#options.windowMs });
-  }
-
-  reset(key: string): void {
-    this.#windows.delete(key);
-  }
-
-  /** Number of keys currently held (expired ones may linger until touched or evicted). */
-  get size(): number {
-    return this.#windows.size;
-  }
-
-  #evictOldest(): void {
-    const now = this.#options.now();
-    for (const [key, window] of this.#windows) if (window.expiresAt <= now) this.#windows.delete(key);
-    if (this.#windows.size < this.#options.maxKeys) return;
-    // Map iteration follows insertion order, and a key is inserted when its window opens.
-    const oldest = this.#windows.keys().next();
-    if (!oldest.done) this.#windows.delete(oldest.value);
-  }
-}
+// The failed-attempt policy of every sign-in path: at most so many failures per key inside a fixed window that opens
+// with the first failure and is not extended by later ones; a success clears its name's key. The counts are kept in
+// the catalog (failure-windows.ts), so every replica serving it enforces the same limits. The clock is injected.
+import type { Bookkeeping } from '../store/store.ts';
+import { FailureWindows, type FailureWindow, type WindowKey } from './failure-windows.ts';
 
 export const MAX_AUTH_FAILURES = 5;
 /**
@@ -81,38 +19,55 @@ export type SignInChannel = 'login' | 'refresh' | 'basic' | 'koreader';
 /**
  * The one failed-attempt policy of every sign-in path (web login, token refresh, HTTP Basic for OPDS and Komga,
  * KOReader): failures counted per client address across every name and channel (20 per 15 minutes), and per
- * account name within a channel (Grimmory's 5 per 15 minutes). Either count used up refuses the attempt before any password
- * work. A success clears the count of its name (not of its address).
+ * account name within a channel (Grimmory's 5 per 15 minutes), in the catalog, by every process together. Either count
+ * used up refuses the attempt before any password work. A success clears the count of its name (not of its address).
  */
 export class SignInPolicy {
-  // Apart, so a flood of made-up names cannot push an address's window out of a shared, bounded table.
-  readonly #addresses: FailureLimit;
-  readonly #names: FailureLimit;
+  readonly #windows: FailureWindows;
 
-  constructor(now: () => number = Date.now) {
-    const options = { maxFailures: MAX_AUTH_FAILURES, windowMs: AUTH_FAILURE_WINDOW_MS, maxKeys: 10_000, now };
-    this.#addresses = new FailureLimit({ ...options, maxFailures: MAX_ADDRESS_FAILURES });
-    this.#names = new FailureLimit(options);
+  constructor(bookkeeping: Bookkeeping, now: () => number = Date.now) {
+    this.#windows = new FailureWindows(bookkeeping, { windowMs: AUTH_FAILURE_WINDOW_MS, now });
   }
 
-  isBlocked(ip: string, channel: SignInChannel, name?: string): boolean {
-    return this.#addresses.isBlocked(addressKey(ip)) || (name !== undefined && this.#names.isBlocked(nameKey(channel, name)));
+  async isBlocked(ip: string, channel: SignInChannel, name?: string): Promise<boolean> {
+    const keys = keysOf(ip, channel, name);
+    return usedUp(keys, await this.#windows.read(keys));
   }
 
-  recordFailure(ip: string, channel: SignInChannel, name?: string): void {
-    this.#addresses.recordFailure(addressKey(ip));
-    if (name !== undefined) this.#names.recordFailure(nameKey(channel, name));
+  /** What isBlocked would answer, from this process's memory alone; undefined when that needs a query. */
+  knownBlocked(ip: string, channel: SignInChannel, name?: string): boolean | undefined {
+    const keys = keysOf(ip, channel, name);
+    const windows = this.#windows.known(keys);
+    return windows && usedUp(keys, windows);
+  }
+
+  async recordFailure(ip: string, channel: SignInChannel, name?: string): Promise<void> {
+    await this.#windows.record(keysOf(ip, channel, name));
   }
 
   /**
    * A success clears its name's count only: the address's window runs out on its own, or one working credential would
    * let its holder guess other names without end (19 guesses, one good sign-in, again).
    */
-  recordSuccess(_ip: string, channel: SignInChannel, name?: string): void {
-    if (name !== undefined) this.#names.reset(nameKey(channel, name));
+  async recordSuccess(_ip: string, channel: SignInChannel, name?: string): Promise<void> {
+    if (name !== undefined) await this.#windows.clear(nameWindow(channel, name));
   }
 }
 
-const addressKey = (ip: string): string => ip;
+type Scope = 'address' | 'name';
+/** Failures one key may have per window, by scope. */
+const LIMITS: Record<Scope, number> = { address: MAX_ADDRESS_FAILURES, name: MAX_AUTH_FAILURES };
+
+// Apart, so a flood of made-up names cannot push an address's window out of the bounded table.
+const addressWindow = (ip: string): WindowKey<Scope> => ({ scope: 'address', key: ip });
+const nameWindow = (channel: SignInChannel, name: string): WindowKey<Scope> => ({ scope: 'name', key: nameKey(channel, name) });
+
+function keysOf(ip: string, channel: SignInChannel, name: string | undefined): WindowKey<Scope>[] {
+  return name === undefined ? [addressWindow(ip)] : [addressWindow(ip), nameWindow(channel, name)];
+}
+
+const usedUp = (keys: readonly WindowKey<Scope>[], windows: readonly (FailureWindow | null)[]): boolean =>
+  windows.some((window, i) => window !== null && window.failures >= LIMITS[(keys[i] as WindowKey<Scope>).scope]);
+
 /** Names without case or surrounding blanks, as sign-in finds accounts. */
 export const nameKey = (channel: SignInChannel, name: string): string => `${channel}:${name.trim().toLowerCase()}`;

@@ -34,17 +34,17 @@ export async function loginWithPassword(db: Db, secret: Uint8Array, policy: Sign
   if ((await appSettingIsTrue(db, 'oidc_force_only_mode')) && !(user && (await isAdminUser(db, user.id)))) {
     throw accountError('OIDC_ONLY_MODE');
   }
-  if (policy.isBlocked(input.ip, 'login', input.username)) throw accountError('RATE_LIMITED');
+  if (await policy.isBlocked(input.ip, 'login', input.username)) throw accountError('RATE_LIMITED');
 
   // An unknown name is checked against a stand-in hash: the same work and time as a wrong password.
   const { matches, fresh } = await passwordChecks.check(input.username.trim().toLowerCase(), input.password, user?.password_hash ?? (await dummyHash()));
   if (!user || !matches) {
     // A repeat of a wrong password answered from memory is not a new guess.
-    if (fresh) policy.recordFailure(input.ip, 'login', input.username);
+    if (fresh) await policy.recordFailure(input.ip, 'login', input.username);
     throw accountError('INVALID_CREDENTIALS');
   }
 
-  policy.recordSuccess(input.ip, 'login', input.username);
+  await policy.recordSuccess(input.ip, 'login', input.username);
   const tokens = await issueTokens(db, secret, user.id);
   return { ...tokens, isDefaultPassword: user.is_default_password === 1 };
 }

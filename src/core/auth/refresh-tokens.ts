@@ -59,9 +59,9 @@ export async function liveRefreshTokenOwner(db: Db, secret: Uint8Array, token: s
  * Failures count against the caller's address in the sign-in policy.
  */
 export async function refreshSession(db: Db, secret: Uint8Array, policy: SignInPolicy, ip: string, token: string): Promise<IssuedTokens> {
-  if (policy.isBlocked(ip, 'refresh')) throw accountError('RATE_LIMITED');
-  const fail = (): never => {
-    policy.recordFailure(ip, 'refresh');
+  if (await policy.isBlocked(ip, 'refresh')) throw accountError('RATE_LIMITED');
+  const fail = async (): Promise<never> => {
+    await policy.recordFailure(ip, 'refresh');
     throw accountError('INVALID_CREDENTIALS');
   };
   const stored = await liveRefreshTokenOwner(db, secret, token);
@@ -83,7 +83,7 @@ export async function refreshSession(db: Db, secret: Uint8Array, policy: SignInP
     return true;
   });
   if (!rotated) return fail();
-  policy.recordSuccess(ip, 'refresh');
+  await policy.recordSuccess(ip, 'refresh');
   return { accessToken: await signToken(secret, claims, 'access', ACCESS_TOKEN_SECONDS), refreshToken, expires: ACCESS_TOKEN_SECONDS };
 }
 

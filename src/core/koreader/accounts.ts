@@ -123,20 +123,20 @@ export type CredentialFailure = 'MISSING' | 'RATE_LIMITED' | 'BAD_CREDENTIALS' |
  */
 export async function checkCredentials(db: Db, policy: SignInPolicy, ip: string, username: string | undefined, key: string | undefined): Promise<SyncSession | CredentialFailure> {
   if (!username || !key) return 'MISSING';
-  if (policy.isBlocked(ip, 'koreader', username)) return 'RATE_LIMITED';
+  if (await policy.isBlocked(ip, 'koreader', username)) return 'RATE_LIMITED';
   if (!MD5_HEX.test(key)) {
     // Not a key KOReader could have made: no password work, but it counts as a failed attempt.
-    policy.recordFailure(ip, 'koreader', username);
+    await policy.recordFailure(ip, 'koreader', username);
     return 'BAD_CREDENTIALS';
   }
   const row = await db.selectFrom('koreader_user').select(COLUMNS).where('username', '=', username).executeTakeFirst();
   // An unknown name costs what a wrong key costs, so answer times do not tell which names exist.
   const { matches, fresh } = await passwordChecks.check(username, key.toLowerCase(), row?.key_hash ?? (await dummyHash()));
   if (!row || !matches) {
-    if (fresh) policy.recordFailure(ip, 'koreader', username);
+    if (fresh) await policy.recordFailure(ip, 'koreader', username);
     return 'BAD_CREDENTIALS';
   }
-  policy.recordSuccess(ip, 'koreader', username);
+  await policy.recordSuccess(ip, 'koreader', username);
   if (row.booklore_user_id === null) return 'NOT_LINKED';
   const principal = await loadPrincipal(db, row.booklore_user_id);
   if (!principal) return 'NOT_LINKED';

@@ -155,15 +155,15 @@ export async function checkOpdsCredentials(db: Db, policy: SignInPolicy, ip: str
   if (!header) return 'MISSING';
   const credentials = parseBasic(header);
   if (!credentials) return 'MALFORMED';
-  if (policy.isBlocked(ip, 'basic', credentials.username)) return 'RATE_LIMITED';
+  if (await policy.isBlocked(ip, 'basic', credentials.username)) return 'RATE_LIMITED';
   const row = await db.selectFrom('opds_user_v2').select(COLUMNS).where(sameName(db, credentials.username)).executeTakeFirst();
   // An unknown name is checked against a stand-in hash: the same work and time as a wrong password.
   const { matches, fresh } = await passwordChecks.check(credentials.username, credentials.password, row?.password_hash ?? (await dummyHash()));
   if (!row || !matches) {
     // A repeat of a wrong password answered from memory is not a new guess.
-    if (fresh) policy.recordFailure(ip, 'basic', credentials.username);
+    if (fresh) await policy.recordFailure(ip, 'basic', credentials.username);
     return 'BAD_CREDENTIALS';
   }
-  policy.recordSuccess(ip, 'basic', credentials.username);
+  await policy.recordSuccess(ip, 'basic', credentials.username);
   return { opdsUserId: row.id, username: row.username, ownerId: row.user_id, sortOrder: sortOrderOf(row.sort_order) };
 }

@@ -803,6 +803,13 @@ export interface ShelfTable {
   is_public: Generated<number>;
 }
 
+export interface SignInFailureTable {
+  scope: string;
+  key: string;
+  failures: number;
+  expires_at_ms: number;
+}
+
 export interface TagTable {
   id: Generated<number>;
   name: string;
@@ -1023,6 +1030,7 @@ export interface DB {
   refresh_token: RefreshTokenTable;
   scan_failure: ScanFailureTable;
   shelf: ShelfTable;
+  sign_in_failure: SignInFailureTable;
   tag: TagTable;
   task_cron_configuration: TaskCronConfigurationTable;
   tasks: TasksTable;

@@ -16,6 +16,8 @@ import { StoreError, type OpenStoreOptions, type Store } from './store.ts';
 
 /** Every committed write of every Bindery process is announced here, so the others drop what they cached. */
 export const CATALOG_CHANNEL = 'bindery_catalog';
+/** Bookkeeping rows changed (Store.bookkeeping): the others drop what they knew of those rows, and nothing else. */
+export const BOOKKEEPING_CHANNEL = 'bindery_bookkeeping';
 
 const INT8 = 20;
 const NUMERIC = 1700;
@@ -70,6 +72,9 @@ class ChangeTracker {
   remote = 0;
   /** Writes committed by this process. */
   local = 0;
+  /** Bookkeeping changes: notifications from other processes, and this process's own. */
+  bookkeepingRemote = 0;
+  bookkeepingLocal = 0;
   openWrites = 0;
   listening = false;
   private blind = 0;
@@ -78,6 +83,11 @@ class ChangeTracker {
     // Without the notification channel nothing tells us of others' writes: never reuse what was cached.
     if (!this.listening) return { dataVersion: -1, changes: ++this.blind };
     return { dataVersion: this.remote, changes: this.local };
+  }
+
+  bookkeepingGeneration(): Generation {
+    if (!this.listening) return { dataVersion: -1, changes: ++this.blind };
+    return { dataVersion: this.bookkeepingRemote, changes: this.bookkeepingLocal };
   }
 }
 
@@ -162,7 +172,7 @@ class AnnouncingDialect extends PostgresDialect {
   }
 }
 
-/** Keeps a LISTEN connection open (reconnecting after a database restart) and counts others' writes. */
+/** Keeps a LISTEN connection open (reconnecting after a database restart) and counts others' writes and bookkeeping. */
 function listenForChanges(url: string, tracker: ChangeTracker, onError: (error: Error) => void): () => Promise<void> {
   let client: pg.Client | undefined;
   let connecting: Promise<void> | undefined;
@@ -172,7 +182,9 @@ function listenForChanges(url: string, tracker: ChangeTracker, onError: (error: 
     if (closed) return;
     const next = new pg.Client({ connectionString: url, application_name: 'bindery-listen' });
     next.on('notification', (message) => {
-      if (message.payload !== tracker.instance) tracker.remote++;
+      if (message.payload === tracker.instance) return;
+      if (message.channel === BOOKKEEPING_CHANNEL) tracker.bookkeepingRemote++;
+      else tracker.remote++;
     });
     next.on('error', (error) => {
       tracker.listening = false;
@@ -183,10 +195,11 @@ function listenForChanges(url: string, tracker: ChangeTracker, onError: (error: 
     try {
       client = next;
       await next.connect();
-      await next.query(`LISTEN ${CATALOG_CHANNEL}`);
+      await next.query(`LISTEN ${CATALOG_CHANNEL}; LISTEN ${BOOKKEEPING_CHANNEL}`);
       if (closed) return;
       // Whatever happened while deaf counts as a change.
       tracker.remote++;
+      tracker.bookkeepingRemote++;
       tracker.listening = true;
     } catch (error) {
       void next.end().catch(() => undefined);
@@ -243,6 +256,12 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
   const stopListening = listenForChanges(url, tracker, () => undefined);
   const exec = kyselyExec(db);
   const liveness = postgresLiveness(url, exec);
+  // The same pool, without the announcing driver: bookkeeping is announced on its own channel.
+  const unannounced = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const bookkeepingExec = kyselyExec(unannounced, async () => {
+    tracker.bookkeepingLocal++;
+    await unannounced.executeQuery(CompiledQuery.raw('select pg_notify($1, $2)', [BOOKKEEPING_CHANNEL, tracker.instance]));
+  });
   return {
     db,
     engine: 'postgres',
@@ -257,6 +276,7 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
         .execute(async (trx) => reader({ db: trx, exec: kyselyExec(trx) })),
     write: (writer) => db.transaction().execute((trx) => writer({ db: trx, exec: kyselyExec(trx) })),
     generation: () => tracker.generation(),
+    bookkeeping: { exec: bookkeepingExec, generation: () => tracker.bookkeepingGeneration() },
     writeInFlight: () => tracker.openWrites > 0,
     leases: (instance) => postgresLeases(url, exec, instance),
     liveness,

@@ -1,6 +1,7 @@
 // Reading the catalog cheaply: reads that belong together in one read transaction, and values cached for as long as
 // the catalog is unchanged.
 import type Database from 'better-sqlite3';
+import { sqliteExec, type SyncSqlExec } from './sql-exec.ts';
 
 interface Control {
   begin: Database.Statement;
@@ -88,9 +89,40 @@ export interface Generation {
   changes: number;
 }
 
+/** Rows this connection changed through its bookkeeping statements: not changes of the catalog. */
+const bookkeepingChanges = new WeakMap<Database.Database, number>();
+
 export function catalogGeneration(sqlite: Database.Database): Generation {
   const c = controlOf(sqlite);
-  return { dataVersion: c.dataVersion.get() as number, changes: c.totalChanges.get() as number };
+  return { dataVersion: c.dataVersion.get() as number, changes: (c.totalChanges.get() as number) - (bookkeepingChanges.get(sqlite) ?? 0) };
+}
+
+/**
+ * Store.bookkeeping on SQLite: the rows its statements change are left out of this connection's catalog generation.
+ * Another process sharing the file still sees them as a change (SQLite's data_version counts any commit to the file).
+ * The bookkeeping generation moves with this connection's bookkeeping changes and with any commit of another
+ * connection (which may have been bookkeeping: data_version does not tell).
+ */
+export function sqliteBookkeeping(sqlite: Database.Database): { exec: SyncSqlExec; generation(): Generation } {
+  const c = controlOf(sqlite);
+  const exec = sqliteExec(sqlite);
+  const counted = <T>(statement: () => T): T => {
+    const before = c.totalChanges.get() as number;
+    try {
+      return statement();
+    } finally {
+      const changed = (c.totalChanges.get() as number) - before;
+      if (changed > 0) bookkeepingChanges.set(sqlite, (bookkeepingChanges.get(sqlite) ?? 0) + changed);
+    }
+  };
+  return {
+    exec: {
+      get: (sql, params) => counted(() => exec.get(sql, params)),
+      all: (sql, params) => counted(() => exec.all(sql, params)),
+      run: (sql, params) => counted(() => exec.run(sql, params)),
+    },
+    generation: () => ({ dataVersion: c.dataVersion.get() as number, changes: bookkeepingChanges.get(sqlite) ?? 0 }),
+  };
 }
 
 /** What a cache asks of the catalog: the Store of either engine. */

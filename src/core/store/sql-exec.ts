@@ -103,11 +103,17 @@ function forPostgres(sql: string): string {
   return text;
 }
 
-/** The same statements through Kysely (a transaction, or the pool on PostgreSQL), on either engine. */
-export function kyselyExec(db: Kysely<DB> | Transaction<DB>): SqlExec {
+/**
+ * The same statements through Kysely (a transaction, or the pool on PostgreSQL), on either engine. `afterChange` runs
+ * after each statement that inserted, updated or deleted rows.
+ */
+export function kyselyExec(db: Kysely<DB> | Transaction<DB>, afterChange?: () => Promise<void>): SqlExec {
   const postgres = engineOf(db) === 'postgres';
-  const query = async (sql: string, params: readonly SqlValue[]): Promise<SqlRow[]> =>
-    (await db.executeQuery<SqlRow>(CompiledQuery.raw(postgres ? forPostgres(sql) : sql, [...params]))).rows;
+  const query = async (sql: string, params: readonly SqlValue[]): Promise<SqlRow[]> => {
+    const result = await db.executeQuery<SqlRow>(CompiledQuery.raw(postgres ? forPostgres(sql) : sql, [...params]));
+    if (afterChange && (result.numAffectedRows ?? 0n) > 0n) await afterChange();
+    return result.rows;
+  };
   return {
     get: async (sql, params = []) => (await query(sql, params))[0],
     all: (sql, params = []) => query(sql, params),

@@ -8,7 +8,7 @@ import { prepareCatalogFile, prepareDataDir, tightenCatalogFiles } from './file-
 import { sqliteLeases } from './leases.ts';
 import { localLiveness } from './liveness.ts';
 import { migrate } from './migrate.ts';
-import { catalogGeneration, readSnapshot, writeInFlight } from './snapshot.ts';
+import { catalogGeneration, readSnapshot, sqliteBookkeeping, writeInFlight } from './snapshot.ts';
 import { ConcurrentSqliteDialect } from './sqlite-dialect.ts';
 import { sqliteExec } from './sql-exec.ts';
 import { StoreError, type OpenStoreOptions, type Store } from './store.ts';
@@ -52,6 +52,7 @@ export async function openSqliteStore(path: string, options: OpenStoreOptions = 
     read: (reader) => readSnapshot(sqlite, () => reader({ db, exec })),
     write,
     generation: () => catalogGeneration(sqlite),
+    bookkeeping: sqliteBookkeeping(sqlite),
     writeInFlight: () => writeInFlight(sqlite),
     leases: (instance) => sqliteLeases({ exec, write }, instance),
     liveness: localLiveness,

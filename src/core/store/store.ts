@@ -23,6 +23,17 @@ export interface WriteScope {
   exec: SqlExec;
 }
 
+/**
+ * Bookkeeping kept in the catalog that is not catalog content (sign-in failure counts). Statements through `exec` are
+ * not announced: the catalog's generation() does not move, so no process drops its caches because of them. This
+ * generation() moves instead whenever such a statement changes rows, in any process (it may move more often).
+ * Nothing cached against the catalog's generation may read a table written this way.
+ */
+export interface Bookkeeping {
+  exec: SqlExec;
+  generation(): Generation;
+}
+
 export interface Store {
   db: Db;
   engine: Engine;
@@ -37,6 +48,8 @@ export interface Store {
   write<T>(writer: (scope: WriteScope) => Promise<T>): Promise<T>;
   /** Changes whenever any process (any replica) commits to the catalog; cheap, synchronous. */
   generation(): Generation;
+  /** Writes that are not catalog changes, and how to tell that they happened (see Bookkeeping). */
+  bookkeeping: Bookkeeping;
   /** Whether this process has a write transaction open: what is read now may yet roll back, so must not be cached. */
   writeInFlight(): boolean;
   /**

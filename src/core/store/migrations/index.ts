@@ -29,6 +29,7 @@ import * as opdsUsernameNocase from './035-opds-username-nocase.ts';
 import * as leases from './032-leases.ts';
 import * as seriesMembersIndex from './039-series-members-index.ts';
 import * as hardcoverPush from './036-hardcover-push.ts';
+import * as signInFailures from './040-sign-in-failures.ts';
 const MIGRATIONS: Record<string, Migration> = {
   '001-initial': initial,
   '002-auth': auth,
@@ -58,6 +59,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '032-leases': leases,
   '039-series-members-index': seriesMembersIndex,
   '036-hardcover-push': hardcoverPush,
+  '040-sign-in-failures': signInFailures,
 };
 
 export const migrationProvider: MigrationProvider = {
