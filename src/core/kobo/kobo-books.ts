@@ -79,7 +79,7 @@ export function primaryFiles(files: readonly FileRow[], priorities: ReadonlyMap<
       bookType: primary.book_type,
       sizeKb: primary.file_size_kb,
       sizeBytes: primary.size_bytes,
-      missing: primary.missing_at !== null,
+      missing: Boolean(primary.missing_at),
       fixedLayout: primary.is_fixed_layout === 1,
       hash: primary.current_hash,
       fingerprint,
