@@ -22,25 +22,28 @@ export type KepubOutcome = { kind: 'converted'; path: string; size: number } | {
 
 const inFlight = new Map<string, Promise<KepubOutcome>>();
 
-const keyOf = (source: Pick<KepubSource, 'fingerprint' | 'hyphenate'>): string =>
-  createHash('sha256').update(`${CONVERTER_VERSION}\0${source.fingerprint}\0${source.hyphenate ? 1 : 0}`).digest('hex').slice(0, 32);
+const keyOf = (source: KepubSource): string => createHash('sha256').update(`${CONVERTER_VERSION}\0${source.fingerprint}\0${source.hyphenate ? 1 : 0}`).digest('hex').slice(0, 32);
+
+const spansKeyOf = (fingerprint: string): string => createHash('sha256').update(`${CONVERTER_VERSION}\0${fingerprint}`).digest('hex').slice(0, 32);
 
 /** What a conversion came to, for `knownKepub`. */
 export type KnownKepub = { kind: 'converted'; size: number } | { kind: 'failed' };
 
 /**
- * Outcomes seen by this process, by fingerprint and options (then by cache key, for trimming). Bounded: past the limit
- * the oldest are forgotten, and a book forgotten is looked up on disk again.
+ * Outcomes seen by this process, by options and fingerprint: the KEPUB's size, or -1 for a book that cannot be
+ * converted. Bounded (past the limit the oldest are forgotten) and cleared whenever the cache drops conversions: a book
+ * not found here is looked up on disk again.
  */
-const known = new Map<string, KnownKepub & { key: string }>();
-const KNOWN_LIMIT = 50_000;
+const known = new Map<string, number>();
+const KNOWN_LIMIT = 20_000;
+const FAILED = -1;
 
 const knownName = (source: Pick<KepubSource, 'fingerprint' | 'hyphenate'>): string => `${source.hyphenate ? 1 : 0}\0${source.fingerprint}`;
 
-function remember(source: KepubSource, key: string, outcome: KepubOutcome): KepubOutcome {
+function remember(source: KepubSource, outcome: KepubOutcome): KepubOutcome {
   const name = knownName(source);
   known.delete(name);
-  known.set(name, outcome.kind === 'converted' ? { kind: 'converted', size: outcome.size, key } : { kind: 'failed', key });
+  known.set(name, outcome.kind === 'converted' ? outcome.size : FAILED);
   if (known.size > KNOWN_LIMIT) known.delete(known.keys().next().value as string);
   return outcome;
 }
@@ -50,16 +53,10 @@ function remember(source: KepubSource, key: string, outcome: KepubOutcome): Kepu
  * failed): undefined means the cache must be looked at (`kepubFor`).
  */
 export function knownKepub(source: Pick<KepubSource, 'fingerprint' | 'hyphenate'>): KnownKepub | undefined {
-  const found = known.get(knownName(source));
-  return found && (found.kind === 'converted' ? { kind: 'converted', size: found.size } : { kind: 'failed' });
+  const size = known.get(knownName(source));
+  if (size === undefined) return undefined;
+  return size === FAILED ? { kind: 'failed' } : { kind: 'converted', size };
 }
-
-/** Forgets the outcomes of conversions whose files were removed (their next use converts again). */
-function forgetKeys(keys: ReadonlySet<string>): void {
-  if (keys.size === 0) return;
-  for (const [name, entry] of known) if (keys.has(entry.key)) known.delete(name);
-}
-const spansKeyOf = (fingerprint: string): string => createHash('sha256').update(`${CONVERTER_VERSION}\0${fingerprint}`).digest('hex').slice(0, 32);
 
 export function kepubDir(cacheRoot: string): string {
   return join(cacheRoot, 'kepub');
@@ -76,15 +73,14 @@ async function trim(dir: string, budget: number, keep: string): Promise<void> {
   const files = (await Promise.all(names.map(async (name) => ({ name, info: await stat(join(dir, name)).catch(() => undefined) })))).filter((f) => f.info !== undefined);
   let total = files.reduce((sum, f) => sum + (f.info?.size ?? 0), 0);
   files.sort((a, b) => (a.info?.mtimeMs ?? 0) - (b.info?.mtimeMs ?? 0));
-  const removed = new Set<string>();
   for (const f of files) {
     if (total <= budget) break;
     if (f.name === keep) continue;
     await rm(join(dir, f.name), { force: true });
-    removed.add(f.name.slice(0, -'.kepub.epub'.length));
+    // Which entry of `known` named it is not kept: all are forgotten (the cache overflows rarely).
+    known.clear();
     total -= f.info?.size ?? 0;
   }
-  forgetKeys(removed);
 }
 
 /** The KEPUB of `source`, converting it on first use; concurrent requests for one book share one conversion. */
@@ -97,9 +93,9 @@ export async function kepubFor(cacheRoot: string, source: KepubSource, budgetByt
   if (size !== undefined) {
     const now = new Date();
     await utimes(path, now, now).catch(() => undefined);
-    return remember(source, key, { kind: 'converted', path, size });
+    return remember(source, { kind: 'converted', path, size });
   }
-  if ((await fileSize(failedMarker)) !== undefined) return remember(source, key, { kind: 'failed', reason: await readFile(failedMarker, 'utf8').catch(() => 'conversion failed before') });
+  if ((await fileSize(failedMarker)) !== undefined) return remember(source, { kind: 'failed', reason: await readFile(failedMarker, 'utf8').catch(() => 'conversion failed before') });
   const running = inFlight.get(key);
   if (running) return running;
   const work = (async (): Promise<KepubOutcome> => {
@@ -107,13 +103,13 @@ export async function kepubFor(cacheRoot: string, source: KepubSource, budgetByt
     try {
       const spans = await convertToKepub(source.path, path, { hyphenate: source.hyphenate });
       await writeFile(join(dir, `${spansKeyOf(source.fingerprint)}.spans.json`), JSON.stringify(spans)).catch(() => undefined);
-      const outcome = remember(source, key, { kind: 'converted', path, size: (await stat(path)).size });
+      const size = (await stat(path)).size;
       await trim(dir, budgetBytes, `${key}.kepub.epub`);
-      return outcome;
+      return remember(source, { kind: 'converted', path, size });
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       await writeFile(failedMarker, reason).catch(() => undefined);
-      return remember(source, key, { kind: 'failed', reason });
+      return remember(source, { kind: 'failed', reason });
     }
   })().finally(() => inFlight.delete(key));
   inFlight.set(key, work);
