@@ -6,7 +6,10 @@ import { XMLValidator } from 'fast-xml-parser';
 import { afterEach, describe, expect, it } from 'vitest';
 import yauzl from 'yauzl';
 import { kepubifyContent, sentences } from '../../src/core/kobo/kepub-content.ts';
+import { knownDownloadSize } from '../../src/core/kobo/download-file.ts';
 import { cachedSpanMap, kepubFor } from '../../src/core/kobo/kepub-cache.ts';
+import { kepubFingerprint, type KoboPrimaryFile } from '../../src/core/kobo/kobo-books.ts';
+import type { KoboServerSettings } from '../../src/core/kobo/server-settings.ts';
 import { contentDocuments, markCoverImage, rootfilePath } from '../../src/core/kobo/kepub-package.ts';
 import { convertToKepub } from '../../src/core/kobo/kepub.ts';
 import { jpeg, makeTempDir, opfDocument, writeEpub, writeZip, xhtmlPage, type TempDir } from '../helpers/epub-fixtures.ts';
@@ -225,5 +228,36 @@ describe('converting a book', () => {
     expect(first.kind === 'converted' && second.kind === 'converted').toBe(true);
     if (first.kind !== 'converted' || second.kind !== 'converted') return;
     expect(() => statSync(first.path)).toThrow();
+  });
+
+  it('announces download sizes from the catalog and the conversions already seen, without reading the disk', async () => {
+    tmp = makeTempDir();
+    const input = await book(tmp.dir);
+    const cache = join(tmp.dir, 'cache');
+    const { size, mtimeMs } = statSync(input);
+    const fingerprint = kepubFingerprint('known-sizes', 41, size, mtimeMs);
+    const primary: KoboPrimaryFile = { id: 41, bookType: 'EPUB', sizeKb: Math.round(size / 1024), sizeBytes: size, missing: false, fixedLayout: false, hash: 'known-sizes', fingerprint };
+    const server: KoboServerSettings = { convertToKepub: true, conversionLimitInMb: 100, convertCbxToEpub: false, conversionLimitInMbForCbx: 100, forceEnableHyphenation: false, conversionImageCompressionPercentage: 85, forwardToKoboStore: false };
+    // Unconverted: the size the catalog holds. Converted: unknown until a conversion was made or found.
+    expect(knownDownloadSize(primary, { ...server, convertToKepub: false })).toBe(size);
+    expect(knownDownloadSize({ ...primary, fixedLayout: true }, server)).toBe(size);
+    expect(knownDownloadSize(primary, server)).toBeUndefined();
+    expect(knownDownloadSize({ ...primary, sizeBytes: null }, { ...server, convertToKepub: false })).toBeUndefined();
+    const made = await kepubFor(cache, { path: input, fingerprint, hyphenate: false });
+    if (made.kind !== 'converted') throw new Error('not converted');
+    expect(made.size).toBe(statSync(made.path).size);
+    expect(knownDownloadSize(primary, server)).toBe(made.size);
+    // Other options are another conversion, not made yet.
+    expect(knownDownloadSize(primary, { ...server, forceEnableHyphenation: true })).toBeUndefined();
+    // A conversion dropped from the cache is forgotten: the next sync looks at the disk again.
+    await kepubFor(cache, { path: input, fingerprint: 'known-sizes-other', hyphenate: false }, 1);
+    expect(() => statSync(made.path)).toThrow();
+    expect(knownDownloadSize(primary, server)).toBeUndefined();
+    // A book that cannot be converted is sent as it is: its own size.
+    const broken = join(tmp.dir, 'broken.epub');
+    writeFileSync(broken, 'PK not really');
+    const failing: KoboPrimaryFile = { ...primary, id: 42, sizeBytes: 13, fingerprint: 'known-sizes-broken' };
+    expect((await kepubFor(cache, { path: broken, fingerprint: 'known-sizes-broken', hyphenate: false })).kind).toBe('failed');
+    expect(knownDownloadSize(failing, server)).toBe(13);
   });
 });

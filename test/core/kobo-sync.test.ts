@@ -1,6 +1,7 @@
 // Library sync planning on a real catalog: pages of at most 100, new books before changed before removed, sessions that
 // resume and finish, auto-add; and the pure parts: sync tokens, Kobo timestamps, reading-state mapping and merging.
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadPrincipal, type Principal } from '../../src/core/auth/principal.ts';
 import { javaStringHash } from '../../src/core/kobo/java-hash.ts';
@@ -184,6 +185,52 @@ describe('library sync sessions', () => {
     const { pages } = await session();
     expect(pages.flatMap((p) => ids(p, 'NewEntitlement'))).toEqual([]);
     expect(pages.flatMap((p) => ids(p, 'ChangedEntitlement')).length).toBeGreaterThan(300);
+  });
+});
+
+describe('which file of a book the snapshot takes', () => {
+  it('takes the primary file as everywhere else: present files first, then the library’s format priority, then the oldest', async () => {
+    const dir = makeTempDir();
+    const catalog = await openStore(join(dir.dir, 'catalog.sqlite'));
+    try {
+      const usual = await seedLibrary(catalog.db, dir.dir, 'Usual');
+      const pdfFirst = await seedLibrary(catalog.db, dir.dir, 'PDF first');
+      await catalog.db.updateTable('library').set({ format_priority: JSON.stringify(['PDF', 'EPUB']) }).where('id', '=', pdfFirst).execute();
+      const reader = await createUser(catalog.db, { username: 'picker', password: 'picker-password', name: 'Picker', permissions: { canSyncKobo: true }, libraryIds: [usual, pdfFirst] });
+      await updateKoboSettings(catalog.db, reader, { syncEnabled: true });
+      const shelf = (await koboShelfId(catalog.db, reader)) as number;
+      const seed = async (library: number, title: string, types: string[], missing: number[] = []): Promise<{ bookId: number; fileIds: number[] }> => {
+        const seeded = await seedBook(catalog.db, library, { title, types: types as never });
+        for (const i of missing) await catalog.db.updateTable('book_file').set({ missing_at: '2026-01-01T00:00:00.000Z' }).where('id', '=', seeded.fileIds[i] as number).execute();
+        await catalog.db.updateTable('book_file').set({ current_hash: sql`'hash-' || CAST(id AS text)` }).where('book_id', '=', seeded.bookId).execute();
+        await catalog.db.insertInto('book_shelf_mapping').values({ book_id: seeded.bookId, shelf_id: shelf }).execute();
+        return seeded;
+      };
+      const epubOverPdf = await seed(usual, 'EPUB ranks first', ['PDF', 'EPUB']);
+      const pdfOverEpub = await seed(pdfFirst, 'PDF ranks first', ['EPUB', 'PDF']);
+      const presentPdf = await seed(usual, 'Only the PDF is there', ['EPUB', 'PDF'], [0]);
+      const allMissing = await seed(usual, 'Everything gone', ['PDF', 'EPUB'], [0, 1]);
+      const twoEpubs = await seed(usual, 'Older EPUB gone', ['EPUB', 'EPUB'], [0]);
+      const noFile = (await catalog.db.insertInto('book').values({ library_id: usual }).returning('id').executeTakeFirstOrThrow()).id;
+      await catalog.db.insertInto('book_shelf_mapping').values({ book_id: noFile, shelf_id: shelf }).execute();
+
+      const who = (await loadPrincipal(catalog.db, reader)) as Principal;
+      const page = await localSyncPage({ store: catalog, principal: who, settings: await koboSettingsFor(catalog.db, reader), server: await koboServerSettings(catalog.db), urls: { koboBase: 'http://kobo.test/api/kobo/t' }, token: emptySyncToken() });
+      expect(ids(page.items as Json[], 'NewEntitlement').sort((a, b) => a - b)).toEqual([epubOverPdf.bookId, allMissing.bookId, twoEpubs.bookId].sort((a, b) => a - b));
+      expect([pdfOverEpub.bookId, presentPdf.bookId, noFile].some((id) => ids(page.items as Json[], 'NewEntitlement').includes(id))).toBe(false);
+      const hashes = await catalog.db.selectFrom('kobo_library_snapshot_book').select(['book_id', 'file_hash', 'synced']).where('snapshot_id', '=', page.currentId).orderBy('book_id').execute();
+      expect(hashes).toEqual([
+        { book_id: epubOverPdf.bookId, file_hash: `hash-${epubOverPdf.fileIds[1]}`, synced: 1 },
+        { book_id: allMissing.bookId, file_hash: `hash-${allMissing.fileIds[1]}`, synced: 1 },
+        { book_id: twoEpubs.bookId, file_hash: `hash-${twoEpubs.fileIds[1]}`, synced: 1 },
+      ]);
+      // The downloads announced are those of the same files.
+      expect(page.downloads.map((d) => d.primary.id).sort((a, b) => a - b)).toEqual([epubOverPdf.fileIds[1], allMissing.fileIds[1], twoEpubs.fileIds[1]].sort((a, b) => (a as number) - (b as number)));
+      expect(page.downloads.find((d) => d.primary.id === allMissing.fileIds[1])?.primary.missing).toBe(true);
+    } finally {
+      await catalog.close();
+      dir.remove();
+    }
   });
 });
 

@@ -8,7 +8,7 @@ import { dialectOf } from '../store/dialect.ts';
 import type { Db } from '../store/store.ts';
 import { convertsToKepub } from './compatibility.ts';
 import type { Json } from './entitlements.ts';
-import { kepubFor } from './kepub-cache.ts';
+import { kepubFor, knownKepub } from './kepub-cache.ts';
 import { FILE_COLUMNS, kepubFingerprint, libraryPriorities, primaryFiles, type KoboPrimaryFile } from './kobo-books.ts';
 import type { KoboServerSettings } from './server-settings.ts';
 
@@ -65,10 +65,7 @@ export async function downloadOf(source: DownloadSource | undefined, cacheRoot: 
   if (convertsToKepub(primary, server)) {
     const fingerprint = kepubFingerprint(primary.hash, primary.id, info.size, info.mtimeMs);
     const outcome = await kepubFor(cacheRoot, { path, fingerprint, hyphenate: server.forceEnableHyphenation });
-    if (outcome.kind === 'converted') {
-      const converted = await stat(outcome.path);
-      return { kind: 'file', path: outcome.path, fileName: `${source.fileName.replace(/\.epub$/i, '')}.kepub.epub`, size: converted.size };
-    }
+    if (outcome.kind === 'converted') return { kind: 'file', path: outcome.path, fileName: `${source.fileName.replace(/\.epub$/i, '')}.kepub.epub`, size: outcome.size };
     return { kind: 'file', path, fileName: source.fileName, size: info.size, conversionFailure: outcome.reason };
   }
   return { kind: 'file', path, fileName: source.fileName, size: info.size };
@@ -78,29 +75,50 @@ export async function downloadOf(source: DownloadSource | undefined, cacheRoot: 
 const PARALLEL_CONVERSIONS = 2;
 
 /**
- * Sets `Size` of every download entry in `metadata` (BookMetadata objects, keyed by their `EntitlementId`) to the size
- * of what the download will send. Books not converted yet are converted now, so the figure is exact.
+ * The size a download of this file sends, from what the catalog and this process already know, without touching the
+ * disk: the file's size as last scanned, or the size of its conversion once made (or found made). Undefined when that
+ * is not known yet (never converted in this process, a catalog without the file's size) and the disk must tell.
  */
-export async function settleDownloadSizes(db: Db, cacheRoot: string, server: KoboServerSettings, metadata: readonly Json[]): Promise<void> {
-  const queue = metadata.filter((m) => Array.isArray(m.DownloadUrls) && m.DownloadUrls.length > 0);
-  const sources = await downloadSources(db, queue.map((m) => Number(m.EntitlementId)));
+export function knownDownloadSize(primary: KoboPrimaryFile, server: KoboServerSettings): number | undefined {
+  if (primary.sizeBytes === null) return undefined;
+  if (!convertsToKepub(primary, server)) return primary.sizeBytes;
+  if (primary.fingerprint === undefined) return undefined;
+  const known = knownKepub({ fingerprint: primary.fingerprint, hyphenate: server.forceEnableHyphenation });
+  if (known === undefined) return undefined;
+  return known.kind === 'converted' ? known.size : primary.sizeBytes;
+}
+
+/** A BookMetadata object about to be sent, with the primary file its download sends. */
+export interface AnnouncedDownload {
+  metadata: Json;
+  primary: KoboPrimaryFile;
+}
+
+/**
+ * Sets `Size` of every download entry of the metadata to the size of what the download will send: sizes already known
+ * are taken as they are (knownDownloadSize); the others, and files the catalog holds as missing, are looked at on
+ * disk, converting books not converted yet, so the figure is exact.
+ */
+export async function settleDownloadSizes(db: Db, cacheRoot: string, server: KoboServerSettings, announced: readonly AnnouncedDownload[]): Promise<void> {
+  const queue: AnnouncedDownload[] = [];
+  for (const entry of announced) {
+    if (!Array.isArray(entry.metadata.DownloadUrls) || entry.metadata.DownloadUrls.length === 0) continue;
+    const size = entry.primary.missing ? undefined : knownDownloadSize(entry.primary, server);
+    if (size === undefined) queue.push(entry);
+    else setSize(entry.metadata, size);
+  }
+  if (queue.length === 0) return;
+  const sources = await downloadSources(db, queue.map((entry) => Number(entry.metadata.EntitlementId)));
   const work = async (): Promise<void> => {
     for (let next = queue.shift(); next; next = queue.shift()) {
       // A book whose size cannot be worked out now (its file just went away) keeps the catalog's figure.
-      const download = await downloadOf(sources.get(Number(next.EntitlementId)), cacheRoot, server).catch(() => undefined);
-      if (download?.kind !== 'file') continue;
-      for (const entry of next.DownloadUrls as Json[]) entry.Size = download.size;
+      const download = await downloadOf(sources.get(Number(next.metadata.EntitlementId)), cacheRoot, server).catch(() => undefined);
+      if (download?.kind === 'file') setSize(next.metadata, download.size);
     }
   };
   await Promise.all(Array.from({ length: PARALLEL_CONVERSIONS }, work));
 }
 
-/** The BookMetadata objects of sync items (new entitlements and changed metadata). */
-export function syncedMetadata(items: readonly Json[]): Json[] {
-  const out: Json[] = [];
-  for (const item of items) {
-    const holder = (item.NewEntitlement ?? item.ChangedProductMetadata) as Json | undefined;
-    if (holder?.BookMetadata) out.push(holder.BookMetadata as Json);
-  }
-  return out;
+function setSize(metadata: Json, size: number): void {
+  for (const entry of metadata.DownloadUrls as Json[]) entry.Size = size;
 }

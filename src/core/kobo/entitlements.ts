@@ -141,12 +141,14 @@ export function bookMetadata(book: KoboBook, settings: KoboServerSettings, urls:
   });
 }
 
-export function newEntitlement(book: KoboBook, settings: KoboServerSettings, urls: KoboUrls, readingState: KoboReadingState, now: Date): Json {
-  return { NewEntitlement: { BookEntitlement: bookEntitlement(book, false, now), BookMetadata: bookMetadata(book, settings, urls), ReadingState: readingState } };
+/** A book new to the device, with its metadata (bookMetadata) and reading state. */
+export function newEntitlement(book: KoboBook, metadata: Json, readingState: KoboReadingState, now: Date): Json {
+  return { NewEntitlement: { BookEntitlement: bookEntitlement(book, false, now), BookMetadata: metadata, ReadingState: readingState } };
 }
 
-export function changedMetadata(book: KoboBook, settings: KoboServerSettings, urls: KoboUrls, now: Date): Json {
-  return { ChangedProductMetadata: { BookEntitlement: bookEntitlement(book, false, now), BookMetadata: bookMetadata(book, settings, urls) } };
+/** A book the device has, in a new state (file, metadata or cover), with its metadata (bookMetadata). */
+export function changedMetadata(book: KoboBook, metadata: Json, now: Date): Json {
+  return { ChangedProductMetadata: { BookEntitlement: bookEntitlement(book, false, now), BookMetadata: metadata } };
 }
 
 /** A book the device should drop: its entitlement marked removed, with just enough metadata to name it. */

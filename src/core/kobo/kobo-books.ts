@@ -11,6 +11,10 @@ export interface KoboPrimaryFile {
   id: number;
   bookType: string | null;
   sizeKb: number | null;
+  /** The file's exact size when it was last scanned. */
+  sizeBytes: number | null;
+  /** The last scan did not find the file. */
+  missing: boolean;
   fixedLayout: boolean;
   hash: string | null;
   /** What names the file's content in the KEPUB cache (see kepubFingerprint); undefined before the file was scanned. */
@@ -70,7 +74,16 @@ export function primaryFiles(files: readonly FileRow[], priorities: ReadonlyMap<
     const primary = pickPrimary(list, priority ?? null);
     if (!primary) continue;
     const fingerprint = primary.size_bytes === null || primary.mtime_ms === null ? undefined : kepubFingerprint(primary.current_hash, primary.id, primary.size_bytes, primary.mtime_ms);
-    out.set(bookId, { id: primary.id, bookType: primary.book_type, sizeKb: primary.file_size_kb, fixedLayout: primary.is_fixed_layout === 1, hash: primary.current_hash, fingerprint });
+    out.set(bookId, {
+      id: primary.id,
+      bookType: primary.book_type,
+      sizeKb: primary.file_size_kb,
+      sizeBytes: primary.size_bytes,
+      missing: Boolean(primary.missing_at),
+      fixedLayout: primary.is_fixed_layout === 1,
+      hash: primary.current_hash,
+      fingerprint,
+    });
   }
   return out;
 }

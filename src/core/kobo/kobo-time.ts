@@ -1,8 +1,13 @@
 // Kobo's timestamp spelling: UTC with seven fraction digits (`2025-01-02T10:00:00.0000000Z`), as the store writes them.
 
+/** The last instant written and its spelling: a sync page stamps hundreds of properties with the same `now`. */
+let last = { time: Number.NaN, text: '' };
+
 /** `date` as Kobo writes instants. */
 export function koboTimestamp(date: Date = new Date()): string {
-  return `${date.toISOString().slice(0, 19)}.${String(date.getUTCMilliseconds()).padStart(3, '0')}0000Z`;
+  const time = date.getTime();
+  if (time !== last.time) last = { time, text: `${date.toISOString().slice(0, 19)}.${String(date.getUTCMilliseconds()).padStart(3, '0')}0000Z` };
+  return last.text;
 }
 
 /**

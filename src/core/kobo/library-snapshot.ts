@@ -6,11 +6,10 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Transaction } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
 import { visibleBookFilter } from '../auth/visibility.ts';
-import { idsSubquery } from '../store/dialect-forms.ts';
-import { dialectOf } from '../store/dialect.ts';
 import type { DB } from '../store/db-types.ts';
-import { syncsToKobo } from './compatibility.ts';
-import { FILE_COLUMNS, libraryPriorities, primaryFiles } from './kobo-books.ts';
+import { parseFormatPriority } from '../books/book-json.ts';
+import { primaryOrderSql } from '../books/primary-file.ts';
+import { libraryPriorities } from './kobo-books.ts';
 
 type Trx = Transaction<DB>;
 
@@ -23,90 +22,76 @@ export async function snapshotOf(trx: Trx, userId: number, id: string | null): P
   return row?.id;
 }
 
-interface SnapshotRow {
-  book_id: number;
-  /** The primary file the row's hash is of. */
-  file_id: number;
-  file_hash: string | null;
-  metadata_updated_at: string | null;
-  cover_hash: string | null;
+/**
+ * The books of the shelf the device may receive now, one row each: visible to the user, in the catalog, with an EPUB
+ * as primary file (chosen as pickPrimary does, in SQL), in the state the snapshot records.
+ */
+async function shelfContents(trx: Trx, principal: Principal, shelfId: number) {
+  const priorities = new Map([...(await libraryPriorities(trx))].map(([id, text]) => [id, parseFormatPriority(text)]));
+  const ranked = trx
+    .selectFrom('book')
+    .innerJoin('book_file as f', (join) => join.onRef('f.book_id', '=', 'book.id').on('f.is_book', '=', 1))
+    .select([
+      'book.id as book_id',
+      'f.book_type',
+      'f.current_hash as file_hash',
+      'book.metadata_updated_at',
+      'book.book_cover_hash as cover_hash',
+      sql<number>`ROW_NUMBER() OVER (PARTITION BY book.id ORDER BY ${primaryOrderSql('f', 'book.library_id', priorities)})`.as('pick'),
+    ])
+    .where('book.id', 'in', trx.selectFrom('book_shelf_mapping').select('book_id').where('shelf_id', '=', shelfId))
+    .where('book.deleted', '=', 0)
+    .where('book.is_physical', '=', 0)
+    .where(visibleBookFilter(principal));
+  return trx
+    .selectFrom(ranked.as('s'))
+    .select(['s.book_id', 's.file_hash', 's.metadata_updated_at', 's.cover_hash'])
+    .where('s.pick', '=', 1)
+    .where('s.book_type', '=', 'EPUB');
 }
 
-/** The books of the shelf the device may receive now: visible to the user, in the catalog, with an EPUB to send. */
-async function shelfContents(trx: Trx, principal: Principal, shelfId: number | undefined): Promise<SnapshotRow[]> {
-  if (shelfId === undefined) return [];
-  const onShelf = trx.selectFrom('book_shelf_mapping').select('book_id').where('shelf_id', '=', shelfId);
-  const [books, files, priorities] = await Promise.all([
-    trx
-      .selectFrom('book')
-      .select(['book.id', 'book.library_id', 'book.metadata_updated_at', 'book.book_cover_hash'])
-      .where('book.id', 'in', onShelf)
-      .where('book.deleted', '=', 0)
-      .where('book.is_physical', '=', 0)
-      .where(visibleBookFilter(principal))
-      .execute(),
-    trx
-      .selectFrom('book_file')
-      .select(FILE_COLUMNS)
-      .where('book_file.is_book', '=', 1)
-      .where('book_file.book_id', 'in', onShelf)
-      .execute(),
-    libraryPriorities(trx),
-  ]);
-  const primaries = primaryFiles(files, priorities, new Map(books.map((b) => [b.id, b.library_id])));
-  const rows: SnapshotRow[] = [];
-  for (const book of books) {
-    const primary = primaries.get(book.id);
-    if (!syncsToKobo(primary)) continue;
-    rows.push({ book_id: book.id, file_id: primary.id, file_hash: primary.hash, metadata_updated_at: book.metadata_updated_at, cover_hash: book.book_cover_hash });
-  }
-  return rows;
-}
+type ShelfContents = Awaited<ReturnType<typeof shelfContents>>;
 
-type SnapshotKey = Pick<SnapshotRow, 'file_hash' | 'metadata_updated_at' | 'cover_hash'>;
-
-const sameState = (a: SnapshotKey, b: SnapshotKey): boolean => a.file_hash === b.file_hash && a.metadata_updated_at === b.metadata_updated_at && a.cover_hash === b.cover_hash;
-
-/** `a` and `b` equal, NULL equal to NULL (as sameState compares). */
+/** `a` and `b` equal, NULL equal to NULL. */
 const bothEqual = (a: string, b: string): string => `(${a} = ${b} OR (${a} IS NULL AND ${b} IS NULL))`;
 
-/** Whether the previous snapshot's row `p` holds the book in the state it has now. */
+/** Whether the previous snapshot's row `p` holds the shelf row `s` in the state it has now. */
 const SYNCED_BEFORE = sql.raw(
-  `CASE WHEN p.book_id IS NOT NULL AND ${bothEqual('p.file_hash', 'f.current_hash')} AND ${bothEqual('p.metadata_updated_at', 'b.metadata_updated_at')} AND ${bothEqual('p.cover_hash', 'b.book_cover_hash')} THEN 1 ELSE 0 END`,
+  `CASE WHEN p.book_id IS NOT NULL AND ${bothEqual('p.file_hash', 's.file_hash')} AND ${bothEqual('p.metadata_updated_at', 's.metadata_updated_at')} AND ${bothEqual('p.cover_hash', 's.cover_hash')} THEN 1 ELSE 0 END`,
 );
 
-/**
- * The snapshot's rows in one statement, from the books' primary files (their ids as one JSON parameter): each book's
- * state as read in this transaction, marked synced when the previous snapshot holds it in that same state.
- */
-async function insertSnapshotBooks(trx: Trx, id: string, previousId: string | undefined, fileIds: number[]): Promise<void> {
-  await sql`INSERT INTO kobo_library_snapshot_book (snapshot_id, book_id, synced, file_hash, metadata_updated_at, cover_hash)
-    SELECT CAST(${id} AS text), b.id, ${SYNCED_BEFORE}, f.current_hash, b.metadata_updated_at, b.book_cover_hash
-    FROM book_file f JOIN book b ON b.id = f.book_id
-    LEFT JOIN kobo_library_snapshot_book p ON p.snapshot_id = CAST(${previousId ?? ''} AS text) AND p.book_id = b.id
-    WHERE f.id IN ${idsSubquery(dialectOf(trx), fileIds)}`.execute(trx);
+/** Whether the previous snapshot holds exactly the shelf as it is, every book synced in its present state. */
+async function sameAsPrevious(trx: Trx, contents: ShelfContents, previousId: string): Promise<boolean> {
+  const counts = await sql<{ books: number | string; synced: number | string | null; previous: number | string }>`SELECT count(*) AS books,
+      SUM(CASE WHEN p.synced = 1 THEN ${SYNCED_BEFORE} ELSE 0 END) AS synced,
+      (SELECT count(*) FROM kobo_library_snapshot_book WHERE snapshot_id = ${previousId}) AS previous
+    FROM ${contents} AS s LEFT JOIN kobo_library_snapshot_book p ON p.snapshot_id = ${previousId} AND p.book_id = s.book_id`.execute(trx);
+  const row = counts.rows[0];
+  const books = Number(row?.books ?? 0);
+  return books === Number(row?.previous ?? -1) && books === Number(row?.synced ?? 0);
 }
 
 /**
  * The snapshot a new session pages through. When the shelf is exactly as the previous (finished) snapshot holds it,
- * that snapshot is reused and nothing is written: a sync with nothing new costs two reads. Otherwise a new one is
- * written, books unchanged since the previous one already marked synced (the device has them as they are).
+ * that snapshot is reused and nothing is written: a sync with nothing new costs one read. Otherwise a new one is
+ * written in one statement, books unchanged since the previous one already marked synced (the device has them as
+ * they are). Neither the shelf's books nor the previous snapshot's rows pass through JavaScript.
  */
 export async function createSnapshot(trx: Trx, principal: Principal, shelfId: number | undefined, previousId: string | undefined): Promise<string> {
-  const rows = await shelfContents(trx, principal, shelfId);
+  const contents = shelfId === undefined ? undefined : await shelfContents(trx, principal, shelfId);
   if (previousId !== undefined) {
-    const previous = new Map<number, SnapshotKey & { synced: number }>();
-    const kept = await trx.selectFrom('kobo_library_snapshot_book').select(['book_id', 'synced', 'file_hash', 'metadata_updated_at', 'cover_hash']).where('snapshot_id', '=', previousId).execute();
-    for (const r of kept) previous.set(r.book_id, r);
-    const unchanged = previous.size === rows.length && rows.every((r) => {
-      const before = previous.get(r.book_id);
-      return before !== undefined && before.synced === 1 && sameState(before, r);
-    });
+    const unchanged = contents === undefined
+      ? (await trx.selectFrom('kobo_library_snapshot_book').select('book_id').where('snapshot_id', '=', previousId).limit(1).executeTakeFirst()) === undefined
+      : await sameAsPrevious(trx, contents, previousId);
     if (unchanged) return previousId;
   }
   const id = randomUUID();
   await trx.insertInto('kobo_library_snapshot').values({ id, user_id: principal.userId, created_date: new Date().toISOString() }).execute();
-  if (rows.length > 0) await insertSnapshotBooks(trx, id, previousId, rows.map((r) => r.file_id));
+  if (contents !== undefined) {
+    await sql`INSERT INTO kobo_library_snapshot_book (snapshot_id, book_id, synced, file_hash, metadata_updated_at, cover_hash)
+      SELECT CAST(${id} AS text), s.book_id, ${SYNCED_BEFORE}, s.file_hash, s.metadata_updated_at, s.cover_hash
+      FROM ${contents} AS s LEFT JOIN kobo_library_snapshot_book p ON p.snapshot_id = CAST(${previousId ?? ''} AS text) AND p.book_id = s.book_id`.execute(trx);
+  }
   return id;
 }
 

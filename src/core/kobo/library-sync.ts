@@ -6,8 +6,9 @@ import { visibleBookFilter } from '../auth/visibility.ts';
 import type { DB } from '../store/db-types.ts';
 import type { Store } from '../store/store.ts';
 import { syncsToKobo } from './compatibility.ts';
-import { changedMetadata, changedReadingState, newEntitlement, removedEntitlement, type Json, type KoboUrls } from './entitlements.ts';
-import { loadKoboBooks, loadPrimaries } from './kobo-books.ts';
+import type { AnnouncedDownload } from './download-file.ts';
+import { bookMetadata, changedMetadata, changedReadingState, newEntitlement, removedEntitlement, type Json, type KoboUrls } from './entitlements.ts';
+import { loadKoboBooks, loadPrimaries, type KoboBook, type KoboPrimaryFile } from './kobo-books.ts';
 import { koboShelfId } from './kobo-shelf.ts';
 import { createSnapshot, finishSession, snapshotOf, takeRemoved, takeUnsynced } from './library-snapshot.ts';
 import { initialStates, pendingStates, type DeviceContext } from './reading-state-store.ts';
@@ -35,6 +36,8 @@ export interface SyncPageInput {
 
 export interface LocalPage {
   items: Json[];
+  /** The metadata of the page's books with the files their downloads send, for settleDownloadSizes. */
+  downloads: AnnouncedDownload[];
   /** More books wait: the device must call again (X-Kobo-sync: continue). */
   more: boolean;
   currentId: string;
@@ -105,14 +108,20 @@ export async function localSyncPage(input: SyncPageInput): Promise<LocalPage> {
     const byId = new Map(books.map((b) => [b.id, b]));
     const states = await initialStates(trx, ctx, books.filter((b) => added.ids.includes(b.id)), now, input.locations);
     const items: Json[] = [];
+    const downloads: AnnouncedDownload[] = [];
+    const metadataOf = (book: KoboBook, primary: KoboPrimaryFile): Json => {
+      const metadata = bookMetadata(book, server, urls);
+      downloads.push({ metadata, primary });
+      return metadata;
+    };
     for (const id of added.ids) {
       const book = byId.get(id);
       const state = states.get(id);
-      if (book && state && syncsToKobo(book.primary)) items.push(newEntitlement(book, server, urls, orderedState(state), now));
+      if (book && state && syncsToKobo(book.primary)) items.push(newEntitlement(book, metadataOf(book, book.primary), orderedState(state), now));
     }
     for (const id of changed.ids) {
       const book = byId.get(id);
-      if (book && syncsToKobo(book.primary)) items.push(changedMetadata(book, server, urls, now));
+      if (book && syncsToKobo(book.primary)) items.push(changedMetadata(book, metadataOf(book, book.primary), now));
     }
     if (removed.removed.length > 0) {
       const addedOn = new Map(
@@ -125,7 +134,7 @@ export async function localSyncPage(input: SyncPageInput): Promise<LocalPage> {
       for (const state of await pendingStates(trx, ctx, currentId, (ids) => loadPrimaries(trx, ids), now, input.locations)) items.push(changedReadingState(orderedState(state)));
       items.push(...(await shelfTags(trx, store, principal, currentId)));
     }
-    return { items, more, currentId, previousId };
+    return { items, downloads, more, currentId, previousId };
   });
 }
 

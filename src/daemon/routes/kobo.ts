@@ -18,7 +18,7 @@ import {
   userProfile,
 } from '../../core/kobo/device-answers.ts';
 import { bookMetadata, type KoboUrls } from '../../core/kobo/entitlements.ts';
-import { koboDownload, settleDownloadSizes, syncedMetadata } from '../../core/kobo/download-file.ts';
+import { koboDownload, settleDownloadSizes } from '../../core/kobo/download-file.ts';
 import { loadKoboBooks } from '../../core/kobo/kobo-books.ts';
 import { removeFromKoboShelf } from '../../core/kobo/kobo-shelf.ts';
 import { cachedLocations } from '../../core/kobo/span-locations.ts';
@@ -182,7 +182,7 @@ async function librarySync(call: KoboCall): Promise<unknown> {
   const server = await koboServerSettings(ctx.store.db);
   const token = decodeSyncToken(header(call, 'x-kobo-synctoken'));
   const page = await localSyncPage({ store: ctx.store, principal: device.principal, settings: device.settings, server, urls: urlsOf(call), token, locations: cachedLocations(ctx.paths.cache) });
-  await settleDownloadSizes(ctx.store.db, ctx.paths.cache, server, syncedMetadata(page.items));
+  await settleDownloadSizes(ctx.store.db, ctx.paths.cache, server, page.downloads);
   const items: unknown[] = page.items;
   let more = page.more;
   let raw = token.rawKoboSyncToken;
@@ -251,7 +251,7 @@ async function metadata(call: KoboCall, bookId: number): Promise<unknown> {
   if (!book || !syncsToKobo(book.primary)) throw genericNotFound();
   const server = await koboServerSettings(call.ctx.store.db);
   const metadata = bookMetadata(book, server, urlsOf(call));
-  await settleDownloadSizes(call.ctx.store.db, call.ctx.paths.cache, server, [metadata]);
+  await settleDownloadSizes(call.ctx.store.db, call.ctx.paths.cache, server, [{ metadata, primary: book.primary }]);
   return json(call.reply, [metadata]);
 }
 
