@@ -24,7 +24,9 @@ const INPUTS = [join(ROOT, 'src'), join(ROOT, 'package.json'), join(ROOT, 'packa
  * Left as imports, loaded from node_modules at run time: native addons; packages that start worker threads from
  * files in their own folder or read their own assets; big ones only some commands load. (pino and thread-stream
  * find their worker files through `__dirname`, which the bundle keeps pointing at their own folders, and bundling
- * them saves ~5 MB of the daemon's memory; pino-pretty is loaded by name inside the log worker.)
+ * them saves ~5 MB of the daemon's memory; pino-pretty is loaded by name inside the log worker.) cron and luxon: cron
+ * requires luxon's CommonJS build, and src/core/tasks/local-cron.ts must configure that same instance (bundled, cron
+ * would get a copy of its own).
  */
 const EXTERNAL = [
   'better-sqlite3', 'sharp', '@napi-rs/canvas', 'fsevents',
@@ -32,6 +34,7 @@ const EXTERNAL = [
   '@fastify/swagger', '@fastify/swagger-ui',
   'pdfjs-dist', 'node-unrar-js', '7zip-bin', '@ffmpeg-installer/ffmpeg',
   'ink', 'react', 'nodemailer', 'pg',
+  'cron', 'luxon',
 ];
 const isExternal = (id: string): boolean => EXTERNAL.some((name) => id === name || id.startsWith(`${name}/`));
 
