@@ -95,6 +95,41 @@ function ownLocation(outDir: string): Plugin {
   };
 }
 
+/**
+ * Node modules a package requires at load time but uses only in a configuration Bindery never has, turned into a
+ * require at first use: fastify's server module loads `node:https` (and with it `node:tls`) and `node:http2` for
+ * servers with TLS or HTTP/2, which `bindery serve` never makes (TLS ends at a reverse proxy): ~3 MB of the idle
+ * daemon's memory.
+ */
+const LAZY_REQUIRES: { file: string; module: string; used: string[] }[] = [
+  { file: 'fastify/lib/server.js', module: 'node:https', used: ['createServer'] },
+  { file: 'fastify/lib/server.js', module: 'node:http2', used: ['createServer', 'createSecureServer'] },
+];
+
+function lazyRequires(): Plugin {
+  return {
+    name: 'bindery-lazy-requires',
+    transform(code, id) {
+      const wanted = LAZY_REQUIRES.filter((lazy) => id.endsWith(`/node_modules/${lazy.file}`));
+      if (wanted.length === 0) return null;
+      let out = code;
+      for (const { file, module, used } of wanted) {
+        const declaration = new RegExp(`^const (\\w+) = require\\('${module}'\\)$`, 'm');
+        const name = declaration.exec(out)?.[1];
+        const codeLines = out.split('\n').filter((line) => !/^\s*(\/\/|\/?\*)/.test(line)).join('\n');
+        const members = name ? [...codeLines.matchAll(new RegExp(`\\b${name}\\.(\\w+)`, 'g'))].map((m) => m[1] as string) : [];
+        if (!name || members.some((member) => !used.includes(member))) {
+          console.error(`build: warning: ${file} no longer uses ${module} as expected; it stays loaded at start`);
+          continue;
+        }
+        const getters = used.map((fn) => `get ${fn} () { return require('${module}').${fn} }`).join(', ');
+        out = out.replace(declaration, `const ${name} = { ${getters} }`);
+      }
+      return { code: out, map: null };
+    },
+  };
+}
+
 /** `--stats`: the biggest chunks and, in each, the packages and files that make it up. */
 function printStats(output: readonly { type: string; fileName: string; code?: string; modules?: Record<string, { renderedLength: number }> }[]): void {
   const chunks = output.filter((o) => o.type === 'chunk' && o.code !== undefined).sort((a, b) => (b.code?.length ?? 0) - (a.code?.length ?? 0));
@@ -141,7 +176,7 @@ async function bundleInto(rolldown: Rolldown, outDir: string, staging: string, s
     platform: 'node',
     cwd: ROOT,
     external: (id) => isExternal(id),
-    plugins: [ownLocation(outDir)],
+    plugins: [ownLocation(outDir), lazyRequires()],
     logLevel: 'warn',
     onLog: (level, log) => {
       if (log.code === 'EVAL' || log.code === 'CIRCULAR_DEPENDENCY') return;
