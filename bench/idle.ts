@@ -25,10 +25,13 @@ const { values } = parseArgs({
     calibre: { type: 'boolean', default: false },
     'calibre-books': { type: 'string', default: '1000' },
     'burst-pages': { type: 'string', default: '40' },
+    // Seconds after the burst to sample at (the feed page cache keeps a page for 60 s).
+    'after-burst': { type: 'string', default: '30,90' },
     breakdown: { type: 'boolean', default: false },
   },
 });
 const burstPages = Number(values['burst-pages']);
+const afterBurst = values['after-burst'].split(',').map(Number);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const load = (): string => loadavg().map((l) => l.toFixed(1)).join(' ');
 const mb = (n: number): string => n.toFixed(1);
@@ -133,7 +136,7 @@ interface Timeline {
   startCpuMs: number;
   at5: Sample;
   at30: Sample;
-  burst?: { pages: number; cpuMs: number; after: Sample; idle30: Sample };
+  burst?: { pages: number; cpuMs: number; after: Sample; idle: Sample[] };
   breakdown?: string;
 }
 
@@ -147,9 +150,14 @@ async function timeline(label: string, pid: number, startedAt: number, burst?: (
   const cpuBefore = preciseCpuMs(pid);
   const pages = await burst();
   const cpuMs = preciseCpuMs(pid) - cpuBefore;
+  const burstEnd = performance.now();
   const after = sample(pid);
-  await sleep(30_000);
-  return { label, at5, at30, burst: { pages, cpuMs, after, idle30: sample(pid) }, breakdown: values.breakdown ? breakdown(pid) : undefined };
+  const idle: Sample[] = [];
+  for (const seconds of afterBurst) {
+    await sleep(Math.max(0, burstEnd + seconds * 1000 - performance.now()));
+    idle.push(sample(pid));
+  }
+  return { label, at5, at30, burst: { pages, cpuMs, after, idle }, breakdown: values.breakdown ? breakdown(pid) : undefined };
 }
 
 /** Feed pages as the devices and apps ask for them, `burstPages` of each kind, two at a time. */
@@ -184,13 +192,13 @@ async function feedBurst(daemon: DaemonProcess): Promise<number> {
 
 function print(catalog: string, results: Timeline[]): void {
   console.log(`\n${catalog} (RSS / PSS / USS / anonymous, MB; load ${load()})`);
-  console.log('| version | start to first 200 (CPU) | at 5 s | at 30 s | burst: pages, server CPU | right after | 30 s after |');
-  console.log('|---|---|---|---|---|---|---|');
+  console.log(`| version | start to first 200 (CPU) | at 5 s | at 30 s | burst: pages, server CPU | right after |${afterBurst.map((t) => ` ${t} s after |`).join('')}`);
+  console.log(`|---|---|---|---|---|---|${afterBurst.map(() => '---|').join('')}`);
   for (const r of results) {
-    const burst = r.burst ? `${r.burst.pages}, ${r.burst.cpuMs.toFixed(0)} ms | ${figure(r.burst.after)} | ${figure(r.burst.idle30)}` : ' | | ';
+    const burst = r.burst ? `${r.burst.pages}, ${r.burst.cpuMs.toFixed(0)} ms | ${figure(r.burst.after)} | ${r.burst.idle.map(figure).join(' | ')}` : ` |${afterBurst.map(() => ' |').join('')}`;
     console.log(`| ${r.label} | ${r.startMs.toFixed(0)} ms (${r.startCpuMs.toFixed(0)} ms) | ${figure(r.at5)} | ${figure(r.at30)} | ${burst} |`);
   }
-  for (const r of results) if (r.breakdown) console.log(`resident, ${r.label}, 30 s after the burst:\n${r.breakdown}`);
+  for (const r of results) if (r.breakdown) console.log(`resident, ${r.label}, ${afterBurst.at(-1)} s after the burst:\n${r.breakdown}`);
 }
 
 console.log(`machine: ${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, node ${process.version}, load ${load()}`);

@@ -14,13 +14,16 @@ export interface IdleMemoryOptions {
   firstMs: number;
   /** How often to look after it. */
   everyMs: number;
+  /** After the first, collect again only when the process has used at least this much CPU (ms) since the last one. */
+  minWorkMs: number;
   /** Idle: at most this share of one core used since the last look. */
   idleShare: number;
   /** Only worth a collection (~90 ms of CPU) when V8 holds at least this much more heap than it uses. */
   minSlackBytes: number;
 }
 
-const DEFAULTS: IdleMemoryOptions = { firstMs: 1000, everyMs: 30_000, idleShare: 0.05, minSlackBytes: 8 * 1024 * 1024 };
+// A look costs two system calls; a collection ~90 ms of CPU, so at most one per second of work done in between.
+const DEFAULTS: IdleMemoryOptions = { firstMs: 1000, everyMs: 5000, minWorkMs: 1000, idleShare: 0.05, minSlackBytes: 8 * 1024 * 1024 };
 
 let collect: Collect | undefined;
 
@@ -46,12 +49,15 @@ export function compactWhenIdle(overrides: Partial<IdleMemoryOptions> = {}): () 
   let lastCpu = cpuMicros();
   let lastAt = performance.now();
   let collected = false;
+  let cpuAtCollection = 0;
   const look = (): void => {
     const share = (cpuMicros() - lastCpu) / 1000 / Math.max(1, performance.now() - lastAt);
+    const worked = !collected || (cpuMicros() - cpuAtCollection) / 1000 >= options.minWorkMs;
     const heap = v8.getHeapStatistics();
-    if (share <= options.idleShare && heap.total_heap_size - heap.used_heap_size >= options.minSlackBytes) {
+    if (worked && share <= options.idleShare && heap.total_heap_size - heap.used_heap_size >= options.minSlackBytes) {
       collector()({ type: 'major', execution: 'sync', flavor: 'last-resort' });
       collected = true;
+      cpuAtCollection = cpuMicros();
     }
     lastCpu = cpuMicros();
     lastAt = performance.now();

@@ -14,6 +14,7 @@ export class CatalogBytesCache<Meta = undefined> {
   private readonly maxEntryBytes: number;
 
   private readonly maxAgeMs: number;
+  private sweep: NodeJS.Timeout | undefined;
 
   /**
    * At most `maxBytes` in all (least recently used dropped first); an answer larger than `maxEntryBytes` is not kept;
@@ -90,6 +91,27 @@ export class CatalogBytesCache<Meta = undefined> {
     this.bytes = 0;
   }
 
+  /**
+   * Expired answers are dropped when they expire, not only when next asked for: after a burst of pages, an idle
+   * daemon would otherwise hold them (up to `maxBytes`) until the next request.
+   */
+  private sweepLater(ms: number): void {
+    if (this.sweep || !Number.isFinite(ms)) return;
+    this.sweep = setTimeout(() => {
+      this.sweep = undefined;
+      const now = performance.now();
+      let next = Infinity;
+      for (const [key, entry] of this.entries) {
+        if (entry.expires <= now) {
+          this.entries.delete(key);
+          this.bytes -= entry.bytes;
+        } else next = Math.min(next, entry.expires);
+      }
+      this.sweepLater(next - now);
+    }, ms);
+    this.sweep.unref();
+  }
+
   /** Whether the value is kept (it is not when larger than an entry may be). */
   private remember(key: string, value: Buffer, meta: Meta | undefined): boolean {
     const bytes = value.length + key.length * 2 + ENTRY_OVERHEAD;
@@ -101,6 +123,7 @@ export class CatalogBytesCache<Meta = undefined> {
     }
     this.entries.set(key, { value, bytes, meta, expires: performance.now() + this.maxAgeMs });
     this.bytes += bytes;
+    this.sweepLater(this.maxAgeMs);
     for (const [oldest, entry] of this.entries) {
       if (this.bytes <= this.maxBytes) break;
       this.entries.delete(oldest);
