@@ -54,7 +54,7 @@ describe('compactWhenIdle', () => {
   it('collects again after a burst of work, and not again while nothing is done', async () => {
     const majors: number[] = [];
     const observer = new PerformanceObserver((list) => {
-      for (const entry of list.getEntries()) if ((entry.detail as { kind?: number } | undefined)?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) majors.push(entry.startTime);
+      for (const entry of list.getEntries()) if ((entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) majors.push(entry.startTime);
     });
     observer.observe({ entryTypes: ['gc'] });
     const stop = compactWhenIdle({ firstMs: 20, everyMs: 20, minWorkMs: 150, idleShare: Number.POSITIVE_INFINITY, minSlackBytes: 1 });
