@@ -22,6 +22,8 @@ export const fromSource: Launcher = { name: 'source', command: BIN, args: [], en
 export const asInstalled: Launcher = { name: 'bin/bindery', command: BIN, args: [], env: {} };
 /** The V8 flags bin/bindery starts `serve` with (unless NODE_OPTIONS sets its own); launchers that skip bin/bindery add them. */
 export const SERVE_NODE_FLAGS = '--max-semi-space-size=8';
+/** The environment bin/bindery, the systemd unit and the image give `serve` (unless already set). */
+export const SERVE_ENV: NodeJS.ProcessEnv = { MALLOC_ARENA_MAX: '2' };
 
 /** A bundle built into `dir` (see scripts/build.ts), run directly. */
 export function fromBundle(dir: string): Launcher {

@@ -14,7 +14,7 @@ import { ACCESS_TOKEN_SECONDS, signingSecret, signToken } from '../src/core/auth
 import { openStore } from '../src/core/store/store.ts';
 import { createUser } from '../src/core/users/users.ts';
 import { fillCatalog } from './book-catalog.ts';
-import { cpuMs, fromBundle, fromSource, memoryMb, peakRssMb, ROOT, rssMb, SERVE_NODE_FLAGS, startDaemon, type DaemonProcess, type Launcher, type MemoryFigures } from './daemon-process.ts';
+import { cpuMs, fromBundle, fromSource, memoryMb, peakRssMb, ROOT, rssMb, SERVE_ENV, SERVE_NODE_FLAGS, startDaemon, type DaemonProcess, type Launcher, type MemoryFigures } from './daemon-process.ts';
 
 const { values } = parseArgs({
   options: {
@@ -66,7 +66,7 @@ try {
   console.log('bundle: not available (rolldown is not installed); measuring the sources only');
 }
 /** The bundle with the memory setting deploy/bindery.service and deploy/Dockerfile use. */
-const deployed: Launcher | undefined = bundle && withNodeOptions({ ...fromBundle(bundleDir), name: 'bundle, unit env', env: { MALLOC_ARENA_MAX: '2' } }, SERVE_NODE_FLAGS);
+const deployed: Launcher | undefined = bundle && withNodeOptions({ ...fromBundle(bundleDir), name: 'bundle, unit env', env: SERVE_ENV }, SERVE_NODE_FLAGS);
 const launchers = [...(bundle && deployed ? [bundle, deployed] : []), withNodeOptions(fromSource)];
 
 /** Medians of RSS, PSS and USS. */

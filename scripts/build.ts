@@ -24,7 +24,9 @@ const INPUTS = [join(ROOT, 'src'), join(ROOT, 'package.json'), join(ROOT, 'packa
  * Left as imports, loaded from node_modules at run time: native addons; packages that start worker threads from
  * files in their own folder or read their own assets; big ones only some commands load. (pino and thread-stream
  * find their worker files through `__dirname`, which the bundle keeps pointing at their own folders, and bundling
- * them saves ~5 MB of the daemon's memory; pino-pretty is loaded by name inside the log worker.)
+ * them saves ~5 MB of the daemon's memory; pino-pretty is loaded by name inside the log worker.) cron and luxon: cron
+ * requires luxon's CommonJS build, and src/core/tasks/local-cron.ts must configure that same instance (bundled, cron
+ * would get a copy of its own).
  */
 const EXTERNAL = [
   'better-sqlite3', 'sharp', '@napi-rs/canvas', 'fsevents',
@@ -32,6 +34,7 @@ const EXTERNAL = [
   '@fastify/swagger', '@fastify/swagger-ui',
   'pdfjs-dist', 'node-unrar-js', '7zip-bin', '@ffmpeg-installer/ffmpeg',
   'ink', 'react', 'nodemailer', 'pg',
+  'cron', 'luxon',
 ];
 const isExternal = (id: string): boolean => EXTERNAL.some((name) => id === name || id.startsWith(`${name}/`));
 
@@ -92,6 +95,41 @@ function ownLocation(outDir: string): Plugin {
   };
 }
 
+/**
+ * Node modules a package requires at load time but uses only in a configuration Bindery never has, turned into a
+ * require at first use: fastify's server module loads `node:https` (and with it `node:tls`) and `node:http2` for
+ * servers with TLS or HTTP/2, which `bindery serve` never makes (TLS ends at a reverse proxy): ~3 MB of the idle
+ * daemon's memory.
+ */
+const LAZY_REQUIRES: { file: string; module: string; used: string[] }[] = [
+  { file: 'fastify/lib/server.js', module: 'node:https', used: ['createServer'] },
+  { file: 'fastify/lib/server.js', module: 'node:http2', used: ['createServer', 'createSecureServer'] },
+];
+
+function lazyRequires(): Plugin {
+  return {
+    name: 'bindery-lazy-requires',
+    transform(code, id) {
+      const wanted = LAZY_REQUIRES.filter((lazy) => id.endsWith(`/node_modules/${lazy.file}`));
+      if (wanted.length === 0) return null;
+      let out = code;
+      for (const { file, module, used } of wanted) {
+        const declaration = new RegExp(`^const (\\w+) = require\\('${module}'\\)$`, 'm');
+        const name = declaration.exec(out)?.[1];
+        const codeLines = out.split('\n').filter((line) => !/^\s*(\/\/|\/?\*)/.test(line)).join('\n');
+        const members = name ? [...codeLines.matchAll(new RegExp(`\\b${name}\\.(\\w+)`, 'g'))].map((m) => m[1] as string) : [];
+        if (!name || members.some((member) => !used.includes(member))) {
+          console.error(`build: warning: ${file} no longer uses ${module} as expected; it stays loaded at start`);
+          continue;
+        }
+        const getters = used.map((fn) => `get ${fn} () { return require('${module}').${fn} }`).join(', ');
+        out = out.replace(declaration, `const ${name} = { ${getters} }`);
+      }
+      return { code: out, map: null };
+    },
+  };
+}
+
 /** `--stats`: the biggest chunks and, in each, the packages and files that make it up. */
 function printStats(output: readonly { type: string; fileName: string; code?: string; modules?: Record<string, { renderedLength: number }> }[]): void {
   const chunks = output.filter((o) => o.type === 'chunk' && o.code !== undefined).sort((a, b) => (b.code?.length ?? 0) - (a.code?.length ?? 0));
@@ -138,7 +176,7 @@ async function bundleInto(rolldown: Rolldown, outDir: string, staging: string, s
     platform: 'node',
     cwd: ROOT,
     external: (id) => isExternal(id),
-    plugins: [ownLocation(outDir)],
+    plugins: [ownLocation(outDir), lazyRequires()],
     logLevel: 'warn',
     onLog: (level, log) => {
       if (log.code === 'EVAL' || log.code === 'CIRCULAR_DEPENDENCY') return;

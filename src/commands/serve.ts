@@ -106,8 +106,8 @@ export function registerServe(program: Command, run: RunCommand): void {
         process.exitCode = EXIT.USAGE;
         return;
       }
-      const cluster = await import('node:cluster');
-      if (workers > 1 && cluster.default.isPrimary) {
+      // node:cluster (~1 MB resident) only when workers are asked for: their processes inherit the setting.
+      if (workers > 1 && (await import('node:cluster')).default.isPrimary) {
         const { superviseWorkers } = await import('./serve-workers.ts');
         process.exitCode = await superviseWorkers(workers);
         return;

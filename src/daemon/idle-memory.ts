@@ -14,15 +14,29 @@ export interface IdleMemoryOptions {
   firstMs: number;
   /** How often to look after it. */
   everyMs: number;
+  /** After the first, collect again only when the process has used at least this much CPU (ms) since the last one. */
+  minWorkMs: number;
   /** Idle: at most this share of one core used since the last look. */
   idleShare: number;
   /** Only worth a collection (~90 ms of CPU) when V8 holds at least this much more heap than it uses. */
   minSlackBytes: number;
+  /** …or when caches have let go of at least this much memory outside the heap (Buffers) since the last one. */
+  minReleasedBytes: number;
 }
 
-const DEFAULTS: IdleMemoryOptions = { firstMs: 1000, everyMs: 30_000, idleShare: 0.05, minSlackBytes: 8 * 1024 * 1024 };
+// A look costs two system calls; a collection ~90 ms of CPU, so at most one per half second of work done in between.
+const DEFAULTS: IdleMemoryOptions = { firstMs: 1000, everyMs: 5000, minWorkMs: 500, idleShare: 0.05, minSlackBytes: 8 * 1024 * 1024, minReleasedBytes: 4 * 1024 * 1024 };
 
 let collect: Collect | undefined;
+let released = 0;
+
+/**
+ * Tells the idle compaction that a cache dropped `bytes` of Buffers: their memory returns only once V8 collects the
+ * objects that held them, which an idle process does not do by itself.
+ */
+export function noteReleased(bytes: number): void {
+  released += bytes;
+}
 
 /** V8's `gc`, without exposing it to the daemon's own global scope (it exists in a context made for the purpose). */
 function collector(): Collect {
@@ -46,12 +60,17 @@ export function compactWhenIdle(overrides: Partial<IdleMemoryOptions> = {}): () 
   let lastCpu = cpuMicros();
   let lastAt = performance.now();
   let collected = false;
+  let cpuAtCollection = 0;
   const look = (): void => {
     const share = (cpuMicros() - lastCpu) / 1000 / Math.max(1, performance.now() - lastAt);
+    const worked = !collected || (cpuMicros() - cpuAtCollection) / 1000 >= options.minWorkMs;
     const heap = v8.getHeapStatistics();
-    if (share <= options.idleShare && heap.total_heap_size - heap.used_heap_size >= options.minSlackBytes) {
+    const slack = worked && heap.total_heap_size - heap.used_heap_size >= options.minSlackBytes;
+    if (share <= options.idleShare && (slack || released >= options.minReleasedBytes)) {
       collector()({ type: 'major', execution: 'sync', flavor: 'last-resort' });
       collected = true;
+      cpuAtCollection = cpuMicros();
+      released = 0;
     }
     lastCpu = cpuMicros();
     lastAt = performance.now();

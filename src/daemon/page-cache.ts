@@ -9,6 +9,7 @@ import { CatalogBytesCache } from '../core/store/catalog-bytes-cache.ts';
 import type { Generation } from '../core/store/snapshot.ts';
 import { keepCompressedCopies } from './compression.ts';
 import type { DaemonContext } from './context.ts';
+import { noteReleased } from './idle-memory.ts';
 import type { RouteHead } from './route-manifest.ts';
 import type { RouteRequest } from './route-spec.ts';
 import { signInPolicy } from './sign-in-policy.ts';
@@ -149,7 +150,7 @@ function buildsOf(ctx: DaemonContext): Builds {
 
 function cacheOf(ctx: DaemonContext): CatalogBytesCache<Headers> {
   let cache = caches.get(ctx);
-  if (!cache) caches.set(ctx, (cache = new CatalogBytesCache<Headers>(CACHE_BYTES, CACHE_BYTES / 16, MAX_AGE_MS)));
+  if (!cache) caches.set(ctx, (cache = new CatalogBytesCache<Headers>(CACHE_BYTES, CACHE_BYTES / 16, MAX_AGE_MS, noteReleased)));
   return cache;
 }
 

@@ -26,7 +26,7 @@ export function schedulerOf(ctx: DaemonContext): Scheduler | undefined {
 
 export async function startScheduler(ctx: DaemonContext): Promise<Scheduler> {
   // The cron library (and its date library) loads with the first schedule, not with the daemon.
-  const { CronJob } = await import('cron');
+  const { localCronJob } = await import('../core/tasks/local-cron.ts');
   let jobs: { taskType: TaskType; cronExpression: string; job: CronJob }[] = [];
   const runner = taskRunnerFor(ctx);
 
@@ -61,7 +61,7 @@ export async function startScheduler(ctx: DaemonContext): Promise<Scheduler> {
     for (const config of configs) {
       if (!config.enabled || !config.cronExpression || !runner.supports(config.taskType)) continue;
       try {
-        jobs.push({ taskType: config.taskType, cronExpression: config.cronExpression, job: CronJob.from({ cronTime: config.cronExpression, onTick: fire(config.taskType), start: true }) });
+        jobs.push({ taskType: config.taskType, cronExpression: config.cronExpression, job: localCronJob(config.cronExpression, fire(config.taskType)) });
       } catch (error) {
         ctx.log.warn({ err: error, taskType: config.taskType, cron: config.cronExpression }, 'cron expression not scheduled');
       }

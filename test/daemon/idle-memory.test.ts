@@ -1,7 +1,8 @@
 // The idle daemon gives back the young generation V8 grew at start-up (src/daemon/idle-memory.ts).
+import { PerformanceObserver, constants } from 'node:perf_hooks';
 import v8 from 'node:v8';
 import { describe, expect, it } from 'vitest';
-import { compactWhenIdle } from '../../src/daemon/idle-memory.ts';
+import { compactWhenIdle, noteReleased } from '../../src/daemon/idle-memory.ts';
 
 const youngGeneration = (): number => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.physical_space_size ?? 0;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -22,7 +23,7 @@ describe('compactWhenIdle', () => {
     const before = youngGeneration();
     expect(before).toBeGreaterThan(1024 * 1024);
     // The test runner's other threads use the same process's CPU: any share counts as quiet here.
-    const stop = compactWhenIdle({ firstMs: 20, everyMs: 60_000, idleShare: Number.POSITIVE_INFINITY, minSlackBytes: 1 });
+    const stop = compactWhenIdle({ firstMs: 20, everyMs: 60_000, minWorkMs: 0, idleShare: Number.POSITIVE_INFINITY, minSlackBytes: 1, minReleasedBytes: Infinity });
     try {
       for (let i = 0; i < 50 && youngGeneration() >= before; i++) await sleep(20);
       expect(youngGeneration()).toBeLessThan(before);
@@ -33,7 +34,7 @@ describe('compactWhenIdle', () => {
   });
 
   it('leaves a busy process alone', async () => {
-    const stop = compactWhenIdle({ firstMs: 20, everyMs: 60_000, idleShare: 0, minSlackBytes: 1 });
+    const stop = compactWhenIdle({ firstMs: 20, everyMs: 60_000, minWorkMs: 0, idleShare: 0, minSlackBytes: 1, minReleasedBytes: Infinity });
     try {
       let kept: unknown[] | undefined = churn();
       const before = youngGeneration();
@@ -47,6 +48,40 @@ describe('compactWhenIdle', () => {
       expect(youngGeneration()).toBeGreaterThanOrEqual(Math.min(before, 1024 * 1024));
     } finally {
       stop();
+    }
+  });
+
+  it('collects again after a burst of work or once caches let go of Buffers, and not while nothing happens', async () => {
+    const majors: number[] = [];
+    const observer = new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) if ((entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) majors.push(entry.startTime);
+    });
+    observer.observe({ entryTypes: ['gc'] });
+    const stop = compactWhenIdle({ firstMs: 20, everyMs: 20, minWorkMs: 150, idleShare: Number.POSITIVE_INFINITY, minSlackBytes: 1, minReleasedBytes: 1000 });
+    try {
+      for (let i = 0; i < 50 && majors.length === 0; i++) await sleep(20);
+      expect(majors.length).toBeGreaterThan(0);
+      // Quiet for ten looks: no collection without work in between.
+      const afterFirst = majors.length;
+      await sleep(200);
+      expect(majors.length).toBe(afterFirst);
+      // A burst of work (well over 150 ms of CPU), then quiet: collected again.
+      const cpuBefore = process.cpuUsage();
+      let kept: unknown[] = [];
+      while ((process.cpuUsage(cpuBefore).user + process.cpuUsage(cpuBefore).system) / 1000 < 300) kept = churn();
+      expect(kept.length).toBeGreaterThan(0);
+      const beforeQuiet = majors.length;
+      for (let i = 0; i < 50 && majors.length === beforeQuiet; i++) await sleep(20);
+      expect(majors.length).toBeGreaterThan(beforeQuiet);
+      // A cache letting go of Buffers, with no work done: collected too.
+      await sleep(100);
+      const beforeRelease = majors.length;
+      noteReleased(4096);
+      for (let i = 0; i < 50 && majors.length === beforeRelease; i++) await sleep(20);
+      expect(majors.length).toBeGreaterThan(beforeRelease);
+    } finally {
+      stop();
+      observer.disconnect();
     }
   });
 });

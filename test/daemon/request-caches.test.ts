@@ -215,6 +215,23 @@ describe('CatalogBytesCache', () => {
     expect(cache.size).toEqual(held);
   });
 
+  it('drops answers when they expire, without waiting for the next request', async () => {
+    const expired: number[] = [];
+    const cache = new CatalogBytesCache(1 << 20, 1 << 16, 50, (bytes) => expired.push(bytes));
+    cache.get(d.store, 'a', () => 'first');
+    cache.get(d.store, 'b', () => 'second');
+    expect(cache.size.entries).toBe(2);
+    const held = cache.size.bytes;
+    for (let i = 0; i < 100 && cache.size.entries > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(cache.size).toEqual({ entries: 0, bytes: 0 });
+    expect(expired.reduce((a, b) => a + b, 0)).toBe(held);
+    // Kept again afterwards, and dropped again in turn.
+    expect(cache.get(d.store, 'a', () => 'third').toString()).toBe('third');
+    expect(cache.size.entries).toBe(1);
+    for (let i = 0; i < 100 && cache.size.entries > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(cache.size.entries).toBe(0);
+  });
+
   it('does not keep what it read while a write transaction was open, which may yet roll back', async () => {
     const cache = new CatalogBytesCache(1 << 20);
     const count = async (exec: SqlExec = d.store.exec): Promise<string> => String((await exec.get('SELECT count(*) AS n FROM book'))?.n);

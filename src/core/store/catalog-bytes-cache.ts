@@ -14,15 +14,19 @@ export class CatalogBytesCache<Meta = undefined> {
   private readonly maxEntryBytes: number;
 
   private readonly maxAgeMs: number;
+  private readonly onExpired: (bytes: number) => void;
+  private sweep: NodeJS.Timeout | undefined;
 
   /**
    * At most `maxBytes` in all (least recently used dropped first); an answer larger than `maxEntryBytes` is not kept;
    * none is served after `maxAgeMs`, for answers that also depend on the time of day (a feed's "recent" window).
+   * Expired answers are dropped when they expire, and `onExpired` is told how many bytes went.
    */
-  constructor(maxBytes: number, maxEntryBytes = Math.floor(maxBytes / 16), maxAgeMs = Infinity) {
+  constructor(maxBytes: number, maxEntryBytes = Math.floor(maxBytes / 16), maxAgeMs = Infinity, onExpired: (bytes: number) => void = () => undefined) {
     this.maxBytes = maxBytes;
     this.maxEntryBytes = maxEntryBytes;
     this.maxAgeMs = maxAgeMs;
+    this.onExpired = onExpired;
   }
 
   /** What is held now (for tests and figures). */
@@ -90,6 +94,30 @@ export class CatalogBytesCache<Meta = undefined> {
     this.bytes = 0;
   }
 
+  /**
+   * Expired answers are dropped when they expire, not only when next asked for: after a burst of pages, an idle
+   * daemon would otherwise hold them (up to `maxBytes`) until the next request.
+   */
+  private sweepLater(ms: number): void {
+    if (this.sweep || !Number.isFinite(ms)) return;
+    this.sweep = setTimeout(() => {
+      this.sweep = undefined;
+      const now = performance.now();
+      let next = Infinity;
+      let dropped = 0;
+      for (const [key, entry] of this.entries) {
+        if (entry.expires <= now) {
+          this.entries.delete(key);
+          this.bytes -= entry.bytes;
+          dropped += entry.bytes;
+        } else next = Math.min(next, entry.expires);
+      }
+      if (dropped > 0) this.onExpired(dropped);
+      this.sweepLater(next - now);
+    }, ms);
+    this.sweep.unref();
+  }
+
   /** Whether the value is kept (it is not when larger than an entry may be). */
   private remember(key: string, value: Buffer, meta: Meta | undefined): boolean {
     const bytes = value.length + key.length * 2 + ENTRY_OVERHEAD;
@@ -101,6 +129,7 @@ export class CatalogBytesCache<Meta = undefined> {
     }
     this.entries.set(key, { value, bytes, meta, expires: performance.now() + this.maxAgeMs });
     this.bytes += bytes;
+    this.sweepLater(this.maxAgeMs);
     for (const [oldest, entry] of this.entries) {
       if (this.bytes <= this.maxBytes) break;
       this.entries.delete(oldest);

@@ -1,7 +1,7 @@
 // Per-task-type cron settings (task_cron_configuration): Spring's six-field expressions, seconds first.
 import { localDateTime as formatLocal } from '../time.ts';
-import { validateCronExpression } from 'cron';
 import { CodedError } from '../coded-error.ts';
+import { cronExpressionError } from './local-cron.ts';
 import type { Db } from '../store/store.ts';
 import { nowIso } from '../time.ts';
 import { TASK_TYPE_INFO, type TaskType } from './task-types.ts';
@@ -32,8 +32,8 @@ export function checkCronExpression(expression: string): void {
   const fields = expression.trim().split(/\s+/);
   if (expression.trim() === '') throw new CronConfigError('INVALID', 'Cron expression is required');
   if (fields.length !== 6) throw new CronConfigError('INVALID', 'Invalid cron expression format. Expected 6 fields (second minute hour day month day-of-week)');
-  const result = validateCronExpression(expression.trim());
-  if (!result.valid) throw new CronConfigError('INVALID', `Invalid cron expression: ${expression}. Error: ${result.error?.message ?? 'not a cron expression'}`);
+  const error = cronExpressionError(expression.trim());
+  if (error) throw new CronConfigError('INVALID', `Invalid cron expression: ${expression}. Error: ${error.message}`);
 }
 
 type CronRow = { id: number; task_type: string; cron_expression: string | null; enabled: number; created_at: string; updated_at: string };
