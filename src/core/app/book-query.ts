@@ -1,7 +1,8 @@
 // The mobile book list: the listed books of a scope that pass the filters, in one of Grimmory's app orders, a page at a
-// time (ORDER BY … LIMIT/OFFSET in SQL) or as the full list of ids.
+// time (resumed after the previous page where an index gives the order, else from the list sorted once) or as the
+// full list of ids.
 import type { SqlBool } from 'kysely';
-import { sql, type RawBuilder } from 'kysely';
+import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
 import type { SqlDialect } from '../store/dialect.ts';
 import type { Store } from '../store/store.ts';
@@ -9,6 +10,7 @@ import { filterConditions, type BookFilters, type Cond } from './book-filters.ts
 import { listedBooks, listedBooksByMetadata, scopeConditions, type BookScope, type ListedBooks } from './book-scope.ts';
 import { CatalogMemo } from '../store/snapshot.ts';
 import { columnOf, direction, rememberedCount, rowsOf } from './sql.ts';
+import { resumedPage, type ResumableRow } from '../store/resumed-pages.ts';
 
 export interface AppBookQuery extends BookFilters, BookScope {
   sort?: string;
@@ -81,32 +83,6 @@ export async function everyBookHasMetadata(store: Store): Promise<boolean> {
   return (await rememberedCount(store, { sql: 'SELECT CASE WHEN (SELECT count(*) FROM book) = (SELECT count(*) FROM book_metadata) THEN 1 ELSE 0 END', parameters: [] })) === 1;
 }
 
-/** Where a page ended: the row at `offset - 1` of the order, by its sort value and id. */
-interface ResumePoint {
-  value: unknown;
-  id: number;
-}
-
-/** Per list (query text and values) and catalog state: where the pages asked for so far ended, by offset. */
-const resumePoints = new WeakMap<Store, CatalogMemo<string, Map<number, ResumePoint>>>();
-/** Points kept per list; a client pages on from the last ones. */
-const POINTS_PER_LIST = 256;
-
-function pointsOf(store: Store, list: string): Map<number, ResumePoint> | undefined {
-  // A write of this process still open may roll back: where its pages end is not kept.
-  if (store.writeInFlight()) return undefined;
-  let memo = resumePoints.get(store);
-  if (!memo) resumePoints.set(store, (memo = new CatalogMemo(64)));
-  return memo.get(store, list, () => new Map());
-}
-
-/** The point nearest before `offset`, with its offset. */
-function nearestPoint(points: Map<number, ResumePoint> | undefined, offset: number): { at: number; point: ResumePoint } | undefined {
-  let best: { at: number; point: ResumePoint } | undefined;
-  for (const [at, point] of points ?? []) if (at <= offset && at > (best?.at ?? 0)) best = { at, point };
-  return best;
-}
-
 /**
  * Per list and catalog state, every matching id in an order no index gives (page count, ratings, the caller's
  * progress…): sorting the whole list costs what sorting it for one page with LIMIT/OFFSET does, so it is sorted once
@@ -156,46 +132,15 @@ export async function pageOfAppBooks(store: Store, principal: Principal, conditi
     return { ids: [...ids.subarray(page.offset, page.offset + page.limit)], total };
   }
 
-  const points = pointsOf(store, list);
-  const start = nearestPoint(points, page.offset);
   const value = sql.raw(expression);
-  const run = (q: typeof query, limit: number, offset: number) =>
-    rowsOf<{ id: number; resume_value: unknown }>(store.exec, ordered(q).select(sql<unknown>`${value}`.as('resume_value')).limit(limit).offset(offset).compile());
-  const rows: { id: number; resume_value: unknown }[] = [];
-  let skip = page.offset - (start?.at ?? 0);
-  // From the start, or after the point: each part is one range of the (value, id) index. SQLite walks a row value
-  // (value, id) < (?, ?) from the start of the run, which is the whole catalog after a bulk import.
-  for (const part of start ? partsAfter(start.point, order, value, sql.raw(id)) : [undefined]) {
-    const within = part ? query.where(part) : query;
-    const found = await run(within, page.limit - rows.length, skip);
-    rows.push(...found);
-    if (rows.length === page.limit) break;
-    // The part ended before the page did: the next one starts at its beginning, less what was still to skip.
-    skip = found.length > 0 || skip === 0 ? 0 : Math.max(0, skip - (await countOf(store, within)));
-  }
-  const last = rows.at(-1);
-  if (points && last && rows.length === page.limit) {
-    if (points.size >= POINTS_PER_LIST) points.delete(points.keys().next().value as number);
-    points.set(page.offset + rows.length, { value: last.resume_value, id: last.id });
-  }
-  return { ids: rows.map((r) => r.id), total };
+  const ids = await resumedPage(store, list, { descending: order.descending, nullable: order.column.notNull !== true, value, id: sql.raw(id) }, page, {
+    rows: (part, limit, offset) =>
+      rowsOf<ResumableRow>(store.exec, ordered(part ? query.where(part) : query).select(sql<unknown>`${value}`.as('resume_value')).limit(limit).offset(offset).compile()),
+    count: (part) => countOf(store, query.where(part)),
+  });
+  return { ids, total };
 }
 
-/**
- * The rows after a point, as ranges in the order: the rest of its run of equal values (by id), then the later
- * values. NULLs come first ascending and last descending (see `direction`).
- */
-function partsAfter(point: ResumePoint, order: AppOrder, value: RawBuilder<unknown>, id: RawBuilder<unknown>): Cond[] {
-  const after = sql.raw(order.descending ? '<' : '>');
-  const nullable = order.column.notNull !== true;
-  if (point.value === null) {
-    const rest = sql<SqlBool>`${value} is null and ${id} ${after} ${point.id}`;
-    return order.descending ? [rest] : [rest, sql<SqlBool>`${value} is not null`];
-  }
-  const parts = [sql<SqlBool>`${value} = ${point.value} and ${id} ${after} ${point.id}`, sql<SqlBool>`${value} ${after} ${point.value}`];
-  if (nullable && order.descending) parts.push(sql<SqlBool>`${value} is null`);
-  return parts;
-}
 async function countOf(store: Store, query: ListedBooks): Promise<number> {
   return Number((await columnOf<number>(store.exec, query.select(sql<number>`count(*)`.as('n')).compile()))[0] ?? 0);
 }
