@@ -179,63 +179,69 @@ export const thumbnailUrl = (bookId: number): string => `/api/books/${bookId}/co
 
 type HeadRow = Pick<SummaryBookRow, 'id' | 'title' | 'series_name' | 'series_number' | 'library_id' | 'added_on'>;
 
-/** The fields AppBookSummary and AppBookDetail both open with, in Grimmory's order. */
-export function headFields(book: HeadRow, names: BookNames | undefined, progress: ProgressRow | undefined): Record<string, unknown> {
-  return {
-    id: book.id,
-    title: book.title,
-    authors: names?.authors ?? [],
-    thumbnailUrl: thumbnailUrl(book.id),
-    readStatus: progress?.read_status,
-    personalRating: progress?.personal_rating,
-    seriesName: book.series_name,
-    seriesNumber: book.series_number,
-    libraryId: book.library_id,
-    addedOn: book.added_on,
-    lastReadTime: progress?.last_read_time,
-  };
+/** Sets the field unless the value is null or undefined (Grimmory's JSON leaves those out). */
+function set(out: Json, key: string, value: unknown): void {
+  if (value !== null && value !== undefined) out[key] = value;
 }
 
+/** Adds the fields AppBookSummary and AppBookDetail both open with, in Grimmory's order. */
+function putHead(out: Json, book: HeadRow, names: BookNames | undefined, progress: ProgressRow | undefined): Json {
+  out.id = book.id;
+  set(out, 'title', book.title);
+  out.authors = names?.authors ?? [];
+  out.thumbnailUrl = thumbnailUrl(book.id);
+  set(out, 'readStatus', progress?.read_status);
+  set(out, 'personalRating', progress?.personal_rating);
+  set(out, 'seriesName', book.series_name);
+  set(out, 'seriesNumber', book.series_number);
+  set(out, 'libraryId', book.library_id);
+  set(out, 'addedOn', book.added_on);
+  set(out, 'lastReadTime', progress?.last_read_time);
+  return out;
+}
+
+/** The fields AppBookSummary and AppBookDetail both open with, in Grimmory's order (nulls left out). */
+export function headFields(book: HeadRow, names: BookNames | undefined, progress: ProgressRow | undefined): Json {
+  return putHead({}, book, names, progress);
+}
+
+/** Built field by field (a page has 50 of them): no intermediate object per book. */
 function summaryJson(book: SummaryBookRow, names: BookNames | undefined, files: FileRow[], progress: ProgressRow | undefined): Json {
   const primary = primaryFileOf(files, book.format_priority);
-  return put(
-    {},
-    {
-      ...headFields(book, names, progress),
-      readProgress: readProgressOf(progress),
-      primaryFileId: primary?.id,
-      primaryFileType: primary?.book_type,
-      primaryFileName: primary?.file_name,
-      coverUpdatedOn: book.cover_updated_on,
-      audiobookCoverUpdatedOn: book.audiobook_cover_updated_on,
-      isPhysical: book.is_physical === 1,
-      publisher: book.publisher,
-      categories: names?.categories ?? [],
-      tags: names?.tags ?? [],
-      moods: names?.moods ?? [],
-      language: book.language,
-      narrator: book.narrator,
-      isbn13: book.isbn_13,
-      isbn10: book.isbn_10,
-      publishedDate: book.published_date,
-      pageCount: book.page_count,
-      ageRating: book.age_rating,
-      contentRating: book.content_rating,
-      metadataMatchScore: book.metadata_match_score,
-      fileSizeKb: primary?.file_size_kb,
-      amazonRating: book.amazon_rating,
-      amazonReviewCount: book.amazon_review_count,
-      goodreadsRating: book.goodreads_rating,
-      goodreadsReviewCount: book.goodreads_review_count,
-      hardcoverRating: book.hardcover_rating,
-      hardcoverReviewCount: book.hardcover_review_count,
-      ranobedbRating: book.ranobedb_rating,
-      lubimyczytacRating: book.lubimyczytac_rating,
-      audibleRating: book.audible_rating,
-      audibleReviewCount: book.audible_review_count,
-      allMetadataLocked: book.has_metadata !== null && Boolean(book.all_metadata_locked),
-    },
-  );
+  const out = putHead({}, book, names, progress);
+  set(out, 'readProgress', readProgressOf(progress));
+  set(out, 'primaryFileId', primary?.id);
+  set(out, 'primaryFileType', primary?.book_type);
+  set(out, 'primaryFileName', primary?.file_name);
+  set(out, 'coverUpdatedOn', book.cover_updated_on);
+  set(out, 'audiobookCoverUpdatedOn', book.audiobook_cover_updated_on);
+  out.isPhysical = book.is_physical === 1;
+  set(out, 'publisher', book.publisher);
+  out.categories = names?.categories ?? [];
+  out.tags = names?.tags ?? [];
+  out.moods = names?.moods ?? [];
+  set(out, 'language', book.language);
+  set(out, 'narrator', book.narrator);
+  set(out, 'isbn13', book.isbn_13);
+  set(out, 'isbn10', book.isbn_10);
+  set(out, 'publishedDate', book.published_date);
+  set(out, 'pageCount', book.page_count);
+  set(out, 'ageRating', book.age_rating);
+  set(out, 'contentRating', book.content_rating);
+  set(out, 'metadataMatchScore', book.metadata_match_score);
+  set(out, 'fileSizeKb', primary?.file_size_kb);
+  set(out, 'amazonRating', book.amazon_rating);
+  set(out, 'amazonReviewCount', book.amazon_review_count);
+  set(out, 'goodreadsRating', book.goodreads_rating);
+  set(out, 'goodreadsReviewCount', book.goodreads_review_count);
+  set(out, 'hardcoverRating', book.hardcover_rating);
+  set(out, 'hardcoverReviewCount', book.hardcover_review_count);
+  set(out, 'ranobedbRating', book.ranobedb_rating);
+  set(out, 'lubimyczytacRating', book.lubimyczytac_rating);
+  set(out, 'audibleRating', book.audible_rating);
+  set(out, 'audibleReviewCount', book.audible_review_count);
+  out.allMetadataLocked = book.has_metadata !== null && Boolean(book.all_metadata_locked);
+  return out;
 }
 
 /** AppBookSummary of each id that exists, in the order given, with `userId`'s reading state. */
