@@ -123,4 +123,18 @@ describe('app book pages in the title, series and other orders', () => {
     expect((await pageOfAppBooks(store, admin, [], order, { offset: 0, limit: 5 })).ids).toEqual(all.slice(0, 5));
     expect((await pageOfAppBooks(store, admin, [], order, { offset: 5, limit: 5 })).ids).toEqual(all.slice(5, 10));
   });
+
+  it('keeps a list sorted by reading state per reader (two admins see the same books, each in their own order)', async () => {
+    const other = (await loadPrincipal(store.db, await createUser(store.db, { username: 'admin2', password: 'admin2-password', name: 'Admin 2', permissions: { admin: true } })))!;
+    const ids = await expected(admin, false);
+    // The first admin read the books in id order, the second in the reverse order.
+    for (const [i, id] of ids.entries()) {
+      await store.db.insertInto('user_book_progress').values({ user_id: admin.userId, book_id: id, last_read_time: `2025-01-01T00:00:${String(i).padStart(2, '0')}Z` }).execute();
+      await store.db.insertInto('user_book_progress').values({ user_id: other.userId, book_id: id, last_read_time: `2025-01-01T00:00:${String(ids.length - i).padStart(2, '0')}Z` }).execute();
+    }
+    const order = appOrder('lastReadTime', 'desc');
+    expect((await pageOfAppBooks(store, admin, [], order, { offset: 0, limit: 5 })).ids).toEqual([...ids].reverse().slice(0, 5));
+    expect((await pageOfAppBooks(store, other, [], order, { offset: 0, limit: 5 })).ids).toEqual(ids.slice(0, 5));
+    expect((await pageOfAppBooks(store, admin, [], order, { offset: 5, limit: 5 })).ids).toEqual([...ids].reverse().slice(5, 10));
+  });
 });

@@ -125,8 +125,8 @@ export async function pageOfAppBooks(store: Store, principal: Principal, conditi
       .select('book.id')
       .orderBy(sql`${sql.raw(expression)} ${dir}`)
       .orderBy(sql`${sql.raw(id)} ${dir}`);
-  // The list is its books (what the count counts) in this order.
-  const list = `${expression} ${order.descending} ${byMetadata}\u0000${counting.sql}\u0000${JSON.stringify(counting.parameters)}`;
+  // The list is its books (what the count counts) in this order, which is the caller's own when it reads progress.
+  const list = `${expression} ${order.descending} ${byMetadata} ${order.column.progress ? principal.userId : ''}\u0000${counting.sql}\u0000${JSON.stringify(counting.parameters)}`;
   if (!order.column.resumable) {
     const ids = await sortedList(store, list, () => columnOf<number>(store.exec, ordered(query).compile()));
     return { ids: [...ids.subarray(page.offset, page.offset + page.limit)], total };
