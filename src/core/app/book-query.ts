@@ -9,7 +9,7 @@ import type { Store } from '../store/store.ts';
 import { filterConditions, type BookFilters, type Cond } from './book-filters.ts';
 import { listedBooks, listedBooksByMetadata, scopeConditions, type BookScope, type ListedBooks } from './book-scope.ts';
 import { CatalogMemo } from '../store/snapshot.ts';
-import { columnOf, direction, rememberedCount, rowsOf } from './sql.ts';
+import { columnOf, direction, rememberedCount, rowsOf, type Compiled } from './sql.ts';
 import { resumedPage, type ResumableRow } from '../store/resumed-pages.ts';
 
 export interface AppBookQuery extends BookFilters, BookScope {
@@ -99,6 +99,20 @@ async function sortedList(store: Store, list: string, load: () => Promise<number
   return memo.getAsync(store, list, async () => Uint32Array.from(await load()));
 }
 
+/** Per catalog and caller (a caller's principal is a new object once the catalog changes): the count of the whole list. */
+const wholeListCounts = new WeakMap<Store, WeakMap<Principal, Compiled>>();
+
+/** The statement counting the list; the one without filters (the list as the app opens it) is built once per caller. */
+function countingStatement(store: Store, principal: Principal, conditions: Cond[], where: Cond): Compiled {
+  const build = (): Compiled => listedBooks(store, principal).where(where).select(sql<number>`count(*)`.as('n')).compile();
+  if (conditions.length > 0) return build();
+  let byCaller = wholeListCounts.get(store);
+  if (!byCaller) wholeListCounts.set(store, (byCaller = new WeakMap()));
+  let counting = byCaller.get(principal);
+  if (!counting) byCaller.set(principal, (counting = build()));
+  return counting;
+}
+
 /**
  * A page of matching books in the order, and how many match. The newest-first order walks the date index, with the
  * library condition kept off the library index (which SQLite would otherwise prefer and then sort all of it); title
@@ -108,7 +122,7 @@ async function sortedList(store: Store, list: string, load: () => Promise<number
  */
 export async function pageOfAppBooks(store: Store, principal: Principal, conditions: Cond[], order: AppOrder, page: { offset: number; limit: number }): Promise<PageOfIds> {
   const where = allConditions(conditions);
-  const counting = listedBooks(store, principal).where(where).select(sql<number>`count(*)`.as('n')).compile();
+  const counting = countingStatement(store, principal, conditions, where);
   const total = await rememberedCount(store, counting);
   if (page.offset >= total) return { ids: [], total };
   const dir = direction(order.descending);
