@@ -1,7 +1,8 @@
 // npm run bench:feeds [-- --books 1000,100000] [--duration 5] [--pages 50] [--only opds] [--connections 8,64] [--baseline main]
 // The paged answers devices and apps ask for, over real HTTP against `bindery serve` (a child process, from the
 // sources) on a synthetic catalog (bench/book-catalog.ts) of each size: OPDS 1.2 and 2.0 catalog pages, Komga book
-// and series pages, app API book pages, the web UI's /api/v1/books/page, and Kobo sync pages.
+// and series pages, app API book pages (newest first, by title, series and page count, and deep pages three quarters
+// into the list), the web UI's /api/v1/books/page (first and deep pages), and Kobo sync pages.
 // For each: the server's CPU per page alone (one request at a time, /proc/<pid>/stat of the daemon) the first time a
 // page is asked for ("built") and again on an unchanged catalog ("kept"), then autocannon at 8 and 64 connections
 // paging through 200 pages: requests/s, p50, p99, max and server CPU per request, with the load average. The Kobo sync
@@ -154,13 +155,21 @@ for (const books of sizes) {
     const { koboToken } = await writeCatalogs(dir, books);
     for (const version of versions) running.push(await start(version, join(dir, version.folder)));
     const opds = (): Record<string, string> => ({ authorization: basicFor('phone') });
+    // Deep pages: three quarters into the list (page 1,500 of 2,000 at 100,000 books), paged on from there.
+    const deep = Math.floor((books / 50) * 0.75);
     const all: Endpoint[] = [
       { label: 'OPDS 1.2 catalog (50/page)', path: (p) => `/api/v1/opds/catalog?page=${p + 1}`, headers: opds },
       { label: 'OPDS 2.0 catalog (50/page)', path: (p) => `/api/v2/opds/catalog?page=${p + 1}`, headers: () => ({ ...opds(), accept: 'application/opds+json' }) },
       { label: 'Komga books (20/page)', path: (p) => `/komga/api/v1/books?page=${p}`, headers: opds },
       { label: 'Komga series (20/page)', path: (p) => `/komga/api/v1/series?page=${p}`, headers: opds },
       { label: 'app API books (50/page)', path: (p) => `/api/v1/app/books?page=${p}&size=50`, headers: (run) => run.bearer },
+      { label: `app API books (50/page) from page ${deep}`, path: (p) => `/api/v1/app/books?page=${deep + p}&size=50`, headers: (run) => run.bearer },
+      { label: 'app API books by title (50/page)', path: (p) => `/api/v1/app/books?page=${p}&size=50&sort=title&dir=asc`, headers: (run) => run.bearer },
+      { label: `app API books by title (50/page) from page ${deep}`, path: (p) => `/api/v1/app/books?page=${deep + p}&size=50&sort=title&dir=asc`, headers: (run) => run.bearer },
+      { label: `app API books by series (50/page) from page ${deep}`, path: (p) => `/api/v1/app/books?page=${deep + p}&size=50&sort=seriesName&dir=desc`, headers: (run) => run.bearer },
+      { label: 'app API books by page count (50/page)', path: (p) => `/api/v1/app/books?page=${p}&size=50&sort=pageCount&dir=desc`, headers: (run) => run.bearer },
       { label: 'web UI /books/page (50/page)', path: (p) => `/api/v1/books/page?page=${p}&size=50`, headers: (run) => run.bearer },
+      { label: `web UI /books/page (50/page) from page ${deep}`, path: (p) => `/api/v1/books/page?page=${deep + p}&size=50`, headers: (run) => run.bearer },
     ];
     const endpoints = all.filter((e) => !values.only || e.label.includes(values.only));
     console.log(`\n## ${books.toLocaleString('en')} books (daemons from the sources, load ${load()})\n`);

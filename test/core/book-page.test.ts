@@ -1,6 +1,7 @@
 // Paged book ids against a reference order computed in JS, for each way book-page.ts may build its query: walking the
 // order's index or sorting (a user who sees most or little of the catalog), from book_metadata or, when a book has no
-// metadata row, from book LEFT JOIN book_metadata.
+// metadata row, from book LEFT JOIN book_metadata; paging on, jumping and going back (pages resume after an earlier
+// page's last row).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -107,6 +108,11 @@ describe('pageOfVisibleBooks', () => {
         const want = expected(principal, sort === 'id,desc' ? undefined : sort);
         if (sort === 'id,desc') want.reverse();
         expect(await allPages(principal, sort, 7)).toEqual({ ids: want, total: want.length });
+        // Pages resume after the row an earlier page ended on: jumps, other sizes and going back give the same rows.
+        for (const [page, size] of [[3, 5], [1, 7], [2, 4], [0, 3], [5, 6], [2, 11], [4, 9]] as const) {
+          const result = await pageOfVisibleBooks(store, principal, { page, size, sort: sort ? [sort] : [] });
+          expect(result.ids, `page ${page} of ${size}`).toEqual(want.slice(page * size, page * size + size));
+        }
       });
     }
   }

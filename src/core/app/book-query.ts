@@ -1,5 +1,6 @@
 // The mobile book list: the listed books of a scope that pass the filters, in one of Grimmory's app orders, a page at a
-// time (ORDER BY … LIMIT/OFFSET in SQL) or as the full list of ids.
+// time (resumed after the previous page where an index gives the order, else from the list sorted once) or as the
+// full list of ids.
 import type { SqlBool } from 'kysely';
 import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
@@ -8,7 +9,8 @@ import type { Store } from '../store/store.ts';
 import { filterConditions, type BookFilters, type Cond } from './book-filters.ts';
 import { listedBooks, listedBooksByMetadata, scopeConditions, type BookScope, type ListedBooks } from './book-scope.ts';
 import { CatalogMemo } from '../store/snapshot.ts';
-import { columnOf, direction, rememberedCount, rowsOf } from './sql.ts';
+import { columnOf, direction, rememberedCount, rowsOf, type Compiled } from './sql.ts';
+import { resumedPage, type ResumableRow } from '../store/resumed-pages.ts';
 
 export interface AppBookQuery extends BookFilters, BookScope {
   sort?: string;
@@ -26,16 +28,18 @@ interface SortColumn {
   progress?: boolean;
   /** Has an index on book_metadata that an ordered walk can follow. */
   indexed?: boolean;
-  /** A column of `book` that is never NULL and whose index the walk follows: a page can resume after a row's value. */
-  resumable?: string;
+  /** Walked along an index (with the id as its last part): a page can resume after the row a page ended on. */
+  resumable?: boolean;
+  /** Never NULL. */
+  notNull?: boolean;
 }
 
 /** The app's sort names (any letter case) and what they order by; an unknown name orders by date added. */
 const SORTS: Record<string, SortColumn> = {
-  addedon: { expression: () => 'book.added_on', resumable: 'book.added_on' },
-  title: { expression: (d) => d.nocase('m.title'), indexed: true },
-  seriesname: { expression: (d) => d.nocase('m.series_name'), indexed: true },
-  series: { expression: (d) => d.nocase('m.series_name'), indexed: true },
+  addedon: { expression: () => 'book.added_on', resumable: true, notNull: true },
+  title: { expression: (d) => d.nocase('m.title'), indexed: true, resumable: true },
+  seriesname: { expression: (d) => d.nocase('m.series_name'), indexed: true, resumable: true },
+  series: { expression: (d) => d.nocase('m.series_name'), indexed: true, resumable: true },
   seriesnumber: { expression: () => 'm.series_number' },
   pagecount: { expression: () => 'm.page_count' },
   language: { expression: (d) => d.nocase('m.language') },
@@ -79,41 +83,46 @@ export async function everyBookHasMetadata(store: Store): Promise<boolean> {
   return (await rememberedCount(store, { sql: 'SELECT CASE WHEN (SELECT count(*) FROM book) = (SELECT count(*) FROM book_metadata) THEN 1 ELSE 0 END', parameters: [] })) === 1;
 }
 
-/** Where a page ended: the row at `offset - 1` of the order, by its sort value and id. */
-interface ResumePoint {
-  value: unknown;
-  id: number;
+/**
+ * Per list and catalog state, every matching id in an order no index gives (page count, ratings, the caller's
+ * progress…): sorting the whole list costs what sorting it for one page with LIMIT/OFFSET does, so it is sorted once
+ * and every later page of it is a slice. A few lists are kept (4 bytes a book).
+ */
+const sortedLists = new WeakMap<Store, CatalogMemo<string, Uint32Array>>();
+const SORTED_LISTS = 8;
+
+async function sortedList(store: Store, list: string, load: () => Promise<number[]>): Promise<Uint32Array> {
+  // A write of this process still open may roll back: what is read meanwhile is not kept.
+  if (store.writeInFlight()) return Uint32Array.from(await load());
+  let memo = sortedLists.get(store);
+  if (!memo) sortedLists.set(store, (memo = new CatalogMemo(SORTED_LISTS)));
+  return memo.getAsync(store, list, async () => Uint32Array.from(await load()));
 }
 
-/** Per list (query text and values) and catalog state: where the pages asked for so far ended, by offset. */
-const resumePoints = new WeakMap<Store, CatalogMemo<string, Map<number, ResumePoint>>>();
-/** Points kept per list; a client pages on from the last ones. */
-const POINTS_PER_LIST = 256;
+/** Per catalog and caller (a caller's principal is a new object once the catalog changes): the count of the whole list. */
+const wholeListCounts = new WeakMap<Store, WeakMap<Principal, Compiled>>();
 
-function pointsOf(store: Store, list: string): Map<number, ResumePoint> | undefined {
-  // A write of this process still open may roll back: where its pages end is not kept.
-  if (store.writeInFlight()) return undefined;
-  let memo = resumePoints.get(store);
-  if (!memo) resumePoints.set(store, (memo = new CatalogMemo(64)));
-  return memo.get(store, list, () => new Map());
-}
-
-/** The point nearest before `offset`, with its offset. */
-function nearestPoint(points: Map<number, ResumePoint> | undefined, offset: number): { at: number; point: ResumePoint } | undefined {
-  let best: { at: number; point: ResumePoint } | undefined;
-  for (const [at, point] of points ?? []) if (at <= offset && at > (best?.at ?? 0)) best = { at, point };
-  return best;
+/** The statement counting the list; the one without filters (the list as the app opens it) is built once per caller. */
+function countingStatement(store: Store, principal: Principal, conditions: Cond[], where: Cond): Compiled {
+  const build = (): Compiled => listedBooks(store, principal).where(where).select(sql<number>`count(*)`.as('n')).compile();
+  if (conditions.length > 0) return build();
+  let byCaller = wholeListCounts.get(store);
+  if (!byCaller) wholeListCounts.set(store, (byCaller = new WeakMap()));
+  let counting = byCaller.get(principal);
+  if (!counting) byCaller.set(principal, (counting = build()));
+  return counting;
 }
 
 /**
  * A page of matching books in the order, and how many match. The newest-first order walks the date index, with the
  * library condition kept off the library index (which SQLite would otherwise prefer and then sort all of it); title
- * and series orders walk their metadata index. In the date order a page starts where an earlier page of the same list
- * ended (`added_on, id` after that row's), so the walk skips nothing: page 1,000 costs what page 1 does.
+ * and series orders walk their metadata index. In these orders a page starts where an earlier page of the same list
+ * ended (after that row's value and id), so the walk skips nothing: page 1,000 costs what page 1 does. Other orders
+ * have no index to walk: the list is sorted once per catalog state and paged from memory.
  */
 export async function pageOfAppBooks(store: Store, principal: Principal, conditions: Cond[], order: AppOrder, page: { offset: number; limit: number }): Promise<PageOfIds> {
   const where = allConditions(conditions);
-  const counting = listedBooks(store, principal).where(where).select(sql<number>`count(*)`.as('n')).compile();
+  const counting = countingStatement(store, principal, conditions, where);
   const total = await rememberedCount(store, counting);
   if (page.offset >= total) return { ids: [], total };
   const dir = direction(order.descending);
@@ -122,43 +131,28 @@ export async function pageOfAppBooks(store: Store, principal: Principal, conditi
   if (order.column.progress) {
     query = query.leftJoin('user_book_progress as p', (join) => join.onRef('p.book_id', '=', 'book.id').on('p.user_id', '=', principal.userId)) as unknown as typeof query;
   }
+  const expression = order.column.expression(store.dialect);
   // Ties go by id; by the metadata row's id when walking its index, which SQLite then sees the index already orders.
+  const id = byMetadata ? 'm.book_id' : 'book.id';
   const ordered = (q: typeof query) =>
     q
       .select('book.id')
-      .orderBy(sql`${sql.raw(order.column.expression(store.dialect))} ${dir}`)
-      .orderBy(sql`${sql.raw(byMetadata ? 'm.book_id' : 'book.id')} ${dir}`);
-  const resumable = order.column.resumable;
-  if (resumable === undefined) return { ids: await columnOf<number>(store.exec, ordered(query).limit(page.limit).offset(page.offset).compile()), total };
+      .orderBy(sql`${sql.raw(expression)} ${dir}`)
+      .orderBy(sql`${sql.raw(id)} ${dir}`);
+  // The list is its books (what the count counts) in this order, which is the caller's own when it reads progress.
+  const list = `${expression} ${order.descending} ${byMetadata} ${order.column.progress ? principal.userId : ''}\u0000${counting.sql}\u0000${JSON.stringify(counting.parameters)}`;
+  if (!order.column.resumable) {
+    const ids = await sortedList(store, list, () => columnOf<number>(store.exec, ordered(query).compile()));
+    return { ids: [...ids.subarray(page.offset, page.offset + page.limit)], total };
+  }
 
-  // The list is its books (what the count counts) in this order.
-  const points = pointsOf(store, `${resumable} ${order.descending}\u0000${counting.sql}\u0000${JSON.stringify(counting.parameters)}`);
-  const start = nearestPoint(points, page.offset);
-  const column = sql.raw(resumable);
-  const run = (q: typeof query, limit: number, offset: number) =>
-    rowsOf<{ id: number; resume_value: unknown }>(store.exec, ordered(q).select(sql<unknown>`${column}`.as('resume_value')).limit(limit).offset(offset).compile());
-  let rows: { id: number; resume_value: unknown }[];
-  if (!start) rows = await run(query, page.limit, page.offset);
-  else {
-    // After the point: first the rest of its run of equal values (by id), then the rows with later values. Two
-    // queries, as each is one range of the (value, id) index; SQLite walks a row value (value, id) < (?, ?) from the
-    // start of the run, which is the whole catalog after a bulk import.
-    const after = sql.raw(order.descending ? '<' : '>');
-    const sameValue = query.where(sql<SqlBool>`${column} = ${start.point.value} and book.id ${after} ${start.point.id}`);
-    let skip = page.offset - start.at;
-    rows = await run(sameValue, page.limit, skip);
-    if (rows.length < page.limit) {
-      if (rows.length > 0 || skip === 0) skip = 0;
-      else skip = Math.max(0, skip - (await countOf(store, sameValue)));
-      rows.push(...(await run(query.where(sql<SqlBool>`${column} ${after} ${start.point.value}`), page.limit - rows.length, skip)));
-    }
-  }
-  const last = rows.at(-1);
-  if (points && last && rows.length === page.limit) {
-    if (points.size >= POINTS_PER_LIST) points.delete(points.keys().next().value as number);
-    points.set(page.offset + rows.length, { value: last.resume_value, id: last.id });
-  }
-  return { ids: rows.map((r) => r.id), total };
+  const value = sql.raw(expression);
+  const ids = await resumedPage(store, list, { descending: order.descending, nullable: order.column.notNull !== true, value, id: sql.raw(id) }, page, {
+    rows: (part, limit, offset) =>
+      rowsOf<ResumableRow>(store.exec, ordered(part ? query.where(part) : query).select(sql<unknown>`${value}`.as('resume_value')).limit(limit).offset(offset).compile()),
+    count: (part) => countOf(store, query.where(part)),
+  });
+  return { ids, total };
 }
 
 async function countOf(store: Store, query: ListedBooks): Promise<number> {

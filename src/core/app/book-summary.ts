@@ -1,5 +1,6 @@
 // AppBookSummary: the mobile app's compact book, with the caller's status, rating and progress. Loaded for a page of
-// ids at once (one set query per table), in the order given.
+// ids at once (one query per table, on a range of ids or a set), in the order given.
+import { batchFilter, repeated, type BatchFilter } from '../books/book-bundles.ts';
 import { metadataSelectList, parseFormatPriority } from '../books/book-json.ts';
 import { pickPrimary } from '../books/primary-file.ts';
 import type { SqlDialect } from '../store/dialect.ts';
@@ -21,15 +22,35 @@ export function perDialect(build: (dialect: SqlDialect) => string): (dialect: Sq
   };
 }
 
+/** The condition a statement puts on a column of book ids. */
+type OnIds = (column: string) => string;
+
+/** A statement on a set of ids given as one JSON array, per engine. */
+const onIdSet = (build: (on: OnIds) => string) => perDialect((d) => build((column) => `${column} ${inIds(d)}`));
+
+/**
+ * A statement on a page of ids per engine and batch shape (see batchFilter): a page in date or id order is mostly a
+ * dense run of ids, read as one range of each index rather than one probe per id.
+ */
+function onBatch(build: (on: OnIds) => string): (dialect: SqlDialect, filter: BatchFilter) => string {
+  const texts = new Map<string, string>();
+  return (dialect, filter) => {
+    const key = `${dialect.engine}/${filter.dense}`;
+    let text = texts.get(key);
+    if (text === undefined) texts.set(key, (text = build(filter.on)));
+    return text;
+  };
+}
+
 /** `allMetadataLocked`, computed as the list-view Book JSON computes it (lock columns exist on book_metadata only). */
 const ALL_LOCKED = metadataSelectList([], { listView: true, withDescription: false }).slice(1).join(', ');
 
-export const SUMMARY_BOOKS_SQL = perDialect((d) => `SELECT b.id, b.library_id, b.added_on, b.metadata_match_score, b.is_physical, l.format_priority,
+const SUMMARY_BOOKS_SQL = onBatch((on) => `SELECT b.id, b.library_id, b.added_on, b.metadata_match_score, b.is_physical, l.format_priority,
   m.title, m.series_name, m.series_number, m.cover_updated_on, m.audiobook_cover_updated_on, m.publisher, m.language, m.narrator,
   m.isbn_13, m.isbn_10, m.published_date, m.page_count, m.age_rating, m.content_rating, m.amazon_rating, m.amazon_review_count,
   m.goodreads_rating, m.goodreads_review_count, m.hardcover_rating, m.hardcover_review_count, m.ranobedb_rating,
   m.lubimyczytac_rating, m.audible_rating, m.audible_review_count, m.book_id AS has_metadata, ${ALL_LOCKED}
-  FROM book b JOIN library l ON l.id = b.library_id LEFT JOIN book_metadata m ON m.book_id = b.id WHERE b.id ${inIds(d)}`);
+  FROM book b JOIN library l ON l.id = b.library_id LEFT JOIN book_metadata m ON m.book_id = b.id WHERE ${on('b.id')}`);
 
 export interface SummaryBookRow {
   id: number;
@@ -101,21 +122,26 @@ export interface ProgressRow {
 }
 
 /** Authors ordered by their credit order (`ord`), the other names by name. */
-const NAMES_SQL = perDialect((d) =>
+const namesText = (on: OnIds): string =>
   ['book_metadata_author_mapping:author:author_id:x.sort_order', 'book_metadata_category_mapping:category:category_id:0', 'book_metadata_tag_mapping:tag:tag_id:0', 'book_metadata_mood_mapping:mood:mood_id:0']
     .map((spec, kind) => {
       const [mapping, table, column, order] = spec.split(':') as [string, string, string, string];
-      return `SELECT x.book_id, ${kind} AS kind, n.name, ${order} AS ord FROM ${mapping} x JOIN ${table} n ON n.id = x.${column} WHERE x.book_id ${inIds(d)}`;
+      return `SELECT x.book_id, ${kind} AS kind, n.name, ${order} AS ord FROM ${mapping} x JOIN ${table} n ON n.id = x.${column} WHERE ${on('x.book_id')}`;
     })
-    .join(' UNION ALL '),
-);
+    .join(' UNION ALL ');
+const NAMES_SQL = onIdSet(namesText);
+const NAMES_BATCH_SQL = onBatch(namesText);
 
-export const FILES_SQL = perDialect((d) => `SELECT id, book_id, file_name, file_size_kb, is_book, book_type, archive_type, is_folder_based, added_on, missing_at
-  FROM book_file WHERE book_id ${inIds(d)} ORDER BY book_id, id`);
+const filesText = (on: OnIds): string => `SELECT id, book_id, file_name, file_size_kb, is_book, book_type, archive_type, is_folder_based, added_on, missing_at
+  FROM book_file WHERE ${on('book_id')} ORDER BY book_id, id`;
+export const FILES_SQL = onIdSet(filesText);
+const FILES_BATCH_SQL = onBatch(filesText);
 
-export const PROGRESS_SQL = perDialect((d) => `SELECT book_id, read_status, personal_rating, last_read_time, date_finished, epub_progress, epub_progress_href,
+const progressText = (on: OnIds): string => `SELECT book_id, read_status, personal_rating, last_read_time, date_finished, epub_progress, epub_progress_href,
   epub_progress_percent, pdf_progress, pdf_progress_percent, cbx_progress, cbx_progress_percent, koreader_progress_percent, koreader_device,
-  koreader_device_id, koreader_last_sync_time, kobo_progress_percent FROM user_book_progress WHERE user_id = ? AND book_id ${inIds(d)}`);
+  koreader_device_id, koreader_last_sync_time, kobo_progress_percent FROM user_book_progress WHERE user_id = ? AND ${on('book_id')}`;
+export const PROGRESS_SQL = onIdSet(progressText);
+const PROGRESS_BATCH_SQL = onBatch(progressText);
 
 export interface BookNames {
   authors: string[];
@@ -124,9 +150,14 @@ export interface BookNames {
   moods: string[];
 }
 
+type NameRow = { book_id: number; kind: number; name: string; ord: number };
+
 /** Authors in credit order; categories, tags and moods by name. */
 export async function namesByBook(exec: SqlExec, dialect: SqlDialect, idsJson: string): Promise<Map<number, BookNames>> {
-  const rows = (await exec.all(NAMES_SQL(dialect), [idsJson, idsJson, idsJson, idsJson])) as { book_id: number; kind: number; name: string; ord: number }[];
+  return namesOf((await exec.all(NAMES_SQL(dialect), [idsJson, idsJson, idsJson, idsJson])) as NameRow[]);
+}
+
+function namesOf(rows: NameRow[]): Map<number, BookNames> {
   rows.sort((a, b) => a.book_id - b.book_id || a.kind - b.kind || a.ord - b.ord || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const out = new Map<number, BookNames>();
   const keys = ['authors', 'categories', 'tags', 'moods'] as const;
@@ -179,75 +210,83 @@ export const thumbnailUrl = (bookId: number): string => `/api/books/${bookId}/co
 
 type HeadRow = Pick<SummaryBookRow, 'id' | 'title' | 'series_name' | 'series_number' | 'library_id' | 'added_on'>;
 
-/** The fields AppBookSummary and AppBookDetail both open with, in Grimmory's order. */
-export function headFields(book: HeadRow, names: BookNames | undefined, progress: ProgressRow | undefined): Record<string, unknown> {
-  return {
-    id: book.id,
-    title: book.title,
-    authors: names?.authors ?? [],
-    thumbnailUrl: thumbnailUrl(book.id),
-    readStatus: progress?.read_status,
-    personalRating: progress?.personal_rating,
-    seriesName: book.series_name,
-    seriesNumber: book.series_number,
-    libraryId: book.library_id,
-    addedOn: book.added_on,
-    lastReadTime: progress?.last_read_time,
-  };
+/** Sets the field unless the value is null or undefined (Grimmory's JSON leaves those out). */
+function set(out: Json, key: string, value: unknown): void {
+  if (value !== null && value !== undefined) out[key] = value;
 }
 
+/** Adds the fields AppBookSummary and AppBookDetail both open with, in Grimmory's order. */
+function putHead(out: Json, book: HeadRow, names: BookNames | undefined, progress: ProgressRow | undefined): Json {
+  out.id = book.id;
+  set(out, 'title', book.title);
+  out.authors = names?.authors ?? [];
+  out.thumbnailUrl = thumbnailUrl(book.id);
+  set(out, 'readStatus', progress?.read_status);
+  set(out, 'personalRating', progress?.personal_rating);
+  set(out, 'seriesName', book.series_name);
+  set(out, 'seriesNumber', book.series_number);
+  set(out, 'libraryId', book.library_id);
+  set(out, 'addedOn', book.added_on);
+  set(out, 'lastReadTime', progress?.last_read_time);
+  return out;
+}
+
+/** The fields AppBookSummary and AppBookDetail both open with, in Grimmory's order (nulls left out). */
+export function headFields(book: HeadRow, names: BookNames | undefined, progress: ProgressRow | undefined): Json {
+  return putHead({}, book, names, progress);
+}
+
+/** Built field by field (a page has 50 of them): no intermediate object per book. */
 function summaryJson(book: SummaryBookRow, names: BookNames | undefined, files: FileRow[], progress: ProgressRow | undefined): Json {
   const primary = primaryFileOf(files, book.format_priority);
-  return put(
-    {},
-    {
-      ...headFields(book, names, progress),
-      readProgress: readProgressOf(progress),
-      primaryFileId: primary?.id,
-      primaryFileType: primary?.book_type,
-      primaryFileName: primary?.file_name,
-      coverUpdatedOn: book.cover_updated_on,
-      audiobookCoverUpdatedOn: book.audiobook_cover_updated_on,
-      isPhysical: book.is_physical === 1,
-      publisher: book.publisher,
-      categories: names?.categories ?? [],
-      tags: names?.tags ?? [],
-      moods: names?.moods ?? [],
-      language: book.language,
-      narrator: book.narrator,
-      isbn13: book.isbn_13,
-      isbn10: book.isbn_10,
-      publishedDate: book.published_date,
-      pageCount: book.page_count,
-      ageRating: book.age_rating,
-      contentRating: book.content_rating,
-      metadataMatchScore: book.metadata_match_score,
-      fileSizeKb: primary?.file_size_kb,
-      amazonRating: book.amazon_rating,
-      amazonReviewCount: book.amazon_review_count,
-      goodreadsRating: book.goodreads_rating,
-      goodreadsReviewCount: book.goodreads_review_count,
-      hardcoverRating: book.hardcover_rating,
-      hardcoverReviewCount: book.hardcover_review_count,
-      ranobedbRating: book.ranobedb_rating,
-      lubimyczytacRating: book.lubimyczytac_rating,
-      audibleRating: book.audible_rating,
-      audibleReviewCount: book.audible_review_count,
-      allMetadataLocked: book.has_metadata !== null && Boolean(book.all_metadata_locked),
-    },
-  );
+  const out = putHead({}, book, names, progress);
+  set(out, 'readProgress', readProgressOf(progress));
+  set(out, 'primaryFileId', primary?.id);
+  set(out, 'primaryFileType', primary?.book_type);
+  set(out, 'primaryFileName', primary?.file_name);
+  set(out, 'coverUpdatedOn', book.cover_updated_on);
+  set(out, 'audiobookCoverUpdatedOn', book.audiobook_cover_updated_on);
+  out.isPhysical = book.is_physical === 1;
+  set(out, 'publisher', book.publisher);
+  out.categories = names?.categories ?? [];
+  out.tags = names?.tags ?? [];
+  out.moods = names?.moods ?? [];
+  set(out, 'language', book.language);
+  set(out, 'narrator', book.narrator);
+  set(out, 'isbn13', book.isbn_13);
+  set(out, 'isbn10', book.isbn_10);
+  set(out, 'publishedDate', book.published_date);
+  set(out, 'pageCount', book.page_count);
+  set(out, 'ageRating', book.age_rating);
+  set(out, 'contentRating', book.content_rating);
+  set(out, 'metadataMatchScore', book.metadata_match_score);
+  set(out, 'fileSizeKb', primary?.file_size_kb);
+  set(out, 'amazonRating', book.amazon_rating);
+  set(out, 'amazonReviewCount', book.amazon_review_count);
+  set(out, 'goodreadsRating', book.goodreads_rating);
+  set(out, 'goodreadsReviewCount', book.goodreads_review_count);
+  set(out, 'hardcoverRating', book.hardcover_rating);
+  set(out, 'hardcoverReviewCount', book.hardcover_review_count);
+  set(out, 'ranobedbRating', book.ranobedb_rating);
+  set(out, 'lubimyczytacRating', book.lubimyczytac_rating);
+  set(out, 'audibleRating', book.audible_rating);
+  set(out, 'audibleReviewCount', book.audible_review_count);
+  out.allMetadataLocked = book.has_metadata !== null && Boolean(book.all_metadata_locked);
+  return out;
 }
 
 /** AppBookSummary of each id that exists, in the order given, with `userId`'s reading state. */
 export async function bookSummaries(store: Store, userId: number, ids: readonly number[]): Promise<Json[]> {
   if (ids.length === 0) return [];
-  const idsJson = JSON.stringify(ids);
   const d = store.dialect;
+  const batch = batchFilter(d, ids);
+  const params = batch.params;
   return store.read(async ({ exec }) => {
-    const books = new Map(((await exec.all(SUMMARY_BOOKS_SQL(d), [idsJson])) as unknown as SummaryBookRow[]).map((b) => [b.id, b]));
-    const names = await namesByBook(exec, d, idsJson);
-    const files = groupBy((await exec.all(FILES_SQL(d), [idsJson])) as unknown as FileRow[]);
-    const progress = new Map(((await exec.all(PROGRESS_SQL(d), [userId, idsJson])) as unknown as ProgressRow[]).map((p) => [p.book_id, p]));
+    // Rows of a range may include books not asked for: only the ids asked for are looked up below.
+    const books = new Map(((await exec.all(SUMMARY_BOOKS_SQL(d, batch), params)) as unknown as SummaryBookRow[]).map((b) => [b.id, b]));
+    const names = namesOf((await exec.all(NAMES_BATCH_SQL(d, batch), repeated(params, 4))) as NameRow[]);
+    const files = groupBy((await exec.all(FILES_BATCH_SQL(d, batch), params)) as unknown as FileRow[]);
+    const progress = new Map(((await exec.all(PROGRESS_BATCH_SQL(d, batch), [userId, ...params])) as unknown as ProgressRow[]).map((p) => [p.book_id, p]));
     const out: Json[] = [];
     for (const id of ids) {
       const book = books.get(id);

@@ -128,9 +128,14 @@ export function metadataSelectList(columns: readonly string[], options: BookJson
   return out;
 }
 
+/** A path `normalize` would change: `//`, a `.` or `..` segment, a trailing `/`. */
+const NOT_NORMAL = /\/\/|(^|\/)\.\.?(\/|$)|\/$/;
+
 export function absoluteFilePath(rootPath: string | undefined, file: Pick<BookFileRow, 'file_sub_path' | 'file_name'>): string | undefined {
   if (!rootPath) return undefined;
-  return join(rootPath, file.file_sub_path, file.file_name);
+  // What join gives, without its normalizing pass when there is nothing to normalize (a page lists hundreds of files).
+  const joined = file.file_sub_path === '' ? `${rootPath}/${file.file_name}` : `${rootPath}/${file.file_sub_path}/${file.file_name}`;
+  return file.file_name === '' || NOT_NORMAL.test(joined) ? join(rootPath, file.file_sub_path, file.file_name) : joined;
 }
 
 /** Grimmory's rule: the text after the last dot (not a leading one), lower case; folders have none here. */

@@ -1,10 +1,12 @@
 // One page of the visible books in a Spring Data order (`sort=metadata.title,asc`), as ids plus the total count.
-// The page is an ORDER BY … LIMIT/OFFSET in SQL, walking an index where the order has one (id, addedOn, title); the
-// count is kept until the catalog changes.
-import { sql, type OrderByItemBuilder } from 'kysely';
+// The page is an ORDER BY … LIMIT in SQL, walking an index where the order has one (id, addedOn, title), resumed after
+// the previous page in an order by one property and with OFFSET otherwise; the count is kept until the catalog changes.
+import { sql, type OrderByItemBuilder, type SelectQueryBuilder } from 'kysely';
 import { isAdmin, type Principal } from '../auth/principal.ts';
 import { visibleBookFilter } from '../auth/visibility.ts';
 import { dialectOf } from '../store/dialect.ts';
+import type { DB } from '../store/db-types.ts';
+import { resumedPage, type ResumableRow } from '../store/resumed-pages.ts';
 import { CatalogMemo } from '../store/snapshot.ts';
 import type { Store } from '../store/store.ts';
 import type { CatalogReader } from './book-bundles.ts';
@@ -129,32 +131,58 @@ async function walkOrderIndex(store: Store, reader: CatalogReader, principal: Pr
   return isAdmin(principal) || visible * 4 >= (await countVisible(store, reader, undefined));
 }
 
-async function pageQuery(store: Store, reader: CatalogReader, principal: Principal, orders: Order[], visible: number, limit: number, offset: number): Promise<Compiled> {
+type PageQuery = SelectQueryBuilder<DB, 'book', { id: number }>;
+
+/** The visible books in the order (ties by id), before paging. */
+async function orderedQuery(store: Store, reader: CatalogReader, principal: Principal, orders: Order[], visible: number): Promise<{ query: PageQuery; id: string }> {
   const filter = visibleBookFilter(principal, { libraryIndex: !(await walkOrderIndex(store, reader, principal, visible)) });
   const byMetadata = orders.some((o) => o.metadata);
   // Ties go by id, in the direction of the last order, so that one index serves both directions (Grimmory leaves the
   // order of ties unspecified).
   const idDescending = orders.at(-1)?.descending ?? false;
-  const direction = (descending: boolean): 'asc' | 'desc' => (descending ? 'desc' : 'asc');
   const ordered = (order: Order) => (ob: OrderByItemBuilder): OrderByItemBuilder => {
     const by = order.descending ? ob.desc() : ob.asc();
     if (!order.nullable) return by;
     return order.descending ? by.nullsLast() : by.nullsFirst();
   };
+  const sorted = (query: PageQuery, id: string): { query: PageQuery; id: string } => {
+    for (const order of orders) query = query.orderBy(sql.raw(order.expression), ordered(order));
+    return { query: query.orderBy(sql.raw(id), idDescending ? 'desc' : 'asc'), id };
+  };
   if (byMetadata && (await everyBookHasMetadata(store, reader))) {
     // The tie-break names m.book_id (= book.id): with book.id SQLite would not see that the index order covers it.
-    let query = store.db.selectFrom('book_metadata as m').innerJoin('book', 'book.id', 'm.book_id').select('book.id').where(filter).where('book.deleted', '=', NOT_DELETED);
-    for (const order of orders) query = query.orderBy(sql.raw(order.expression), ordered(order));
-    return query.orderBy('m.book_id', direction(idDescending)).limit(limit).offset(offset).compile();
+    const query = store.db.selectFrom('book_metadata as m').innerJoin('book', 'book.id', 'm.book_id').select('book.id').where(filter).where('book.deleted', '=', NOT_DELETED);
+    return sorted(query as unknown as PageQuery, 'm.book_id');
   }
   if (byMetadata) {
-    let query = store.db.selectFrom('book').leftJoin('book_metadata as m', 'm.book_id', 'book.id').select('book.id').where(filter).where('book.deleted', '=', NOT_DELETED);
-    for (const order of orders) query = query.orderBy(sql.raw(order.expression), ordered(order));
-    return query.orderBy('book.id', direction(idDescending)).limit(limit).offset(offset).compile();
+    const query = store.db.selectFrom('book').leftJoin('book_metadata as m', 'm.book_id', 'book.id').select('book.id').where(filter).where('book.deleted', '=', NOT_DELETED);
+    return sorted(query as unknown as PageQuery, 'book.id');
   }
-  let query = store.db.selectFrom('book').select('book.id').where(filter).where('book.deleted', '=', NOT_DELETED);
-  for (const order of orders) query = query.orderBy(sql.raw(order.expression), ordered(order));
-  return query.orderBy('book.id', direction(idDescending)).limit(limit).offset(offset).compile();
+  return sorted(store.db.selectFrom('book').select('book.id').where(filter).where('book.deleted', '=', NOT_DELETED), 'book.id');
+}
+
+/**
+ * The ids of a page. In an order by one property (or none: by id) the page resumes after the row an earlier page of
+ * the same list ended on (src/core/store/resumed-pages.ts); an order by several properties is read with OFFSET.
+ */
+async function pageIds(store: Store, reader: CatalogReader, principal: Principal, orders: Order[], visible: number, page: { offset: number; limit: number }): Promise<number[]> {
+  const { query, id } = await orderedQuery(store, reader, principal, orders, visible);
+  const ids = async (compiled: Compiled): Promise<number[]> => ((await reader.exec.all(compiled.sql, compiled.parameters as number[])) as { id: number }[]).map((r) => r.id);
+  const [order, ...more] = orders;
+  if (more.length > 0) return ids(query.limit(page.limit).offset(page.offset).compile());
+  const listed = query.compile();
+  const value = sql.raw(order?.expression ?? id);
+  const resumable = { descending: order?.descending ?? false, nullable: order?.nullable ?? false, value, id: sql.raw(id), valueIsId: !order || order.expression === 'book.id' };
+  return resumedPage(store, `${listed.sql}\u0000${JSON.stringify(listed.parameters)}`, resumable, page, {
+    rows: async (part, limit, offset) => {
+      const compiled = (part ? query.where(part) : query).select(sql<unknown>`${value}`.as('resume_value')).limit(limit).offset(offset).compile();
+      return (await reader.exec.all(compiled.sql, compiled.parameters as number[])) as unknown as ResumableRow[];
+    },
+    count: async (part) => {
+      const compiled = query.clearSelect().clearOrderBy().where(part).select((eb) => eb.fn.countAll<number>().as('n')).compile();
+      return Number(Object.values((await reader.exec.get(compiled.sql, compiled.parameters as number[])) ?? {})[0] ?? 0);
+    },
+  });
 }
 
 /** Pass a snapshot's scope as `reader` to read inside it; otherwise the page is read in one snapshot of its own. */
@@ -165,9 +193,7 @@ export async function pageOfVisibleBooks(store: Store, principal: Principal, req
     const totalElements = await countVisible(store, scope, principal);
     const offset = request.page * request.size;
     if (offset >= totalElements) return { ids: [], totalElements };
-    const query = await pageQuery(store, scope, principal, orders, totalElements, request.size, offset);
-    const rows = (await scope.exec.all(query.sql, query.parameters as number[])) as { id: number }[];
-    return { ids: rows.map((r) => r.id), totalElements };
+    return { ids: await pageIds(store, scope, principal, orders, totalElements, { offset, limit: request.size }), totalElements };
   };
   return reader ? page(reader) : store.read(page);
 }

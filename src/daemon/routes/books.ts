@@ -16,6 +16,7 @@ import type { Store } from '../../core/store/store.ts';
 import type { Principal } from '../../core/auth/principal.ts';
 import { requireBookAccess, requireLibraryAccess } from '../access.ts';
 import { audit } from '../audit.ts';
+import { keepCompressedCopies } from '../compression.ts';
 import { principalOf } from '../authenticate.ts';
 import type { DaemonContext } from '../context.ts';
 import { ApiError, badRequest, bookNotFound } from '../http-errors.ts';
@@ -74,12 +75,18 @@ async function cachedPage(store: Store, principal: Principal, query: string, com
   if (!cache) pageCaches.set(store, (cache = new CatalogBytesCache(PAGE_CACHE_BYTES)));
   const key = `${principal.userId} ${query}`;
   const hit = cache.lookup(store, key);
-  if (hit) return hit.value;
+  // Kept bytes are sent again as they are: their compressed forms are made once, not once per request.
+  if (hit) return compressedOnce(hit.value);
   // Taken before the snapshot starts: a change committed meanwhile moves the generation, and the page is not kept.
   const since = cache.generationNow(store);
   const text = JSON.stringify(await compute());
-  if (since) cache.offer(store, key, since, text);
-  return text;
+  const kept = since ? cache.offer(store, key, since, text) : undefined;
+  return kept ? compressedOnce(kept) : text;
+}
+
+function compressedOnce(bytes: Buffer): Buffer {
+  keepCompressedCopies(bytes);
+  return bytes;
 }
 
 const CreatePhysicalBookRequest = Type.Object({

@@ -30,6 +30,7 @@ import * as leases from './032-leases.ts';
 import * as seriesMembersIndex from './039-series-members-index.ts';
 import * as hardcoverPush from './036-hardcover-push.ts';
 import * as signInFailures from './040-sign-in-failures.ts';
+import * as seriesOrderIndex from './043-series-order-index.ts';
 const MIGRATIONS: Record<string, Migration> = {
   '001-initial': initial,
   '002-auth': auth,
@@ -60,6 +61,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '039-series-members-index': seriesMembersIndex,
   '036-hardcover-push': hardcoverPush,
   '040-sign-in-failures': signInFailures,
+  '043-series-order-index': seriesOrderIndex,
 };
 
 export const migrationProvider: MigrationProvider = {
