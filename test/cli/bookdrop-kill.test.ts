@@ -5,6 +5,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { recoverInterruptedImports } from '../../src/core/bookdrop/bookdrop-cleanup.ts';
+import { openStore } from '../../src/core/store/store.ts';
 import { cliFor } from '../helpers/cli.ts';
 import { makeTempLibrary, writeSimpleEpub, type TempLibrary } from '../helpers/library-fixtures.ts';
 
@@ -104,5 +106,24 @@ describe('a bookdrop import killed with SIGKILL', () => {
     expect((await bindery('bookdrop', 'list')).code).toBe(0);
     expect(existsSync(partial)).toBe(false);
     expect(existsSync(bookdrop('dune.epub'))).toBe(true);
+  });
+
+  it('recovered by two processes at once: exactly one takes the claim over and puts it right', async () => {
+    killedImport('before-commit');
+    expect(filesUnder(lib.root)).toEqual([FINAL]);
+    // Two recoveries looking at the same abandoned claim at the same moment (two replicas, or a replica and the CLI):
+    // each on a store of its own, as separate processes would be.
+    const stores = await Promise.all([openStore(join(lib.dataDir, 'bindery.sqlite')), openStore(join(lib.dataDir, 'bindery.sqlite'))]);
+    try {
+      const env = (store: (typeof stores)[number]) => ({ store, bookdropDir: bookdrop(), dataDir: lib.dataDir });
+      const reports = await Promise.all(stores.map((store) => recoverInterruptedImports(env(store))));
+      expect(reports.map((r) => r.released + r.completed).sort()).toEqual([0, 1]);
+    } finally {
+      await Promise.all(stores.map((s) => s.close()));
+    }
+    expect(filesUnder(lib.root)).toEqual([]);
+    const imported = await bindery('bookdrop', 'import', '--yes');
+    expect(imported.code, imported.stderr).toBe(0);
+    expect(filesUnder(lib.root)).toEqual([FINAL]);
   });
 });
