@@ -9,6 +9,7 @@ import { recoverInterruptedImports } from '../../src/core/bookdrop/bookdrop-clea
 import { finalizeImport } from '../../src/core/bookdrop/finalize.ts';
 import { listLibraries } from '../../src/core/libraries/libraries.ts';
 import { openStore } from '../../src/core/store/store.ts';
+import { WORK_MARK } from '../../src/core/work-files.ts';
 import { cliFor } from '../helpers/cli.ts';
 import { onPostgres } from '../helpers/engine.ts';
 import { startAdminDaemon, until } from '../helpers/served-daemon.ts';
@@ -78,7 +79,8 @@ describe('a bookdrop import killed with SIGKILL', () => {
     killedImport('after-copy');
     const leftovers = filesUnder(lib.root);
     expect(leftovers).toHaveLength(1);
-    expect(leftovers[0]).toMatch(/\.bindery-\d+-[0-9a-f-]+\.part$/);
+    // Named with the importer's mark: its pid on SQLite, its liveness token on PostgreSQL.
+    expect(leftovers[0]).toMatch(new RegExp(`\\.bindery-${WORK_MARK}-[0-9a-f-]{36}\\.part$`));
 
     expect((await bindery('bookdrop', 'list')).code).toBe(0);
     expect(filesUnder(lib.root)).toEqual([]);
@@ -87,7 +89,7 @@ describe('a bookdrop import killed with SIGKILL', () => {
   });
 
   it('while an upload streams into the bookdrop: the partial upload is removed by the next bookdrop command', async () => {
-    const child = spawn(process.execPath, [RECEIVE_UPLOAD, bookdrop()], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [RECEIVE_UPLOAD, bookdrop(), join(lib.dataDir, 'bindery.sqlite')], { stdio: ['ignore', 'pipe', 'pipe'] });
     // Killed once the partial file is there and growing.
     const partial = await new Promise<string>((resolve, reject) => {
       const timer = setInterval(() => {

@@ -172,7 +172,7 @@ export async function recoverAbandonedClaims(env: BookdropEnv, now = Date.now())
 /** Recovers abandoned claims (`recoverAbandonedClaims`), then removes partial files of dead processes from the bookdrop. */
 export async function recoverInterruptedImports(env: BookdropEnv, now = Date.now()): Promise<{ completed: number; released: number }> {
   const out = await recoverAbandonedClaims(env, now);
-  const partials = await removeAbandonedPartials(resolve(env.bookdropDir));
+  const partials = await removeAbandonedPartials(env.store.liveness, resolve(env.bookdropDir));
   if (partials > 0) env.log?.('warn', `bookdrop: removed ${partials} partial file${partials === 1 ? '' : 's'} left by an interrupted upload`);
   return out;
 }

@@ -23,6 +23,7 @@ import { bookdropCoverPath, partialName, removeBookdropCover } from './bookdrop-
 import { catalogHasFile, recordImportedFile, type ParsedFile } from './record-book.ts';
 import { copyVerified, ImportStepError, nodeImportFs, placeUnderFreeName, splitRelativePath, step, type ImportFs } from './safe-copy.ts';
 import { emitEvent } from '../events/live-events.ts';
+import { markOf } from '../work-files.ts';
 
 /** BookdropFinalizeRequest. */
 export interface FinalizeRequest {
@@ -183,7 +184,7 @@ async function importOne(im: Importer, row: BookdropRow, target: Target, claim: 
   const dir = join(target.root.path, where.subPath);
 
   // Where the copy goes is on the row before it is made: a recovery after a kill finds (and removes) it.
-  const partial = join(dir, partialName('copy'));
+  const partial = join(dir, partialName('copy', markOf(claim.registration.owner)));
   await traceImport(im.env.store, claim, { import_partial_path: partial });
   await copyVerified(im.fs, source, dir, { size: before.size, hash: parsed.contentHash }, partial);
   let placed: string;
@@ -302,7 +303,7 @@ export async function finalizeImport(env: FinalizeEnv, request: FinalizeRequest,
     env,
     fs: options.fs ?? nodeImportFs,
     runner: createTaskRunner(options.workers ?? 0),
-    stagingDir: await createStagingDir(coversRoot),
+    stagingDir: await createStagingDir(coversRoot, env.store.liveness),
     coversRoot,
     patterns: new Map(),
     beforeCommit: options.beforeCommit,

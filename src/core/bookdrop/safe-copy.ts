@@ -6,7 +6,6 @@ import * as fsp from 'node:fs/promises';
 import { join } from 'node:path';
 import { errorCode, nodeMoveFs, type MoveFs } from '../moves/fs.ts';
 import { withCounter } from '../moves/plan.ts';
-import { partialName } from './bookdrop-paths.ts';
 import { RegistrationLost } from '../store/liveness.ts';
 
 /** The filesystem steps of an import, each one a seam where tests inject failures. */
@@ -82,10 +81,10 @@ export interface Expected {
 }
 
 /**
- * Copies `source` into `dir` under a hidden partial name (`partial`, when the caller recorded it beforehand), flushes
+ * Copies `source` into `dir` under the hidden partial name `partial` (see `partialName`; an import records it first), flushes
  * and verifies it. Returns the partial file's path; on any failure nothing of the copy is left behind.
  */
-export async function copyVerified(fs: ImportFs, source: string, dir: string, expected: Expected, partial = join(dir, partialName('copy'))): Promise<string> {
+export async function copyVerified(fs: ImportFs, source: string, dir: string, expected: Expected, partial: string): Promise<string> {
   await step('copy', () => fs.mkdirp(dir));
   try {
     await step('copy', () => fs.copy(source, partial));
