@@ -1,4 +1,4 @@
-// Work files in folders every replica shares (the bookdrop, the covers folder of the data directory): a writer on
+// Work files in folders every replica shares (the bookdrop, the covers and tmp folders of the data directory): a writer on
 // another machine — here a real process in a PID namespace of its own, whose pid means nothing on this machine — is
 // left alone by the real CLI's tidying while it runs, and its files are removed once it is killed.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -36,18 +36,20 @@ function growingUpload(): string | undefined {
 
 // A SQLite catalog never spans machines (its WAL needs shared memory): every process using it runs on one machine.
 describe.runIf(onPostgres)('work files of a writer on another machine', () => {
-  it('are left alone by a rescan of the bookdrop and a library scan while it runs, and removed once it is killed', async () => {
+  it('are left alone by a rescan of the bookdrop, a library scan and a backup while it runs, and removed once it is killed', async () => {
     const writer = foreignWriter();
     try {
       const line = await new Promise<string>((resolve) => writer.stdout?.once('data', (d: Buffer) => resolve(d.toString().trim())));
-      const { pid, staging } = JSON.parse(line) as { pid: number; staging: string };
+      const { pid, staging, backupWork } = JSON.parse(line) as { pid: number; staging: string; backupWork: string };
       expect(pid).toBe(4_000_000);
       const upload = await until('the upload to stream', growingUpload);
 
       expect((await bindery('bookdrop', 'list')).code).toBe(0);
       expect((await bindery('scan')).code).toBe(0);
+      expect((await bindery('backup', '--to', join(lib.dataDir, '..', 'backups/'))).code).toBe(0);
       expect(existsSync(upload)).toBe(true);
       expect(existsSync(staging)).toBe(true);
+      expect(existsSync(backupWork)).toBe(true);
     } finally {
       const exited = new Promise((resolve) => writer.once('exit', resolve));
       writer.kill('SIGKILL');
@@ -62,5 +64,7 @@ describe.runIf(onPostgres)('work files of a writer on another machine', () => {
       expect((await bindery('scan')).code).toBe(0);
       return readdirSync(join(lib.dataDir, 'covers')).every((n) => !n.startsWith('.staging-'));
     }, 15_000);
+    expect((await bindery('backup', '--to', join(lib.dataDir, '..', 'backups/'))).code).toBe(0);
+    expect(readdirSync(join(lib.dataDir, 'tmp')).filter((n) => n.endsWith('.partial'))).toEqual([]);
   });
 });
