@@ -15,7 +15,7 @@ export function registerRestore(program: Command, run: RunCommand): void {
       run(async (ctx) => {
         const { restoreBackup, refuseWhileDaemonRuns } = await import('../core/backup/restore-backup.ts');
         // Before asking: a restore that cannot run should not ask for confirmation first.
-        await backupCli(async () => refuseWhileDaemonRuns(ctx.config.dataDir));
+        await backupCli(() => refuseWhileDaemonRuns(ctx.config.dataDir, ctx.paths.catalog));
         if (!flags.yes) {
           if (!ctx.interactive) throw new CliError('CONFIRMATION_REQUIRED', 'restore replaces the catalog, covers, icons and fonts of this data directory; add --yes to confirm', EXIT.USAGE);
           const { confirm } = await import('./confirm.ts');

@@ -6,6 +6,8 @@ import type { MultipartFile, MultipartValue } from '@fastify/multipart';
 import { receiveUpload, UploadError, type ReceivedFile } from '../core/bookdrop/upload.ts';
 import { readSetting } from '../core/settings/app-settings.ts';
 import { MAX_COVER_BYTES } from '../core/covers/cover-upload.ts';
+import type { Liveness } from '../core/store/liveness.ts';
+import { workMark } from '../core/work-files.ts';
 import type { DaemonContext } from './context.ts';
 import { badRequest } from './http-errors.ts';
 import type { RouteRequest } from './route-spec.ts';
@@ -72,16 +74,17 @@ async function readForm<T>(request: RouteRequest, limit: UploadLimit, take: (par
 
 /**
  * The `file` part streamed to a hidden partial file in the folder `dirFor` names when the part arrives (fields sent
- * before it may decide it), flushed to disk. The caller places or removes the file.
+ * before it may decide it), flushed to disk, under a partial name with this process's mark (`liveness`: see
+ * core/work-files.ts). The caller places or removes the file.
  */
-export function readFileUpload(request: RouteRequest, limit: UploadLimit, dirFor: (fields: Record<string, string>) => Promise<string>): Promise<UploadForm<ReceivedFile>> {
+export function readFileUpload(request: RouteRequest, limit: UploadLimit, dirFor: (fields: Record<string, string>) => Promise<string>, liveness: Liveness): Promise<UploadForm<ReceivedFile>> {
   return readForm(
     request,
     limit,
     async (part, fields) => {
       const dir = await dirFor(fields);
       try {
-        return await receiveUpload(part.file as Readable & { truncated?: boolean }, dir, limit.bytes, limit.bytes / (1024 * 1024));
+        return await receiveUpload(part.file as Readable & { truncated?: boolean }, dir, limit.bytes, limit.bytes / (1024 * 1024), await workMark(liveness));
       } catch (error) {
         if (error instanceof UploadError && error.code === 'TOO_LARGE') throw limit.tooLarge();
         throw error;

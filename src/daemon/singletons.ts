@@ -1,7 +1,7 @@
 // The daemon's singleton jobs, each run by whichever server process sharing the catalog holds its lease (see
 // src/core/cluster/singletons.ts): the task scheduler, the bookdrop watcher, the watcher of library folders, recovery
-// of interrupted file moves, the clean-up of the live-events outbox, and the Hardcover progress push. A process alone on
-// its catalog takes every lease at start and runs them all.
+// of interrupted file moves and bookdrop imports, the clean-up of the live-events outbox, and the Hardcover progress
+// push. A process alone on its catalog takes every lease at start and runs them all.
 import { currentInstance } from '../core/cluster/instance.ts';
 import { DEFAULT_LEASE_CHECK_MS, SingletonKeeper, type Singleton, type StopSingleton } from '../core/cluster/singletons.ts';
 import type { LeaseHolding } from '../core/store/leases.ts';
@@ -49,23 +49,31 @@ async function watchLibraries(ctx: DaemonContext): Promise<StopSingleton> {
 const leaseCheckMs = (): number => Number(process.env.BINDERY_LEASE_CHECK_MS) || DEFAULT_LEASE_CHECK_MS;
 
 /**
- * Moves a killed process left half done are completed or rolled back when the lease is taken (at start, or on
- * takeover), and whenever a look (as often as the leases are looked at) finds a move whose process has gone since:
- * another replica killed in the middle of a move, or a `bindery move` on another machine.
+ * Moves and bookdrop imports a killed process left half done are completed or rolled back when the lease is taken (at
+ * start, or on takeover), and whenever a look (as often as the leases are looked at) finds such work whose process has
+ * gone since: another replica killed in the middle of a move or an import, or a `bindery` command on another machine.
  */
-async function recoverMoves(ctx: DaemonContext): Promise<StopSingleton> {
-  const [{ recoverMoves }, { hasOpenRows }] = await Promise.all([import('../core/moves/recover.ts'), import('../core/moves/journal.ts')]);
+async function recoverInterruptedWork(ctx: DaemonContext): Promise<StopSingleton> {
+  const [{ recoverMoves }, { hasOpenRows }, { hasClaimedImports, recoverAbandonedClaims }, { daemonBookdropEnv }] = await Promise.all([
+    import('../core/moves/recover.ts'),
+    import('../core/moves/journal.ts'),
+    import('../core/bookdrop/bookdrop-cleanup.ts'),
+    import('./bookdrop-watcher.ts'),
+  ]);
+  const bookdrop = daemonBookdropEnv(ctx);
   const recover = async (): Promise<void> => {
     const report = await recoverMoves(ctx.store, { log: (message) => ctx.log.warn(message) });
     if (report.resumed + report.rolledBack + report.problems.length > 0) ctx.log.warn({ ...report }, 'recovered interrupted file moves');
   };
   await recover();
+  await recoverAbandonedClaims(bookdrop);
   let looking: Promise<void> | undefined;
   const timer = setInterval(() => {
     looking ??= (async () => {
       if (await hasOpenRows(ctx.store.db)) await recover();
+      if (await hasClaimedImports(ctx.store)) await recoverAbandonedClaims(bookdrop);
     })()
-      .catch((error: unknown) => ctx.log.warn({ err: error }, 'move recovery: look skipped'))
+      .catch((error: unknown) => ctx.log.warn({ err: error }, 'recovery of interrupted work: look skipped'))
       .finally(() => (looking = undefined));
   }, leaseCheckMs());
   timer.unref();
@@ -94,7 +102,7 @@ const STARTS: Record<(typeof SINGLETONS)[number], (ctx: DaemonContext) => Promis
   'bookdrop-watcher': startBookdrop,
   'hardcover-push': pushToHardcover,
   'library-watcher': watchLibraries,
-  'move-recovery': recoverMoves,
+  'move-recovery': recoverInterruptedWork,
   'outbox-prune': pruneOutbox,
   scheduler: startScheduler,
 };

@@ -13,6 +13,8 @@ import { openStore } from '../../src/core/store/store.ts';
 import { catalogRows } from '../helpers/catalog-rows.ts';
 import { seedBook, seedLibrary } from '../helpers/catalog-seed.ts';
 import { BIN, runCli } from '../helpers/cli.ts';
+import { onPostgres } from '../helpers/engine.ts';
+import { freePort } from '../helpers/free-port.ts';
 import { makeTempDir, type TempDir } from '../helpers/temp-dir.ts';
 
 let tmp: TempDir;
@@ -273,6 +275,38 @@ describe('restore beside a running daemon', () => {
     }
     // Stopped: the mark is gone.
     expect(existsSync(join(target, 'bindery-serve.pid'))).toBe(false);
+  });
+});
+
+// A SQLite catalog never spans machines; a catalog on a database server may be used by replicas anywhere.
+describe.runIf(onPostgres)('restore beside a replica on another machine', () => {
+  it('is refused while any replica holds the catalog\'s leases, whatever the shared pid file says', async () => {
+    const target = tmp.file('replicated');
+    await (await openStore(catalogOf(target))).close();
+    const made = await bindery(target, '--json', 'backup', '--to', tmp.file('replicated-backups/'));
+    const archive = (JSON.parse(made.stdout) as { path: string }).path;
+    const child = spawn(BIN, ['--data-dir', target, 'serve', '--port', String(await freePort()), '--host', '127.0.0.1'], { env: { ...process.env, BINDERY_CONFIG: '', BINDERY_LOG_LEVEL: 'silent' }, stdio: 'ignore' });
+    try {
+      const store = await openStore(catalogOf(target));
+      try {
+        for (let i = 0; i < 400 && (await store.db.selectFrom('lease').select('name').execute()).length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+        expect((await store.db.selectFrom('lease').select('name').execute()).length).toBeGreaterThan(0);
+        const books = await store.db.selectFrom('book').select('id').execute();
+        // The data directory is shared: another replica, started later on another machine, wrote the pid file last.
+        writeFileSync(join(target, 'bindery-serve.pid'), `${JSON.stringify({ host: 'replica-b.example', boot: 'boot-of-replica-b', pid: 4_000_000, startedAt: new Date().toISOString(), port: 6060 })}\n`);
+        const res = await bindery(target, '--json', 'restore', '--yes', archive);
+        expect(res.code, res.stderr).toBe(4);
+        expect(JSON.parse(res.stdout).error).toMatchObject({ code: 'BACKUP_DAEMON_RUNNING', message: expect.stringMatching(/bindery serve \(.+, running [a-z-]+ since [^)]+\) is using the catalog database; stop every replica first/) });
+        expect(readdirSync(target).filter((n) => n.startsWith('.restore-') || n.startsWith('pre-restore-'))).toEqual([]);
+        expect(await store.db.selectFrom('book').select('id').execute()).toEqual(books);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    }
   });
 });
 

@@ -5,7 +5,14 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { recoverInterruptedImports } from '../../src/core/bookdrop/bookdrop-cleanup.ts';
+import { finalizeImport } from '../../src/core/bookdrop/finalize.ts';
+import { listLibraries } from '../../src/core/libraries/libraries.ts';
+import { openStore } from '../../src/core/store/store.ts';
+import { WORK_MARK } from '../../src/core/work-files.ts';
 import { cliFor } from '../helpers/cli.ts';
+import { onPostgres } from '../helpers/engine.ts';
+import { startAdminDaemon, until } from '../helpers/served-daemon.ts';
 import { makeTempLibrary, writeSimpleEpub, type TempLibrary } from '../helpers/library-fixtures.ts';
 
 const KILL_DURING_IMPORT = join(import.meta.dirname, '..', 'helpers', 'kill-during-import.ts');
@@ -72,7 +79,8 @@ describe('a bookdrop import killed with SIGKILL', () => {
     killedImport('after-copy');
     const leftovers = filesUnder(lib.root);
     expect(leftovers).toHaveLength(1);
-    expect(leftovers[0]).toMatch(/\.bindery-\d+-[0-9a-f-]+\.part$/);
+    // Named with the importer's mark: its pid on SQLite, its liveness token on PostgreSQL.
+    expect(leftovers[0]).toMatch(new RegExp(`\\.bindery-${WORK_MARK}-[0-9a-f-]{36}\\.part$`));
 
     expect((await bindery('bookdrop', 'list')).code).toBe(0);
     expect(filesUnder(lib.root)).toEqual([]);
@@ -81,7 +89,7 @@ describe('a bookdrop import killed with SIGKILL', () => {
   });
 
   it('while an upload streams into the bookdrop: the partial upload is removed by the next bookdrop command', async () => {
-    const child = spawn(process.execPath, [RECEIVE_UPLOAD, bookdrop()], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [RECEIVE_UPLOAD, bookdrop(), join(lib.dataDir, 'bindery.sqlite')], { stdio: ['ignore', 'pipe', 'pipe'] });
     // Killed once the partial file is there and growing.
     const partial = await new Promise<string>((resolve, reject) => {
       const timer = setInterval(() => {
@@ -104,5 +112,76 @@ describe('a bookdrop import killed with SIGKILL', () => {
     expect((await bindery('bookdrop', 'list')).code).toBe(0);
     expect(existsSync(partial)).toBe(false);
     expect(existsSync(bookdrop('dune.epub'))).toBe(true);
+  });
+
+  it('recovered by two processes at once: exactly one takes the claim over and puts it right', async () => {
+    killedImport('before-commit');
+    expect(filesUnder(lib.root)).toEqual([FINAL]);
+    // Two recoveries looking at the same abandoned claim at the same moment (two replicas, or a replica and the CLI):
+    // each on a store of its own, as separate processes would be.
+    const stores = await Promise.all([openStore(join(lib.dataDir, 'bindery.sqlite')), openStore(join(lib.dataDir, 'bindery.sqlite'))]);
+    try {
+      const env = (store: (typeof stores)[number]) => ({ store, bookdropDir: bookdrop(), dataDir: lib.dataDir });
+      const reports = await Promise.all(stores.map((store) => recoverInterruptedImports(env(store))));
+      expect(reports.map((r) => r.released + r.completed).sort()).toEqual([0, 1]);
+    } finally {
+      await Promise.all(stores.map((s) => s.close()));
+    }
+    expect(filesUnder(lib.root)).toEqual([]);
+    const imported = await bindery('bookdrop', 'import', '--yes');
+    expect(imported.code, imported.stderr).toBe(0);
+    expect(filesUnder(lib.root)).toEqual([FINAL]);
+  });
+
+  it('by a process on another machine, while a bindery serve runs: the daemon recovers it within moments, without a rescan', async () => {
+    const { daemon } = await startAdminDaemon(lib.dataDir, { BINDERY_LEASE_CHECK_MS: '200' });
+    try {
+      killedImport('before-commit');
+      // Only recovery removes the uncatalogued copy and puts the file back for review.
+      await until('the daemon to recover the import', () => filesUnder(lib.root).length === 0, 15_000);
+      const store = await openStore(join(lib.dataDir, 'bindery.sqlite'));
+      try {
+        expect(await store.db.selectFrom('bookdrop_file').select(['file_name', 'status', 'import_owner']).execute()).toEqual([{ file_name: 'dune.epub', status: 'PENDING_REVIEW', import_owner: null }]);
+      } finally {
+        await store.close();
+      }
+      expect(existsSync(bookdrop('dune.epub'))).toBe(true);
+    } finally {
+      await daemon.stop();
+    }
+  });
+
+  // Only a database server's connection can be lost under a running import; SQLite has nothing to lose.
+  it.runIf(onPostgres)('an import that loses its registration while another process recovers it: it records and removes nothing', async () => {
+    const store = await openStore(join(lib.dataDir, 'bindery.sqlite'));
+    try {
+      const [library] = await listLibraries(store.db);
+      const outcome = await finalizeImport(
+        { store, dataDir: lib.dataDir, bookdropDir: bookdrop() },
+        { selectAll: true, defaultLibraryId: library!.id, defaultPathId: library!.paths[0]!.id },
+        {
+          concurrency: 1,
+          beforeCommit: async () => {
+            // What a restart of the database server, or a network cut, does to the connection holding the lock.
+            await store.exec.run("select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and application_name like 'bindery-session %'");
+            await new Promise((r) => setTimeout(r, 300));
+            // Another process now takes the import for dead and recovers it, while this one is about to commit.
+            const recovered = await bindery('bookdrop', 'list');
+            expect(recovered.code, recovered.stderr).toBe(0);
+          },
+        },
+      );
+      expect(outcome).toMatchObject({ successfullyImported: 0, failed: 1 });
+      expect(outcome.results[0]?.message).toMatch(/interrupted.*lost its registration/);
+    } finally {
+      await store.close();
+    }
+    // Put back by the recovering process, and not undone by the importer: the original waits for review, no book.
+    expect(existsSync(bookdrop('dune.epub'))).toBe(true);
+    expect(filesUnder(lib.root)).toEqual([]);
+    expect(await bookTitles()).toEqual([]);
+    expect((await bindery('bookdrop', 'import', '--yes')).code).toBe(0);
+    expect(filesUnder(lib.root)).toEqual([FINAL]);
+    expect(await bookTitles()).toEqual(['"title":"Dune"']);
   });
 });

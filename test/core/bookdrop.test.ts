@@ -18,6 +18,7 @@ import { placeBookdropUpload, placeLibraryUpload, receiveUpload, UploadError } f
 import { createLibrary } from '../../src/core/libraries/libraries.ts';
 import type { Owner } from '../../src/core/process-owner.ts';
 import { openStore, type Store } from '../../src/core/store/store.ts';
+import { workMark } from '../../src/core/work-files.ts';
 import { onPostgres } from '../helpers/engine.ts';
 import { makeTempLibrary, writeSimpleEpub, type TempLibrary } from '../helpers/library-fixtures.ts';
 
@@ -322,39 +323,39 @@ describe('uploads', () => {
 
   it('streams to a hidden partial file and stops at the size limit, leaving nothing behind', async () => {
     mkdirSync(bookdrop(), { recursive: true });
-    await expect(receiveUpload(stream(Buffer.alloc(2048)), bookdrop(), 1024, 1)).rejects.toThrow('File size exceeds the limit: 1 MB');
+    await expect(receiveUpload(stream(Buffer.alloc(2048)), bookdrop(), 1024, 1, await workMark(store.liveness))).rejects.toThrow('File size exceeds the limit: 1 MB');
     const { readdirSync } = await import('node:fs');
     expect(readdirSync(bookdrop())).toEqual([]);
-    const received = await receiveUpload(stream('abc'), bookdrop(), 1024, 1);
+    const received = await receiveUpload(stream('abc'), bookdrop(), 1024, 1, await workMark(store.liveness));
     expect(received.size).toBe(3);
     expect(received.path.split('/').pop()!.startsWith('.bindery-')).toBe(true);
   });
 
   it('places a bookdrop upload under its name, takes it in, and refuses a taken name', async () => {
     const epub = await writeSimpleEpub(lib.path('..', 'Dune.epub'), { title: 'Dune' });
-    const first = await receiveUpload(stream(readFileSync(epub)), bookdrop(), 1 << 20, 1);
+    const first = await receiveUpload(stream(readFileSync(epub)), bookdrop(), 1 << 20, 1, await workMark(store.liveness));
     const placed = await placeBookdropUpload(env, first, '../../etc/Dune.epub');
     expect(placed.path).toBe(bookdrop('Dune.epub'));
     expect(placed.id).toEqual(expect.any(Number));
-    const second = await receiveUpload(stream('other content'), bookdrop(), 1 << 20, 1);
+    const second = await receiveUpload(stream('other content'), bookdrop(), 1 << 20, 1, await workMark(store.liveness));
     await expect(placeBookdropUpload(env, second, 'Dune.epub')).rejects.toMatchObject({ code: 'EXISTS' });
     expect(readFileSync(bookdrop('Dune.epub'))).toEqual(readFileSync(epub));
     expect(existsSync(second.path)).toBe(false);
-    const third = await receiveUpload(stream('x'), bookdrop(), 1 << 20, 1);
+    const third = await receiveUpload(stream('x'), bookdrop(), 1 << 20, 1, await workMark(store.liveness));
     await expect(placeBookdropUpload(env, third, 'notes.txt')).rejects.toBeInstanceOf(UploadError);
   });
 
   it('places a library upload by the upload pattern and records the book', async () => {
     const library = await createLibrary(store.db, { name: 'Books', paths: [lib.root] });
     const epub = await writeSimpleEpub(lib.path('..', 'in.epub'), { title: 'Emma', authors: ['Jane Austen'] });
-    const received = await receiveUpload(stream(readFileSync(epub)), join(lib.dataDir, 'tmp'), 1 << 20, 1);
+    const received = await receiveUpload(stream(readFileSync(epub)), join(lib.dataDir, 'tmp'), 1 << 20, 1, await workMark(store.liveness));
     const placed = await placeLibraryUpload(env, received, { libraryId: library.id, pathId: library.paths[0]!.id, fileName: 'emma-upload.epub' });
     expect(placed.path).toBe(join(lib.root, 'Jane Austen', 'Emma', 'Emma - Jane Austen.epub'));
     const file = await store.db.selectFrom('book_file').select(['book_id', 'file_sub_path']).executeTakeFirstOrThrow();
     expect(file).toEqual({ book_id: placed.bookId, file_sub_path: 'Jane Austen/Emma' });
-    const again = await receiveUpload(stream(readFileSync(epub)), join(lib.dataDir, 'tmp'), 1 << 20, 1);
+    const again = await receiveUpload(stream(readFileSync(epub)), join(lib.dataDir, 'tmp'), 1 << 20, 1, await workMark(store.liveness));
     await expect(placeLibraryUpload(env, again, { libraryId: library.id, pathId: library.paths[0]!.id, fileName: 'emma.epub' })).rejects.toMatchObject({ code: 'EXISTS' });
-    const missing = await receiveUpload(stream(readFileSync(epub)), join(lib.dataDir, 'tmp'), 1 << 20, 1);
+    const missing = await receiveUpload(stream(readFileSync(epub)), join(lib.dataDir, 'tmp'), 1 << 20, 1, await workMark(store.liveness));
     await expect(placeLibraryUpload(env, missing, { libraryId: 99, pathId: 1, fileName: 'x.epub' })).rejects.toMatchObject({ code: 'LIBRARY_NOT_FOUND', message: 'Library not found with ID: 99' });
   });
 });

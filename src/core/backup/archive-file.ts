@@ -1,6 +1,7 @@
-// Writing a tar archive (gzip-compressed or not) atomically: under a hidden temporary name beside the target (`.<name>.<pid>
-// .partial`), synced, then renamed, so a file with the final name is always complete; remains of a writer that died
-// (kill -9, power loss) are removed by the next one writing to that folder.
+// Writing a tar archive (gzip-compressed or not) atomically: under a hidden temporary name beside the target
+// (`.<name>.<mark>.partial`, the mark of the writing process: see work-files.ts), synced, then renamed, so a file with
+// the final name is always complete; remains of a writer that died (kill -9, power loss) are removed by the next one
+// writing to that folder, on whichever machine sharing it either runs.
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
@@ -8,22 +9,28 @@ import { basename, dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { syncDirectory } from '../file-writes.ts';
-import { currentOwner, ownerAlive } from '../process-owner.ts';
+import type { Liveness } from '../store/liveness.ts';
+import { markStatus, WORK_MARK } from '../work-files.ts';
 import { TarWriter } from './tar.ts';
 
-const PARTIAL = /^\..+\.(\d+)\.partial$/;
+const PARTIAL = new RegExp(`^\\..+\\.(${WORK_MARK})\\.partial$`);
 
-/** A hidden work-file name in `dir` that `removeAbandoned` clears once this process is gone. */
-export function partialPath(dir: string, name: string): string {
-  return join(dir, `.${name}.${process.pid}.partial`);
+/** Who writes work files, in folders other processes may share: its liveness (to judge theirs) and its mark. */
+export interface WorkSite {
+  liveness: Liveness;
+  mark: string;
+}
+
+/** A hidden work-file name in `dir` that `removeAbandoned` clears once the process of `mark` is gone. */
+export function partialPath(dir: string, name: string, mark: string): string {
+  return join(dir, `.${name}.${mark}.partial`);
 }
 
 /** Work files of processes that no longer run. */
-export async function removeAbandoned(dir: string): Promise<void> {
-  const me = currentOwner();
+export async function removeAbandoned(dir: string, liveness: Liveness): Promise<void> {
   for (const name of await readdir(dir).catch(() => [] as string[])) {
     const m = PARTIAL.exec(name);
-    if (m && !ownerAlive({ ...me, pid: Number(m[1]) })) await rm(join(dir, name), { force: true });
+    if (m && (await markStatus(liveness, m[1] as string)) === 'gone') await rm(join(dir, name), { force: true });
   }
 }
 
@@ -40,11 +47,11 @@ export async function addBuffer(tar: TarWriter, path: string, data: Buffer | str
  * `gzip`: the whole archive compressed (for text); without it, members that are worth compressing are compressed on
  * their own by the caller (covers are JPEGs already: compressing them costs CPU for a few per cent).
  */
-export async function writeArchive<T>(finalPath: string, options: { gzip: boolean }, build: (tar: TarWriter) => Promise<T>): Promise<{ value: T; bytes: number }> {
+export async function writeArchive<T>(finalPath: string, options: { gzip: boolean; site: WorkSite }, build: (tar: TarWriter) => Promise<T>): Promise<{ value: T; bytes: number }> {
   const dir = dirname(finalPath);
   await mkdir(dir, { recursive: true });
-  await removeAbandoned(dir);
-  const partial = partialPath(dir, basename(finalPath));
+  await removeAbandoned(dir, options.site.liveness);
+  const partial = partialPath(dir, basename(finalPath), options.site.mark);
   try {
     const file = createWriteStream(partial, { flags: 'wx', flush: true });
     const gzip = options.gzip ? createGzip({ level: 3 }) : undefined;

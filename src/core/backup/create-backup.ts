@@ -6,14 +6,15 @@ import { dirname, join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { VERSION } from '../../version.ts';
-import { addBuffer, partialPath, removeAbandoned, Spool, writeArchive } from './archive-file.ts';
+import { addBuffer, partialPath, removeAbandoned, Spool, writeArchive, type WorkSite } from './archive-file.ts';
 import {
   BACKUP_FORMAT, BACKUP_FORMAT_VERSION, BackupError, backupFileName, CATALOG_MEMBER, CONFIG_MEMBER, DATA_SECTIONS, MANIFEST_MEMBER, MEMBERS_LIST,
   memberLine, type BackupManifest, type DataSection,
 } from './backup-format.ts';
 import { catalogFacts } from './catalog-facts.ts';
 import { snapshotCatalog } from '../store/catalog-snapshot.ts';
-import { embeddedCatalogFile } from '../store/store.ts';
+import { embeddedCatalogFile, openStore } from '../store/store.ts';
+import { workMark } from '../work-files.ts';
 import { filesBelow, openMember } from './data-files.ts';
 import type { TarWriter } from './tar.ts';
 
@@ -70,10 +71,20 @@ export async function createBackup(input: CreateBackupInput): Promise<BackupResu
   if (catalogFile !== undefined && !existsSync(catalogFile)) throw new BackupError('NOT_FOUND', `there is no catalog at ${input.catalogPath}`);
   const workDir = join(input.dataDir, 'tmp');
   await mkdir(workDir, { recursive: true });
-  await removeAbandoned(workDir);
-  const catalogCopy = partialPath(workDir, 'catalog-backup');
-  const catalogGzip = partialPath(workDir, 'catalog-backup-gz');
-  const listFile = partialPath(workDir, 'members-backup');
+  // Opened only to tell its work files apart from those of other processes sharing the data directory.
+  const store = await openStore(input.catalogPath, { readonly: true, poolSize: 1 });
+  try {
+    return await backupInto(input, finalPath, workDir, { liveness: store.liveness, mark: await workMark(store.liveness) }, now, started);
+  } finally {
+    await store.close();
+  }
+}
+
+async function backupInto(input: CreateBackupInput, finalPath: string, workDir: string, site: WorkSite, now: Date, started: number): Promise<BackupResult> {
+  await removeAbandoned(workDir, site.liveness);
+  const catalogCopy = partialPath(workDir, 'catalog-backup', site.mark);
+  const catalogGzip = partialPath(workDir, 'catalog-backup-gz', site.mark);
+  const listFile = partialPath(workDir, 'members-backup', site.mark);
   let bytesWritten = 0;
   const report = (phase: BackupProgress['phase'], done: number, total: number | null): void => input.onProgress?.({ phase, done, total, bytes: bytesWritten });
   const cancelled = (): void => {
@@ -118,7 +129,7 @@ export async function createBackup(input: CreateBackupInput): Promise<BackupResu
     await pipeline(createReadStream(catalogCopy), createGzip({ level: 6 }), createWriteStream(catalogGzip, { flags: 'w' }));
     await rm(catalogCopy, { force: true });
 
-    const written = await writeArchive(finalPath, { gzip: false }, async (tar) => {
+    const written = await writeArchive(finalPath, { gzip: false, site }, async (tar) => {
       const manifestMember = await addBuffer(tar, MANIFEST_MEMBER, `${JSON.stringify(manifest, null, 2)}\n`);
       await record(MANIFEST_MEMBER, manifestMember.size, manifestMember.sha256);
       if ((await addMember(tar, CATALOG_MEMBER, catalogGzip)) === undefined) throw new BackupError('CATALOG_INVALID', 'the catalog copy vanished while it was archived');

@@ -9,11 +9,13 @@ import { copyFile, mkdir, readdir, readFile, rename, rm } from 'node:fs/promises
 import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
+import { currentInstance } from '../cluster/instance.ts';
 import { runningDaemon } from '../daemon-presence.ts';
 import { syncDirectory } from '../file-writes.ts';
 import { currentOwner, ownerAlive } from '../process-owner.ts';
 import { LATEST_MIGRATION } from '../store/migrations/index.ts';
 import { copyCatalog, isEmptyCatalog } from '../store/catalog-copy.ts';
+import type { LeaseHolding } from '../store/leases.ts';
 import { snapshotCatalog } from '../store/catalog-snapshot.ts';
 import { embeddedCatalogFile, openSqliteFile, openStore, type Store } from '../store/store.ts';
 import { BackupError, CATALOG_FILE, CATALOG_MEMBER, CONFIG_MEMBER, DATA_SECTIONS, type BackupManifest, type DataSection } from './backup-format.ts';
@@ -43,11 +45,33 @@ export interface RestoreResult {
   config: { restoredTo: string } | { keptAt: string; current: string } | null;
 }
 
-/** Throws DAEMON_RUNNING while `bindery serve` uses the data directory. */
-export function refuseWhileDaemonRuns(dataDir: string): void {
+/** A server process holding a lease on the catalog now, other than this one: some `bindery serve` uses it. */
+async function liveLeaseHolder(catalogPath: string): Promise<LeaseHolding | undefined> {
+  const store = await openStore(catalogPath);
+  const leases = store.leases(currentInstance());
+  try {
+    return (await leases.holdings()).find((h) => h.alive && !h.mine);
+  } finally {
+    await leases.close();
+    await store.close();
+  }
+}
+
+/**
+ * Throws DAEMON_RUNNING while `bindery serve` uses the data directory (its pid file names a process running on this
+ * machine) or, for a catalog on a database server, while any replica on any machine uses the catalog: every running
+ * server holds the catalog's leases between them, and the pid file in a shared data directory names one process of one
+ * machine at most.
+ */
+export async function refuseWhileDaemonRuns(dataDir: string, catalogPath: string): Promise<void> {
   const daemon = runningDaemon(dataDir);
   if (daemon) {
     throw new BackupError('DAEMON_RUNNING', `bindery serve (pid ${daemon.pid}, started ${daemon.startedAt}) is using ${dataDir}; stop it first (for example: systemctl stop bindery)`);
+  }
+  if (embeddedCatalogFile(catalogPath) !== undefined) return;
+  const holder = await liveLeaseHolder(catalogPath);
+  if (holder) {
+    throw new BackupError('DAEMON_RUNNING', `bindery serve (${holder.holder}, running ${holder.lease} since ${holder.acquiredAt}) is using the catalog database; stop every replica first`);
   }
 }
 
@@ -100,7 +124,7 @@ async function copyIntoServer(stagedCatalog: string, target: Store, input: Resto
 }
 
 export async function restoreBackup(input: RestoreInput): Promise<RestoreResult> {
-  refuseWhileDaemonRuns(input.dataDir);
+  await refuseWhileDaemonRuns(input.dataDir, input.catalogPath);
   await removeAbandonedStaging(input.dataDir);
   const at = new Date();
   const staging = join(input.dataDir, `.restore-${stamp(at)}-${process.pid}`);
@@ -128,7 +152,7 @@ export async function restoreBackup(input: RestoreInput): Promise<RestoreResult>
     await checkStagedCatalog(stagedCatalog, manifest);
 
     // Everything checked: the swap. A daemon that started meanwhile would lose its catalog under it.
-    refuseWhileDaemonRuns(input.dataDir);
+    await refuseWhileDaemonRuns(input.dataDir, input.catalogPath);
     const previousDir = join(input.dataDir, `pre-restore-${stamp(at)}`);
     const moves: { from: string; to: string }[] = [];
     const move = async (from: string, to: string): Promise<void> => {

@@ -2,7 +2,8 @@
 import { readdir, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { nodeMoveFs } from '../moves/fs.ts';
-import { ownerStatus } from '../moves/journal.ts';
+import { activeBatches, ownerStatus } from '../moves/journal.ts';
+import { ensureHeld, RegistrationLost, type Registration } from '../store/liveness.ts';
 import type { Store } from '../store/store.ts';
 import { nowIso } from '../time.ts';
 import { FINALIZED, PENDING, rowsByIds, type BookdropRow } from './bookdrop-files.ts';
@@ -93,36 +94,85 @@ async function undoHalfImport(store: Store, row: BookdropRow): Promise<'recorded
   return 'undone';
 }
 
+/** Whether any import is claimed (running, or cut short): one indexed look, what a periodic recovery costs when idle. */
+export async function hasClaimedImports(store: Store): Promise<boolean> {
+  return (await store.db.selectFrom('bookdrop_file').select('id').where('status', '=', FINALIZED).limit(1).executeTakeFirst()) !== undefined;
+}
+
 /**
- * Finishes or releases imports cut short by a crash or a kill (claimed rows whose process is gone): what the import
- * left in the library is undone, unless the catalog already has the file, in which case only the original's removal
- * was left. Otherwise the file goes back to PENDING_REVIEW, to be imported again under the name it was meant to get.
+ * Makes a dead process's claim this process's own before anything of it is touched, so that two processes recovering
+ * at once (two replicas, a replica and the CLI) never both work on it: false when another got there first.
  */
-export async function recoverInterruptedImports(env: BookdropEnv, now = Date.now()): Promise<{ completed: number; released: number }> {
+async function takeOver(store: Store, row: BookdropRow, me: string): Promise<boolean> {
+  const claim = store.db.updateTable('bookdrop_file').set({ import_owner: me, updated_at: nowIso() }).where('id', '=', row.id).where('status', '=', FINALIZED);
+  const res = await (row.import_owner === null ? claim.where('import_owner', 'is', null) : claim.where('import_owner', '=', row.import_owner)).executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}
+
+/** Puts right one claim taken over from a dead process (see `recoverAbandonedClaims`). */
+async function recoverClaim(env: BookdropEnv, row: BookdropRow, me: string, registration: Registration): Promise<'completed' | 'released' | 'gone'> {
   const { db } = env.store;
-  const cutoff = new Date(now - STALE_CLAIM_MS).toISOString();
-  const claimed = await db.selectFrom('bookdrop_file').selectAll().where('status', '=', FINALIZED).execute();
-  const out = { completed: 0, released: 0 };
-  for (const row of claimed) {
-    if (!(await claimIsAbandoned(env.store, row, cutoff))) continue;
-    const half = await undoHalfImport(env.store, row);
+  const forget = async (): Promise<void> => {
+    await db.deleteFrom('bookdrop_file').where('id', '=', row.id).where('import_owner', '=', me).execute();
+    await emitEvent(db, { kind: 'bookdrop-changed' });
+    await removeBookdropCover(env.dataDir, row.id);
+  };
+  ensureHeld(registration, 'recovery of a bookdrop import');
+  const half = await undoHalfImport(env.store, row);
+  if (!(await exists(row.file_path))) {
+    await forget();
+    return 'gone';
+  }
+  if (half === 'recorded' || (await importedCopyExists(env.store, row.file_path))) {
+    ensureHeld(registration, 'recovery of a bookdrop import');
+    await unlink(row.file_path).catch(() => undefined);
     if (!(await exists(row.file_path))) {
-      await deleteRows(env, [row.id]);
-      continue;
+      await forget();
+      return 'completed';
     }
-    if (half === 'recorded' || (await importedCopyExists(env.store, row.file_path))) {
-      await unlink(row.file_path).catch(() => undefined);
-      if (!(await exists(row.file_path))) {
-        await deleteRows(env, [row.id]);
-        out.completed++;
-        continue;
+  }
+  await db.updateTable('bookdrop_file').set({ status: PENDING, updated_at: nowIso(), ...NO_IMPORT }).where('id', '=', row.id).where('import_owner', '=', me).execute();
+  return 'released';
+}
+
+/**
+ * Finishes or releases imports cut short by a crash or a kill (claimed rows whose process is gone, on whichever
+ * machine it ran): each is first taken over in this process's name, then what the import left in the library is
+ * undone, unless the catalog already has the file, in which case only the original's removal was left. Otherwise the
+ * file goes back to PENDING_REVIEW, to be imported again under the name it was meant to get.
+ */
+export async function recoverAbandonedClaims(env: BookdropEnv, now = Date.now()): Promise<{ completed: number; released: number }> {
+  const cutoff = new Date(now - STALE_CLAIM_MS).toISOString();
+  const claimed = await env.store.db.selectFrom('bookdrop_file').selectAll().where('status', '=', FINALIZED).execute();
+  const out = { completed: 0, released: 0 };
+  let registration: Registration | undefined;
+  try {
+    for (const row of claimed) {
+      if (!(await claimIsAbandoned(env.store, row, cutoff))) continue;
+      registration ??= await env.store.liveness.register();
+      const me = JSON.stringify(registration.owner);
+      if (!(await takeOver(env.store, row, me))) continue;
+      activeBatches.add(importKey(row.id));
+      try {
+        const result = await recoverClaim(env, row, me, registration);
+        if (result !== 'gone') out[result]++;
+      } finally {
+        activeBatches.delete(importKey(row.id));
       }
     }
-    await db.updateTable('bookdrop_file').set({ status: PENDING, updated_at: nowIso(), ...NO_IMPORT }).where('id', '=', row.id).where('status', '=', FINALIZED).execute();
-    out.released++;
+  } catch (error) {
+    // The claims this process took over are dead to every other process now: they recover them.
+    if (!(error instanceof RegistrationLost)) throw error;
+    env.log?.('warn', `bookdrop: ${error.message}`);
   }
-  const partials = await removeAbandonedPartials(resolve(env.bookdropDir));
   if (out.completed + out.released > 0) env.log?.('warn', `bookdrop: ${out.completed} interrupted imports completed, ${out.released} released for review`);
+  return out;
+}
+
+/** Recovers abandoned claims (`recoverAbandonedClaims`), then removes partial files of dead processes from the bookdrop. */
+export async function recoverInterruptedImports(env: BookdropEnv, now = Date.now()): Promise<{ completed: number; released: number }> {
+  const out = await recoverAbandonedClaims(env, now);
+  const partials = await removeAbandonedPartials(env.store.liveness, resolve(env.bookdropDir));
   if (partials > 0) env.log?.('warn', `bookdrop: removed ${partials} partial file${partials === 1 ? '' : 's'} left by an interrupted upload`);
   return out;
 }

@@ -3,6 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { formatOf } from '../formats/index.ts';
+import type { Liveness } from '../store/liveness.ts';
+import { markStatus, WORK_MARK } from '../work-files.ts';
 
 /**
  * Names Bindery gives files it is still writing (an upload on its way, a copy being verified). They start with a dot,
@@ -10,12 +12,15 @@ import { formatOf } from '../formats/index.ts';
  */
 export const PARTIAL_PREFIX = '.bindery-';
 
-/** A partial file's name: the process writing it is in the name, so files a killed process left can be told apart. */
-export function partialName(kind: 'copy' | 'upload'): string {
-  return `${PARTIAL_PREFIX}${kind === 'upload' ? 'upload-' : ''}${process.pid}-${randomUUID()}.part`;
+/**
+ * A partial file's name: the mark of the process writing it (see work-files.ts) is in the name, so files a killed
+ * process left can be told apart, by any process sharing the folder.
+ */
+export function partialName(kind: 'copy' | 'upload', mark: string): string {
+  return `${PARTIAL_PREFIX}${kind === 'upload' ? 'upload-' : ''}${mark}-${randomUUID()}.part`;
 }
 
-const PARTIAL_NAME = /^\.bindery-(?:upload-)?(?:(\d+)-)?[0-9a-f-]{36}\.part$/;
+const PARTIAL_NAME = new RegExp(`^\\.bindery-(?:upload-)?(?:(${WORK_MARK})-)?[0-9a-f-]{36}\\.part$`);
 
 /** A partial file the current process may still be writing is left alone for this long after its last change. */
 export const PARTIAL_GRACE_MS = 60 * 60 * 1000;
@@ -24,23 +29,15 @@ export const PARTIAL_GRACE_MS = 60 * 60 * 1000;
  * Whether a file is a partial file no running process will finish: its writer (named in it) is gone, or it is this
  * process's own (or names no process) and has not changed for PARTIAL_GRACE_MS.
  */
-export function isAbandonedPartial(fileName: string, mtimeMs: number, now = Date.now()): boolean {
+export async function isAbandonedPartial(liveness: Liveness, fileName: string, mtimeMs: number, now = Date.now()): Promise<boolean> {
   const match = PARTIAL_NAME.exec(fileName);
   if (!match) return false;
-  const pid = match[1] === undefined ? undefined : Number(match[1]);
-  if (pid !== undefined && pid !== process.pid) {
-    try {
-      process.kill(pid, 0);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ESRCH') return true;
-    }
-    return false;
-  }
-  return now - mtimeMs > PARTIAL_GRACE_MS;
+  const status = match[1] === undefined ? 'own' : await markStatus(liveness, match[1]);
+  return status === 'gone' || (status === 'own' && now - mtimeMs > PARTIAL_GRACE_MS);
 }
 
 /** Removes abandoned partial files anywhere under `dir` (hidden folders included); returns how many. */
-export async function removeAbandonedPartials(dir: string): Promise<number> {
+export async function removeAbandonedPartials(liveness: Liveness, dir: string): Promise<number> {
   let removed = 0;
   const visit = async (folder: string): Promise<void> => {
     const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);
@@ -49,7 +46,7 @@ export async function removeAbandonedPartials(dir: string): Promise<number> {
       if (entry.isDirectory()) await visit(full);
       else if (entry.isFile() && entry.name.startsWith(PARTIAL_PREFIX)) {
         const info = await stat(full).catch(() => undefined);
-        if (info && isAbandonedPartial(entry.name, info.mtimeMs) && (await rm(full).then(() => true, () => false))) removed++;
+        if (info && (await isAbandonedPartial(liveness, entry.name, info.mtimeMs)) && (await rm(full).then(() => true, () => false))) removed++;
       }
     }
   };
@@ -68,7 +65,7 @@ export function bookdropCoverPath(dataDir: string, id: number): string {
 
 export async function saveBookdropCover(dataDir: string, id: number, jpeg: Buffer): Promise<void> {
   const path = bookdropCoverPath(dataDir, id);
-  const tmp = `${path}.${process.pid}.tmp`;
+  const tmp = `${path}.${randomUUID()}.tmp`;
   await writeFile(tmp, jpeg);
   await rename(tmp, path);
 }

@@ -12,6 +12,8 @@ import { listLibraries, type Library, type LibraryPath } from '../libraries/libr
 import { movePattern } from '../moves/plan.ts';
 import { renderPath } from '../naming/render.ts';
 import { createTaskRunner, forEachLimited, type TaskRunner } from '../scan/task-runner.ts';
+import { ensureHeld, RegistrationLost, type Registration } from '../store/liveness.ts';
+import type { SqlExec } from '../store/sql-exec.ts';
 import type { Store } from '../store/store.ts';
 import { nowIso } from '../time.ts';
 import { importKey, NO_IMPORT, removeEmptyFolders } from './bookdrop-cleanup.ts';
@@ -21,6 +23,7 @@ import { bookdropCoverPath, partialName, removeBookdropCover } from './bookdrop-
 import { catalogHasFile, recordImportedFile, type ParsedFile } from './record-book.ts';
 import { copyVerified, ImportStepError, nodeImportFs, placeUnderFreeName, splitRelativePath, step, type ImportFs } from './safe-copy.ts';
 import { emitEvent } from '../events/live-events.ts';
+import { markOf } from '../work-files.ts';
 
 /** BookdropFinalizeRequest. */
 export interface FinalizeRequest {
@@ -136,8 +139,22 @@ function sameFile(a: { size: number; mtimeMs: number }, b: { size: number; mtime
   return a.size === b.size && a.mtimeMs === b.mtimeMs;
 }
 
-/** The import of one claimed file; the original is only removed once the book is in the catalog. */
-async function importOne(im: Importer, row: BookdropRow, target: Target): Promise<{ bookId: number; path: string; warning?: string }> {
+/** A row this process claimed for its import, and the registration that shows other processes it runs. */
+interface Claim {
+  id: number;
+  /** The owner written on the row. */
+  me: string;
+  registration: Registration;
+}
+
+const WORK = 'bookdrop import';
+
+/**
+ * The import of one claimed file; the original is only removed once the book is in the catalog. Every change it makes
+ * is fenced by the claim: once this process lost its registration, another process may have taken the claim over and
+ * be recovering it, so the import stops where it is (RegistrationLost) and touches nothing more.
+ */
+async function importOne(im: Importer, row: BookdropRow, target: Target, claim: Claim): Promise<{ bookId: number; path: string; warning?: string }> {
   const source = row.file_path;
   const before = await stat(source).catch((error: unknown) => {
     if (errorCode(error) === 'ENOENT') throw new SourceMissing();
@@ -167,8 +184,8 @@ async function importOne(im: Importer, row: BookdropRow, target: Target): Promis
   const dir = join(target.root.path, where.subPath);
 
   // Where the copy goes is on the row before it is made: a recovery after a kill finds (and removes) it.
-  const partial = join(dir, partialName('copy'));
-  await traceImport(im.env.store, row.id, { import_partial_path: partial });
+  const partial = join(dir, partialName('copy', markOf(claim.registration.owner)));
+  await traceImport(im.env.store, claim, { import_partial_path: partial });
   await copyVerified(im.fs, source, dir, { size: before.size, hash: parsed.contentHash }, partial);
   let placed: string;
   try {
@@ -180,7 +197,7 @@ async function importOne(im: Importer, row: BookdropRow, target: Target): Promis
       dir,
       where.fileName,
       async (name) => catalogHasFile(im.env.store, target.root.id, where.subPath, name),
-      (path) => traceImport(im.env.store, row.id, { import_target_path: path }),
+      (path) => traceImport(im.env.store, claim, { import_target_path: path }),
     );
   } catch (error) {
     await im.fs.unlink(partial).catch(() => undefined);
@@ -202,14 +219,17 @@ async function importOne(im: Importer, row: BookdropRow, target: Target): Promis
         given: target.metadata,
         coversRoot: im.coversRoot,
         beforeCommit: () => im.beforeCommit?.(row.id),
+        fence: (exec) => stillClaimed(im.env.store, exec, claim),
       }),
     ));
   } catch (error) {
+    if (error instanceof RegistrationLost) throw error;
     // The copy goes, unless the catalog points at it meanwhile (a library scan found it first).
     if (!(await catalogHasFile(im.env.store, target.root.id, where.subPath, fileName))) await im.fs.unlink(placed).catch(() => undefined);
     throw error;
   }
 
+  ensureHeld(claim.registration, WORK);
   try {
     await im.fs.unlink(source);
   } catch (error) {
@@ -218,7 +238,7 @@ async function importOne(im: Importer, row: BookdropRow, target: Target): Promis
       return { bookId, path: placed, warning: `the original could not be removed from the bookdrop: ${(error as Error).message}` };
     }
   }
-  await im.env.store.db.deleteFrom('bookdrop_file').where('id', '=', row.id).execute();
+  await forgetClaimed(im.env.store, claim);
   await removeBookdropCover(im.env.dataDir, row.id);
   if (im.env.bookdropDir) await removeEmptyFolders(resolve(im.env.bookdropDir), dirname(source)).catch(() => undefined);
   return { bookId, path: placed };
@@ -228,26 +248,45 @@ async function importOne(im: Importer, row: BookdropRow, target: Target): Promis
  * Takes the row for this import, in this process's name; false when it is not waiting for review (imported, or being
  * imported elsewhere).
  */
-async function claim(store: Store, id: number): Promise<boolean> {
+async function claim(store: Store, id: number): Promise<Claim | undefined> {
   // Registered first, so that every process sharing the catalog sees the claim's owner running.
-  const { owner } = await store.liveness.register();
+  const registration = await store.liveness.register();
+  const me = JSON.stringify(registration.owner);
   const res = await store.db
     .updateTable('bookdrop_file')
-    .set({ status: FINALIZED, updated_at: nowIso(), ...NO_IMPORT, import_owner: JSON.stringify(owner) })
+    .set({ status: FINALIZED, updated_at: nowIso(), ...NO_IMPORT, import_owner: me })
     .where('id', '=', id)
     .where('status', '=', PENDING)
     .executeTakeFirst();
-  if (Number(res.numUpdatedRows) !== 1) return false;
+  if (Number(res.numUpdatedRows) !== 1) return undefined;
   activeBatches.add(importKey(id));
-  return true;
+  return { id, me, registration };
 }
 
-async function traceImport(store: Store, id: number, trace: { import_partial_path: string } | { import_target_path: string }): Promise<void> {
-  await store.db.updateTable('bookdrop_file').set(trace).where('id', '=', id).execute();
+/** An update of a claim's row, applied only while the claim is still this process's own. */
+function updateClaimed(store: Store, claim: Claim) {
+  return store.db.updateTable('bookdrop_file').where('id', '=', claim.id).where('import_owner', '=', claim.me);
 }
 
-async function release(store: Store, id: number): Promise<void> {
-  await store.db.updateTable('bookdrop_file').set({ status: PENDING, updated_at: nowIso(), ...NO_IMPORT }).where('id', '=', id).where('status', '=', FINALIZED).execute();
+async function traceImport(store: Store, claim: Claim, trace: { import_partial_path: string } | { import_target_path: string }): Promise<void> {
+  ensureHeld(claim.registration, WORK);
+  const res = await updateClaimed(store, claim).set(trace).executeTakeFirst();
+  if (Number(res.numUpdatedRows) !== 1) throw new RegistrationLost(WORK);
+}
+
+/** Inside the book's catalog transaction: it commits only while the claim is still this process's own. */
+async function stillClaimed(store: Store, exec: SqlExec, claim: Claim): Promise<void> {
+  ensureHeld(claim.registration, WORK);
+  const row = await exec.get(`select import_owner from bookdrop_file where id = ?${store.dialect.forUpdate}`, [claim.id]);
+  if (row?.import_owner !== claim.me) throw new RegistrationLost(WORK);
+}
+
+async function forgetClaimed(store: Store, claim: Claim): Promise<void> {
+  await store.db.deleteFrom('bookdrop_file').where('id', '=', claim.id).where('import_owner', '=', claim.me).execute();
+}
+
+async function release(store: Store, claim: Claim): Promise<void> {
+  await updateClaimed(store, claim).set({ status: PENDING, updated_at: nowIso(), ...NO_IMPORT }).execute();
 }
 
 export async function finalizeImport(env: FinalizeEnv, request: FinalizeRequest, options: FinalizeOptions = {}): Promise<FinalizeOutcome> {
@@ -264,7 +303,7 @@ export async function finalizeImport(env: FinalizeEnv, request: FinalizeRequest,
     env,
     fs: options.fs ?? nodeImportFs,
     runner: createTaskRunner(options.workers ?? 0),
-    stagingDir: await createStagingDir(coversRoot),
+    stagingDir: await createStagingDir(coversRoot, env.store.liveness),
     coversRoot,
     patterns: new Map(),
     beforeCommit: options.beforeCommit,
@@ -302,18 +341,19 @@ async function finalizeOne(im: Importer, id: number, row: BookdropRow | undefine
     if (error instanceof FileFailure) return fail(error.message);
     throw error;
   }
-  if (!(await claim(im.env.store, id))) return fail('The file is already imported or being imported');
+  const claimed = await claim(im.env.store, id);
+  if (!claimed) return fail('The file is already imported or being imported');
   try {
-    return await importClaimed(im, row, target, fail);
+    return await importClaimed(im, row, target, claimed, fail);
   } finally {
     activeBatches.delete(importKey(id));
   }
 }
 
-async function importClaimed(im: Importer, row: BookdropRow, target: Target, fail: (message: string) => FileOutcome): Promise<FileOutcome> {
+async function importClaimed(im: Importer, row: BookdropRow, target: Target, claimed: Claim, fail: (message: string) => FileOutcome): Promise<FileOutcome> {
   const id = row.id;
   try {
-    const done = await importOne(im, row, target);
+    const done = await importOne(im, row, target, claimed);
     return {
       fileId: id,
       fileName: basename(done.path),
@@ -325,11 +365,12 @@ async function importClaimed(im: Importer, row: BookdropRow, target: Target, fai
     };
   } catch (error) {
     if (error instanceof SourceMissing) {
-      await im.env.store.db.deleteFrom('bookdrop_file').where('id', '=', id).execute();
+      await forgetClaimed(im.env.store, claimed);
       await removeBookdropCover(im.env.dataDir, id);
       return fail('Source file does not exist in bookdrop folder');
     }
-    await release(im.env.store, id);
+    if (error instanceof RegistrationLost) return fail(`Import interrupted: ${error.message}`);
+    await release(im.env.store, claimed);
     if (error instanceof ImportStepError) return fail(error.message);
     return fail(`Import failed: ${(error as Error).message}`);
   }

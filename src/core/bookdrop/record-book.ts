@@ -30,6 +30,8 @@ export interface RecordInput {
   coversRoot: string;
   /** Runs inside the transaction just before it commits; a throw rolls the whole record back (tests). */
   beforeCommit?: () => void | Promise<void>;
+  /** Runs inside the transaction last of all: a throw rolls the record back (an import whose claim was taken over). */
+  fence?: (exec: SqlExec) => Promise<void>;
 }
 
 async function writeGivenExtras(exec: SqlExec, bookId: number, given: DropMetadata | null): Promise<void> {
@@ -88,6 +90,7 @@ export async function recordImportedFile(store: Store, input: RecordInput): Prom
       await writeGivenExtras(exec, created, input.given);
       await emitEvent(exec, { kind: 'books-added', bookIds: [created] });
       await input.beforeCommit?.();
+      await input.fence?.(exec);
     });
   } catch (error) {
     if (created !== undefined) await removeCovers(input.coversRoot, created).catch(() => undefined);

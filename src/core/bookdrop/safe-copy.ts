@@ -6,7 +6,7 @@ import * as fsp from 'node:fs/promises';
 import { join } from 'node:path';
 import { errorCode, nodeMoveFs, type MoveFs } from '../moves/fs.ts';
 import { withCounter } from '../moves/plan.ts';
-import { partialName } from './bookdrop-paths.ts';
+import { RegistrationLost } from '../store/liveness.ts';
 
 /** The filesystem steps of an import, each one a seam where tests inject failures. */
 export interface ImportFs extends Pick<MoveFs, 'lstat' | 'link' | 'rename' | 'unlink' | 'mkdirp' | 'fsyncDir' | 'fingerprint'> {
@@ -64,12 +64,12 @@ function reasonOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** Runs one step, naming it in the error when it fails. */
+/** Runs one step, naming it in the error when it fails (an import that lost its claim stops as it is, unnamed). */
 export async function step<T>(name: ImportStep, work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    if (error instanceof ImportStepError) throw error;
+    if (error instanceof ImportStepError || error instanceof RegistrationLost) throw error;
     throw new ImportStepError(name, reasonOf(error), { cause: error });
   }
 }
@@ -81,10 +81,10 @@ export interface Expected {
 }
 
 /**
- * Copies `source` into `dir` under a hidden partial name (`partial`, when the caller recorded it beforehand), flushes
+ * Copies `source` into `dir` under the hidden partial name `partial` (see `partialName`; an import records it first), flushes
  * and verifies it. Returns the partial file's path; on any failure nothing of the copy is left behind.
  */
-export async function copyVerified(fs: ImportFs, source: string, dir: string, expected: Expected, partial = join(dir, partialName('copy'))): Promise<string> {
+export async function copyVerified(fs: ImportFs, source: string, dir: string, expected: Expected, partial: string): Promise<string> {
   await step('copy', () => fs.mkdirp(dir));
   try {
     await step('copy', () => fs.copy(source, partial));

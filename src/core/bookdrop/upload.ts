@@ -49,15 +49,17 @@ export function uploadFileName(given: string | undefined): string {
 export interface ReceivedFile {
   path: string;
   size: number;
+  /** The mark of the receiving process (work-files.ts), which its partial names carry. */
+  mark: string;
 }
 
 /**
  * Streams `stream` to a hidden partial file in `dir` and flushes it. More than `maxBytes` stops the upload (the
  * partial file is removed) with TOO_LARGE; so does the stream reporting its own limit (`truncated`).
  */
-export async function receiveUpload(stream: Readable & { truncated?: boolean }, dir: string, maxBytes: number, limitMb: number): Promise<ReceivedFile> {
+export async function receiveUpload(stream: Readable & { truncated?: boolean }, dir: string, maxBytes: number, limitMb: number, mark: string): Promise<ReceivedFile> {
   await mkdir(dir, { recursive: true });
-  const path = join(dir, partialName('upload'));
+  const path = join(dir, partialName('upload', mark));
   let size = 0;
   const counter = new Transform({
     transform(chunk: Buffer, _encoding, done) {
@@ -82,7 +84,7 @@ export async function receiveUpload(stream: Readable & { truncated?: boolean }, 
     if (/too large|limit/i.test((error as Error).message) && size >= maxBytes) throw tooLarge(limitMb);
     throw error;
   }
-  return { path, size };
+  return { path, size, mark };
 }
 
 /** Gives a received file its name in `dir`: a link when on the same filesystem, else a verified copy. Never replaces. */
@@ -96,7 +98,7 @@ export async function placeReceived(fs: ImportFs, received: ReceivedFile, dir: s
     const code = errorCode(error);
     if (code === 'EEXIST') throw new UploadError('EXISTS', 'File already exists');
     if (code !== 'EXDEV' && code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw error;
-    from = await copyVerified(fs, received.path, dir, { size: received.size, hash: await hash() });
+    from = await copyVerified(fs, received.path, dir, { size: received.size, hash: await hash() }, join(dir, partialName('copy', received.mark)));
     try {
       await fs.link(from, target);
     } catch (linkError) {
@@ -165,7 +167,7 @@ export async function placeLibraryUpload(env: { store: Store; dataDir: string },
       throw new UploadError('FORMAT_NOT_ALLOWED', `File format '${format.bookType}' is not allowed in library '${library.name}'`);
     }
 
-    staging = await createStagingDir(coversRoot);
+    staging = await createStagingDir(coversRoot, env.store.liveness);
     // The partial file has a hidden name that says nothing about the format; parse it under its real name.
     const named = join(staging, name);
     await fs.link(received.path, named).catch(async () => {

@@ -3,6 +3,8 @@ import { randomInt, randomUUID } from 'node:crypto';
 import { copyFileSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Liveness } from '../store/liveness.ts';
+import { markStatus, WORK_MARK, workMark } from '../work-files.ts';
 import type { CoverImages, CoverKind, CoverSink } from './cover-images.ts';
 
 export type { CoverSink };
@@ -146,26 +148,22 @@ export function stageCoverImages(stagingDir: string, images: CoverImages): Stage
 
 const STAGING_PREFIX = '.staging-';
 
-/** A fresh staging folder for one scan; staging folders of processes that are gone are removed. */
-export async function createStagingDir(coversRoot: string): Promise<string> {
+const STAGING_NAME = new RegExp(`^\\.staging-(${WORK_MARK})-[0-9a-f]{8}$`);
+
+/**
+ * A fresh staging folder for one scan or import, named with this process's mark; staging folders of processes that
+ * are gone (on whichever machine shares the covers folder) are removed.
+ */
+export async function createStagingDir(coversRoot: string, liveness: Liveness): Promise<string> {
   await mkdir(coversRoot, { recursive: true });
+  const mark = await workMark(liveness);
   for (const name of await readdir(coversRoot)) {
-    if (!name.startsWith(STAGING_PREFIX)) continue;
-    const pid = Number(name.slice(STAGING_PREFIX.length).split('-')[0]);
-    if (Number.isInteger(pid) && !processAlive(pid)) await rm(join(coversRoot, name), { recursive: true, force: true });
+    const match = STAGING_NAME.exec(name);
+    if (match && (await markStatus(liveness, match[1] as string)) === 'gone') await rm(join(coversRoot, name), { recursive: true, force: true });
   }
-  const dir = join(coversRoot, `${STAGING_PREFIX}${process.pid}-${randomUUID().slice(0, 8)}`);
+  const dir = join(coversRoot, `${STAGING_PREFIX}${mark}-${randomUUID().slice(0, 8)}`);
   await mkdir(dir);
   return dir;
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 export async function removeCovers(coversRoot: string, bookId: number): Promise<void> {

@@ -5,7 +5,8 @@ import { mkdir } from 'node:fs/promises';
 import type { SqlExec, SqlRow } from '../store/sql-exec.ts';
 import { openStore, type Store } from '../store/store.ts';
 import { VERSION } from '../../version.ts';
-import { addBuffer, partialPath, removeAbandoned, Spool, writeArchive } from '../backup/archive-file.ts';
+import { addBuffer, partialPath, removeAbandoned, Spool, writeArchive, type WorkSite } from '../backup/archive-file.ts';
+import { workMark } from '../work-files.ts';
 import { bookMarkdown, markdownName } from './export-markdown.ts';
 import { EXPORT_FORMAT, EXPORT_FORMAT_VERSION, EXPORT_KINDS, ExportError, kindMember, rowFields, type ExportKind, type ExportManifest } from './export-format.ts';
 
@@ -66,18 +67,21 @@ async function byBook(exec: SqlExec, sql: string, ids: readonly number[], params
 export async function createExport(input: ExportInput): Promise<ExportResult> {
   const now = input.now ?? new Date();
   await mkdir(input.workDir, { recursive: true });
-  await removeAbandoned(input.workDir);
   const store = await openStore(input.catalogPath, { readonly: true, poolSize: 2 });
-  const spools = Object.fromEntries(EXPORT_KINDS.map((kind) => [kind, new Spool(partialPath(input.workDir, `export-${kind}`))])) as Record<ExportKind, Spool>;
+  let spools: Record<ExportKind, Spool> | undefined;
   try {
-    return await store.read(({ exec }) => writeExport(store, exec, input, spools, now));
+    const site: WorkSite = { liveness: store.liveness, mark: await workMark(store.liveness) };
+    await removeAbandoned(input.workDir, store.liveness);
+    const opened = Object.fromEntries(EXPORT_KINDS.map((kind) => [kind, new Spool(partialPath(input.workDir, `export-${kind}`, site.mark))])) as Record<ExportKind, Spool>;
+    spools = opened;
+    return await store.read(({ exec }) => writeExport(store, exec, input, opened, site, now));
   } finally {
+    if (spools) await Promise.all(Object.values(spools).map((spool) => spool.discard()));
     await store.close();
-    await Promise.all(Object.values(spools).map((spool) => spool.discard()));
   }
 }
 
-async function writeExport(store: Store, exec: SqlExec, input: ExportInput, spools: Record<ExportKind, Spool>, now: Date): Promise<ExportResult> {
+async function writeExport(store: Store, exec: SqlExec, input: ExportInput, spools: Record<ExportKind, Spool>, site: WorkSite, now: Date): Promise<ExportResult> {
   const inList = store.dialect.jsonValues('integer');
   const userRows: Row[] = [];
   if (input.users === 'all') userRows.push(...(await exec.all('SELECT id, username, name, email FROM users ORDER BY id')));
@@ -166,7 +170,7 @@ async function writeExport(store: Store, exec: SqlExec, input: ExportInput, spoo
     users: userRows.map((u) => u.username as string),
     counts,
   };
-  const { bytes, value: markdownFiles } = await writeArchive(input.target, { gzip: true }, async (tar) => {
+  const { bytes, value: markdownFiles } = await writeArchive(input.target, { gzip: true, site }, async (tar) => {
     await addBuffer(tar, 'manifest.json', `${JSON.stringify(manifest, null, 2)}\n`);
     for (const kind of EXPORT_KINDS) await spools[kind].addTo(tar, kindMember(kind));
     let pages = 0;

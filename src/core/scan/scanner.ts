@@ -107,7 +107,7 @@ export async function scanLibrary(store: Store, library: Library, options: ScanO
     failed: [], warnings: [], skippedRoots: [], durationMs: 0,
   };
   const runner = createTaskRunner(options.workers);
-  const stagingDir = await createStagingDir(options.coversRoot);
+  const stagingDir = await createStagingDir(options.coversRoot, store.liveness);
   const what = options.folders ? `${library.name} (${options.folders.length} changed ${options.folders.length === 1 ? 'folder' : 'folders'})` : library.name;
   await emitEvent(store.db, { kind: 'log', audience: 'managers', message: `Started scanning library: ${what}`, severity: 'INFO' });
   try {

@@ -31,6 +31,22 @@ export interface Liveness {
   close(): Promise<void>;
 }
 
+/**
+ * Thrown by work this process recorded under a registration it has since lost: other processes may already be
+ * recovering that work, so it stops where it is, as a crash would, and leaves the rest to them.
+ */
+export class RegistrationLost extends Error {
+  override name = 'RegistrationLost';
+  constructor(work: string) {
+    super(`this process lost its registration with the catalog database; the ${work} is left to recovery`);
+  }
+}
+
+/** Throws RegistrationLost once `registration` is no longer held. */
+export function ensureHeld(registration: Registration, work: string): void {
+  if (!registration.held()) throw new RegistrationLost(work);
+}
+
 /** Host, boot and pid name this process (the only way on SQLite, and for records that carry no token). */
 export function samePidHere(owner: Partial<Owner>): boolean {
   const me = currentOwner();

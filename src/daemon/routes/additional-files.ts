@@ -70,7 +70,7 @@ export const additionalFileRoutes: RouteSpec[] = [
         throw asApiError(error);
       });
       const limitMb = await maxUploadMb(ctx.store);
-      const upload = await readUpload(request, limitMb, async () => root.path);
+      const upload = await readUpload(request, limitMb, async () => root.path, ctx.store.liveness);
       const file = upload.file;
       const field = (name: 'isBook' | 'bookType' | 'description'): string | undefined => query[name] ?? upload.fields[name];
       let fileId: number;

@@ -35,7 +35,7 @@ export const customFontRoutes: RouteSpec[] = [
     handler: async (request, _reply, ctx) => {
       const userId = principalOf(request).userId;
       return mapped(async () => {
-        const upload = await readFileUpload(request, FONT_LIMIT, async () => ctx.paths.tmp);
+        const upload = await readFileUpload(request, FONT_LIMIT, async () => ctx.paths.tmp, ctx.store.liveness);
         const fontName = upload.fields.fontName ?? (request.query as { fontName?: string }).fontName;
         return fontJson(await addFont(ctx.store.db, ctx.config.dataDir, userId, { tempPath: upload.file.path, originalFileName: upload.fileName, ...(fontName === undefined ? {} : { fontName }) }));
       });

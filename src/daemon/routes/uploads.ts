@@ -6,6 +6,7 @@ import Type from 'typebox';
 import { canSeeLibrary } from '../../core/auth/visibility.ts';
 import { libraryUploadDir, maxUploadMb, placeBookdropUpload, placeLibraryUpload, UploadError, type ReceivedFile, type UploadErrorCode } from '../../core/bookdrop/upload.ts';
 import { ensureBookdropDir } from '../../core/bookdrop/intake.ts';
+import type { Liveness } from '../../core/store/liveness.ts';
 import { audit } from '../audit.ts';
 import { principalOf } from '../authenticate.ts';
 import { daemonBookdropFetcher } from '../bookdrop-fetcher.ts';
@@ -38,9 +39,9 @@ export interface Received {
 }
 
 /** The upload form with the file streamed into the folder `dirFor` names; refusals of the upload code as HTTP errors. */
-export async function readUpload(request: RouteRequest, limitMb: number, dirFor: (fields: Record<string, string>) => Promise<string>): Promise<Received> {
+export async function readUpload(request: RouteRequest, limitMb: number, dirFor: (fields: Record<string, string>) => Promise<string>, liveness: Liveness): Promise<Received> {
   try {
-    const form = await readFileUpload(request, uploadLimitMb(limitMb), dirFor);
+    const form = await readFileUpload(request, uploadLimitMb(limitMb), dirFor, liveness);
     return { file: { ...form.file, fileName: form.fileName }, fields: form.fields };
   } catch (error) {
     throw asApiError(error);
@@ -75,7 +76,7 @@ export const uploadRoutes: RouteSpec[] = [
       const upload = await readUpload(request, limitMb, async (fields) => {
         const { libraryId, pathId } = ids(fields);
         return libraryUploadDir(ctx.store, libraryId, pathId, fallback);
-      });
+      }, ctx.store.liveness);
       const file = upload.file;
       try {
         const { libraryId, pathId } = ids(upload.fields);
@@ -104,7 +105,7 @@ export const uploadRoutes: RouteSpec[] = [
       const limitMb = await maxUploadMb(ctx.store);
       const env = daemonBookdropEnv(ctx, daemonBookdropFetcher(ctx));
       await ensureBookdropDir(env.bookdropDir);
-      const upload = await readUpload(request, limitMb, async () => env.bookdropDir);
+      const upload = await readUpload(request, limitMb, async () => env.bookdropDir, ctx.store.liveness);
       const file = upload.file;
       try {
         const placed = await placeBookdropUpload(env, file, file.fileName);
