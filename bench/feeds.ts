@@ -4,7 +4,8 @@
 // and series pages, app API book pages (newest first, by title, series and page count, and deep pages three quarters
 // into the list), the web UI's /api/v1/books/page (first and deep pages), and Kobo sync pages.
 // For each: the server's CPU per page alone (one request at a time, /proc/<pid>/stat of the daemon) the first time a
-// page is asked for ("built") and again on an unchanged catalog ("kept"), then autocannon at 8 and 64 connections
+// page is asked for, on the pages asked first ("first asked": for the first endpoint, a daemon that just started) and
+// then on a warm daemon ("built"), and again on an unchanged catalog ("kept"), then autocannon at 8 and 64 connections
 // paging through 200 pages: requests/s, p50, p99, max and server CPU per request, with the load average. The Kobo sync
 // pages are one device's session (each page moves that device's sync state, so there is no concurrent run of it).
 // --baseline REF also starts the code of git REF (bench/baseline-tree.ts) on a copy of the same catalog (written by
@@ -88,8 +89,13 @@ async function start(version: Version, dir: string): Promise<Running> {
   return { version, daemon, bearer: { authorization: `Bearer ${accessToken}` } };
 }
 
-/** Server CPU per page, one request at a time: the first time each page is asked for, then again. */
-async function alone(run: Running, endpoint: Endpoint): Promise<{ built: number; kept: number; bytes: number }> {
+/**
+ * Server CPU per page, one request at a time: the first time each page is asked for, then again. Pages
+ * `alonePages`…2×`alonePages`-1 are built first ("first asked"): the first endpoint of a run is otherwise measured
+ * on a daemon that has just started, whose code V8 has not compiled yet, and every later one on a daemon the runs
+ * before it warmed up. "built" is then pages 0…`alonePages`-1, built for the first time on a warm daemon.
+ */
+async function alone(run: Running, endpoint: Endpoint): Promise<{ firstAsked: number; built: number; kept: number; bytes: number }> {
   const get = async (page: number): Promise<number> => {
     const res = await fetch(`${run.daemon.url}${endpoint.path(page)}`, { headers: endpoint.headers(run) });
     const body = await res.arrayBuffer();
@@ -98,15 +104,16 @@ async function alone(run: Running, endpoint: Endpoint): Promise<{ built: number;
   };
   // Signs the OPDS account in once (password hashing is not what this measures), on a page not measured below.
   await get(alonePages + 500);
-  const pass = async (): Promise<{ cpu: number; bytes: number }> => {
+  const pass = async (first: number): Promise<{ cpu: number; bytes: number }> => {
     const before = cpuMs(run.daemon.pid);
     let bytes = 0;
-    for (let p = 0; p < alonePages; p++) bytes += await get(p);
+    for (let p = first; p < first + alonePages; p++) bytes += await get(p);
     return { cpu: (cpuMs(run.daemon.pid) - before) / alonePages, bytes: bytes / alonePages };
   };
-  const built = await pass();
-  const kept = await pass();
-  return { built: built.cpu, kept: kept.cpu, bytes: built.bytes };
+  const firstAsked = await pass(alonePages);
+  const built = await pass(0);
+  const kept = await pass(0);
+  return { firstAsked: firstAsked.cpu, built: built.cpu, kept: kept.cpu, bytes: built.bytes };
 }
 
 /** autocannon paging through 200 pages over `connections` connections. */
@@ -173,14 +180,14 @@ for (const books of sizes) {
     ];
     const endpoints = all.filter((e) => !values.only || e.label.includes(values.only));
     console.log(`\n## ${books.toLocaleString('en')} books (daemons from the sources, load ${load()})\n`);
-    console.log('| endpoint | code | server CPU ms/page, built | kept | KiB |' + connectionCounts.map((c) => ` ${c} conn: req/s | p50 / p99 / max ms | CPU ms/req |`).join(''));
-    console.log('|---|---|---|---|---|' + connectionCounts.map(() => '---|---|---|').join(''));
+    console.log('| endpoint | code | server CPU ms/page, first asked | built | kept | KiB |' + connectionCounts.map((c) => ` ${c} conn: req/s | p50 / p99 / max ms | CPU ms/req |`).join(''));
+    console.log('|---|---|---|---|---|---|' + connectionCounts.map(() => '---|---|---|').join(''));
     for (const endpoint of endpoints) {
       for (const run of running) {
         const cost = await alone(run, endpoint);
         const cells: string[] = [];
         for (const connections of connectionCounts) cells.push(await underLoad(run, endpoint, connections));
-        console.log(`| ${endpoint.label} | ${run.version.label} | ${cost.built.toFixed(2)} | ${cost.kept.toFixed(2)} | ${(cost.bytes / 1024).toFixed(0)} |${cells.join('')} load ${load()}`);
+        console.log(`| ${endpoint.label} | ${run.version.label} | ${cost.firstAsked.toFixed(2)} | ${cost.built.toFixed(2)} | ${cost.kept.toFixed(2)} | ${(cost.bytes / 1024).toFixed(0)} |${cells.join('')} load ${load()}`);
       }
     }
     if (!values.only || 'kobo'.includes(values.only)) {

@@ -40,7 +40,7 @@ describe('kept id lists', () => {
 
   it('loads a list once while the catalog is unchanged, and again after any change', async () => {
     const catalog = new Catalog();
-    const memo = new IdListMemo(100, 60_000);
+    const memo = new IdListMemo(100);
     const list = counted([5, 4, 3]);
     expect([...(await memo.get(catalog, 'a', list.load))]).toEqual([5, 4, 3]);
     await memo.get(catalog, 'a', list.load);
@@ -53,28 +53,42 @@ describe('kept id lists', () => {
     expect(list.loads()).toBe(3);
   });
 
-  it('keeps nothing read while a write is open, and nothing older than its age limit', async () => {
+  it('keeps nothing read while a write is open, and nothing older than the age limit it was given', async () => {
     vi.useFakeTimers();
     const catalog = new Catalog();
-    const memo = new IdListMemo(100, 60_000);
+    const memo = new IdListMemo(100);
     const list = counted([1]);
     catalog.writing = true;
-    await memo.get(catalog, 'a', list.load);
-    await memo.get(catalog, 'a', list.load);
+    await memo.get(catalog, 'a', list.load, 60_000);
+    await memo.get(catalog, 'a', list.load, 60_000);
     expect(list.loads()).toBe(2);
     catalog.writing = false;
-    await memo.get(catalog, 'a', list.load);
+    await memo.get(catalog, 'a', list.load, 60_000);
     vi.advanceTimersByTime(59_000);
-    await memo.get(catalog, 'a', list.load);
+    await memo.get(catalog, 'a', list.load, 60_000);
     expect(list.loads()).toBe(3);
     vi.advanceTimersByTime(2_000);
-    await memo.get(catalog, 'a', list.load);
+    await memo.get(catalog, 'a', list.load, 60_000);
     expect(list.loads()).toBe(4);
+  });
+
+  it('keeps a list without an age limit for as long as the catalog is unchanged', async () => {
+    vi.useFakeTimers();
+    const catalog = new Catalog();
+    const memo = new IdListMemo(100);
+    const list = counted([1, 2]);
+    await memo.get(catalog, 'a', list.load);
+    vi.advanceTimersByTime(3_600_000);
+    await memo.get(catalog, 'a', list.load);
+    expect(list.loads()).toBe(1);
+    catalog.state = { ...catalog.state, changes: 5 };
+    await memo.get(catalog, 'a', list.load);
+    expect(list.loads()).toBe(2);
   });
 
   it('drops the least recently used lists to stay within its budget of ids, and always keeps the newest', async () => {
     const catalog = new Catalog();
-    const memo = new IdListMemo(10, 60_000);
+    const memo = new IdListMemo(10);
     const a = counted([1, 2, 3, 4]);
     const b = counted([5, 6, 7, 8]);
     const c = counted([9, 10, 11, 12]);

@@ -12,7 +12,7 @@ import { renderAtom } from '../../src/core/opds/atom.ts';
 import { pageOfBooks, pageOfSeries, type BookFilter, type BookOrder } from '../../src/core/opds/catalog.ts';
 import { hrefOf, pagingLinks, type Feed, type Paging } from '../../src/core/opds/feed.ts';
 import { pageParams, param } from '../../src/core/opds/feeds.ts';
-import { instant } from '../../src/core/opds/entries.ts';
+import { bookEntries, instant } from '../../src/core/opds/entries.ts';
 import { compileMagicShelf } from '../../src/core/opds/magic-shelf-rules.ts';
 import { acquisitionType } from '../../src/core/opds/mime.ts';
 import { calendarDate, languageTag, problem } from '../../src/core/opds/opds2.ts';
@@ -243,6 +243,23 @@ beforeAll(async () => {
 afterAll(async () => {
   await store?.close();
   rmSync(dir, { recursive: true, force: true });
+});
+
+describe('book entries', () => {
+  it('lists authors in their positions on the book (not by id) and categories by name', async () => {
+    // Watchmen: Alan Moore (position 0) was added before Dave Gibbons; put Gibbons first, so the ids disagree.
+    await store.db.updateTable('book_metadata_author_mapping').set({ sort_order: 5 }).where('book_id', '=', book.comic as number).execute();
+    const gibbons = (await store.db.selectFrom('author').select('id').where('name', '=', 'Dave Gibbons').executeTakeFirstOrThrow()).id;
+    await store.db.updateTable('book_metadata_author_mapping').set({ sort_order: 1 }).where('book_id', '=', book.comic as number).where('author_id', '=', gibbons).execute();
+    try {
+      const [dune, comic] = await bookEntries(store, [book.dune1 as number, book.comic as number], userId, '2025-01-01T00:00:00.000Z');
+      expect(comic?.authors).toEqual(['Dave Gibbons', 'Alan Moore']);
+      expect(dune?.authors).toEqual(['Frank Herbert']);
+      expect(dune?.categories).toEqual(['Classic', 'Science Fiction']);
+    } finally {
+      await store.db.updateTable('book_metadata_author_mapping').set({ sort_order: 0 }).where('book_id', '=', book.comic as number).where('author_id', '<>', gibbons).execute();
+    }
+  });
 });
 
 describe('catalog orders', () => {

@@ -136,9 +136,11 @@ const COSTLY_MS = 15;
  * is most of a page's cost. With `lagMs`, a costly result (COSTLY_MS or more) outlives changes for that long after it
  * was computed: figures that only guide (facet counts) are then worked out at most once per `lagMs` however often the
  * catalog is written, while cheap ones stay exact. The generation is read before the queries run, so a change made
- * meanwhile shows as a change next time; what is read while this process has a write open is not kept.
+ * meanwhile shows as a change next time; what is read while this process has a write open is not kept. `keepMs`
+ * bounds how long a result is kept on an unchanged catalog: results that cannot depend on the time of day may pass
+ * Infinity.
  */
-export async function remembered<T>(store: Store, compiled: Compiled, compute: () => Promise<T>, lagMs = 0): Promise<T> {
+export async function remembered<T>(store: Store, compiled: Compiled, compute: () => Promise<T>, lagMs = 0, keepMs = REMEMBER_MS): Promise<T> {
   let cache = rememberedByStore.get(store);
   if (!cache) rememberedByStore.set(store, (cache = new Map()));
   const key = `${compiled.sql}\u0000${JSON.stringify(compiled.parameters)}`;
@@ -151,7 +153,7 @@ export async function remembered<T>(store: Store, compiled: Compiled, compute: (
   cache.delete(key);
   if (store.writeInFlight()) return value;
   if (cache.size >= MAX_REMEMBERED) cache.delete(cache.keys().next().value as string);
-  cache.set(key, { value, generation, expires: now + REMEMBER_MS, computedAt: now, cost: performance.now() - started });
+  cache.set(key, { value, generation, expires: now + keepMs, computedAt: now, cost: performance.now() - started });
   return value;
 }
 

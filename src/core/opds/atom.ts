@@ -2,14 +2,14 @@
 // the conformance notes describe). Where Grimmory's output breaks the schema, this follows the schema: series go into
 // calibre's metadata namespace instead of atom-namespace `meta` elements.
 import {
-  authorTarget,
+  authorHref,
   coverHrefs,
   downloadHref,
   hrefOf,
   pageTemplate,
   pagingLinks,
   ROOT,
-  seriesTarget,
+  seriesHref,
   type BookEntry,
   type Feed,
   type FeedKind,
@@ -65,13 +65,12 @@ function navEntry(w: XmlWriter, ctx: AtomContext, entry: NavEntry, updated: stri
 }
 
 function bookEntry(w: XmlWriter, ctx: AtomContext, book: BookEntry): void {
-  const href = (target: Parameters<typeof hrefOf>[1]): string => hrefOf(ctx.root, target);
   w.open('entry');
   w.leaf('title', book.title);
   w.leaf('id', `urn:booklore:book:${book.bookId}`);
   w.leaf('updated', book.updated);
   for (const name of book.authors) {
-    w.open('author').leaf('name', name).leaf('uri', href(authorTarget(name))).close();
+    w.open('author').leaf('name', name).leaf('uri', authorHref(ctx.root, name)).close();
   }
   if (book.publisher) w.leaf('dc:publisher', book.publisher);
   if (book.language) w.leaf('dc:language', book.language);
@@ -103,7 +102,7 @@ function bookEntry(w: XmlWriter, ctx: AtomContext, book: BookEntry): void {
     });
   }
   if (book.series) {
-    w.leaf('link', undefined, { rel: 'related', href: href(seriesTarget(book.series.name)), type: ATOM_TYPE.acquisition, title: `More in ${book.series.name}` });
+    w.leaf('link', undefined, { rel: 'related', href: seriesHref(ctx.root, book.series.name), type: ATOM_TYPE.acquisition, title: `More in ${book.series.name}` });
   }
   w.close();
 }

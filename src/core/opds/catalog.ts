@@ -150,8 +150,14 @@ function compiledOnce(store: Store, principal: Principal, filter: BookFilter, pu
   return compiled;
 }
 
-async function countMatching(store: Store, compiled: Compiled): Promise<number> {
-  return remembered(store, compiled, async () => Number((await column<number>(store, compiled))[0] ?? 0));
+/**
+ * How long a list, total or count of `filter` is kept on an unchanged catalog: until it changes, unless a magic shelf's
+ * rules may depend on the time of day (books added in the last week).
+ */
+const keptFor = (filter: BookFilter): number => (filter.rules ? LIST_MAX_AGE_MS : Infinity);
+
+async function countMatching(store: Store, compiled: Compiled, filter: BookFilter = {}): Promise<number> {
+  return remembered(store, compiled, async () => Number((await column<number>(store, compiled))[0] ?? 0), 0, keptFor(filter));
 }
 
 /** How many visible books match (remembered until the catalog changes). */
@@ -159,12 +165,13 @@ export function countBooks(store: Store, principal: Principal, filter: BookFilte
   return countMatching(
     store,
     compiledOnce(store, principal, filter, 'count', () => filteredBooks(store, principal, filter).select(sql<number>`count(*)`.as('n')).compile()),
+    filter,
   );
 }
 
 /** Ids of every book's kept list, at most: 4 bytes each (a list of 100,000 books is 400 KB). */
 const LIST_BUDGET = 2_000_000;
-/** As the remembered totals: no list is older than this (magic shelves may depend on the time of day). */
+/** No list of a magic shelf is older than this (its rules may depend on the time of day); see `keptFor`. */
 const LIST_MAX_AGE_MS = 60_000;
 const lists = new WeakMap<Store, IdListMemo>();
 
@@ -187,11 +194,16 @@ async function orderedBookIds(store: Store, principal: Principal, filter: BookFi
     return { sql: store.dialect.orderedJsonArray(ordered.sql), parameters: ordered.parameters };
   });
   let memo = lists.get(store);
-  if (!memo) lists.set(store, (memo = new IdListMemo(LIST_BUDGET, LIST_MAX_AGE_MS)));
-  return memo.get(store, `${compiled.sql}\u0000${JSON.stringify(compiled.parameters)}`, async () => {
-    const [text] = await column<string>(store, compiled);
-    return idList(JSON.parse(text ?? '[]') as number[]);
-  });
+  if (!memo) lists.set(store, (memo = new IdListMemo(LIST_BUDGET)));
+  return memo.get(
+    store,
+    `${compiled.sql}\u0000${JSON.stringify(compiled.parameters)}`,
+    async () => {
+      const [text] = await column<string>(store, compiled);
+      return idList(JSON.parse(text ?? '[]') as number[]);
+    },
+    keptFor(filter),
+  );
 }
 
 /** One page (1-based) of the matching visible books in the given order, and how many match in all. */
@@ -249,7 +261,7 @@ export async function formatCounts(store: Store, principal: Principal, filter: B
       .orderBy('f.book_type')
       .compile(),
   );
-  const rows = await remembered(store, compiled, () => all<{ type: string; n: number }>(store, compiled), FACET_LAG_MS);
+  const rows = await remembered(store, compiled, () => all<{ type: string; n: number }>(store, compiled), FACET_LAG_MS, keptFor(unformatted));
   return new Map(rows.map((r) => [r.type, r.n]));
 }
 
@@ -259,9 +271,9 @@ export interface Named {
   count: number;
 }
 
-/** Counts per key, remembered like totals. */
+/** Counts per key (of every visible book: nothing that depends on the time of day), remembered like totals. */
 function countsBy(store: Store, compiled: Compiled): Promise<Map<number, number>> {
-  return remembered(store, compiled, async () => new Map((await all<{ k: number; n: number }>(store, compiled)).map((r) => [r.k, r.n])));
+  return remembered(store, compiled, async () => new Map((await all<{ k: number; n: number }>(store, compiled)).map((r) => [r.k, r.n])), 0, Infinity);
 }
 
 function bookCounts(store: Store, principal: Principal, groupBy: 'book.library_id'): Promise<Map<number, number>> {

@@ -158,6 +158,15 @@ export function pageTemplate(root: string, entry: BookEntry, stream: PageStream)
 // The links of a book entry, written straight as hrefs (a feed page has a few hundred): the same as `hrefOf` gives for
 // the equivalent targets, ids being plain digits.
 
+/** The catalog of one author or series (as `hrefOf` writes `authorTarget` and `seriesTarget`: the parameter names need no encoding). */
+export function authorHref(root: string, name: string): string {
+  return name === '' ? `${root}/catalog?author` : `${root}/catalog?author=${encodeURIComponent(name)}`;
+}
+
+export function seriesHref(root: string, name: string): string {
+  return name === '' ? `${root}/catalog?series` : `${root}/catalog?series=${encodeURIComponent(name)}`;
+}
+
 export function downloadHref(root: string, bookId: number, fileId: number): string {
   return `${root}/${bookId}/download?fileId=${fileId}`;
 }

@@ -19,18 +19,16 @@ interface Kept {
 
 /**
  * Lists kept by key, within a budget of ids in all (the least recently used dropped first; the newest list is always
- * kept). A list also expires after `maxAgeMs`: a feed may depend on the time of day (a magic shelf of books added in
- * the last week), as the remembered totals do.
+ * kept). A list that may depend on the time of day (a magic shelf of books added in the last week) is also given a
+ * maximum age.
  */
 export class IdListMemo {
   private readonly lists = new Map<string, Kept>();
   private held = 0;
   private readonly budget: number;
-  private readonly maxAgeMs: number;
 
-  constructor(budget: number, maxAgeMs: number) {
+  constructor(budget: number) {
     this.budget = budget;
-    this.maxAgeMs = maxAgeMs;
   }
 
   private drop(key: string): void {
@@ -41,11 +39,11 @@ export class IdListMemo {
   }
 
   /**
-   * The list for `key` as of the catalog now, loaded by `load` when none is kept. The generation is read before
-   * loading, so a change made meanwhile shows as a change next time; what is read while a write is open in this
-   * process is not kept.
+   * The list for `key` as of the catalog now, loaded by `load` when none is kept (or the one kept is older than
+   * `maxAgeMs`). The generation is read before loading, so a change made meanwhile shows as a change next time; what
+   * is read while a write is open in this process is not kept.
    */
-  async get(source: GenerationSource, key: string, load: () => Promise<IdList>): Promise<IdList> {
+  async get(source: GenerationSource, key: string, load: () => Promise<IdList>, maxAgeMs = Infinity): Promise<IdList> {
     const generation = source.generation();
     const now = Date.now();
     const kept = this.lists.get(key);
@@ -64,7 +62,7 @@ export class IdListMemo {
       if (this.held + ids.length <= this.budget) break;
       this.drop(oldest);
     }
-    this.lists.set(key, { generation, expires: now + this.maxAgeMs, ids });
+    this.lists.set(key, { generation, expires: now + maxAgeMs, ids });
     this.held += ids.length;
     return ids;
   }

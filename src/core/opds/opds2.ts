@@ -1,14 +1,14 @@
 // OPDS 2.0 feeds (JSON), valid against the OPDS 2 and Readium Web Publication Manifest schemas. The same feed model
 // as the Atom documents; links point into `/api/v2/opds`, where every response is JSON whatever the Accept header.
 import {
-  authorTarget,
+  authorHref,
   coverHrefs,
   downloadHref,
   hrefOf,
   pageTemplate,
   pagingLinks,
   ROOT,
-  seriesTarget,
+  seriesHref,
   type BookEntry,
   type Feed,
   type NavEntry,
@@ -56,14 +56,13 @@ function navigationLink(ctx: Opds2Context, entry: NavEntry): Json {
 }
 
 function publication(ctx: Opds2Context, book: BookEntry): Json {
-  const href = (target: Parameters<typeof hrefOf>[1]): string => hrefOf(ctx.root, target);
   const metadata: Json = {
     '@type': book.audiobook ? 'http://schema.org/Audiobook' : 'http://schema.org/Book',
     identifier: `urn:booklore:book:${book.bookId}`,
     title: book.title,
   };
   if (book.subtitle) metadata.subtitle = book.subtitle;
-  if (book.authors.length > 0) metadata.author = book.authors.map((name) => ({ name, links: [{ href: href(authorTarget(name)), type: OPDS2_TYPE }] }));
+  if (book.authors.length > 0) metadata.author = book.authors.map((name) => ({ name, links: [{ href: authorHref(ctx.root, name), type: OPDS2_TYPE }] }));
   if (book.publisher) metadata.publisher = book.publisher;
   const language = languageTag(book.language);
   if (language) metadata.language = language;
@@ -73,7 +72,7 @@ function publication(ctx: Opds2Context, book: BookEntry): Json {
   if (book.description) metadata.description = book.description;
   if (book.categories.length > 0) metadata.subject = book.categories;
   if (book.series) {
-    const series: Json = { name: book.series.name, links: [{ href: href(seriesTarget(book.series.name)), type: OPDS2_TYPE }] };
+    const series: Json = { name: book.series.name, links: [{ href: seriesHref(ctx.root, book.series.name), type: OPDS2_TYPE }] };
     if (book.series.position !== undefined) series.position = book.series.position;
     metadata.belongsTo = { series: [series] };
   }

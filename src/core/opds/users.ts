@@ -43,6 +43,24 @@ const COLUMNS = ['id', 'user_id', 'username', 'password_hash', 'sort_order'] as 
 /** The account with this name, letter case aside (the column's collation on SQLite, its lower() index on PostgreSQL). */
 const sameName = (db: Db, username: string) => sql<SqlBool>`${nocaseSql(dialectOf(db), sql.ref('username'))} = ${nocaseSql(dialectOf(db), username)}`;
 
+/**
+ * The account signing in, in plain SQL built once per dialect (readers send their credentials with every request):
+ * the name compared as `sameName` compares it.
+ */
+const accountStatements = new Map<string, [before: string, after: string]>();
+
+async function accountNamed(db: Db, username: string): Promise<Row | undefined> {
+  const dialect = dialectOf(db);
+  let statement = accountStatements.get(dialect.engine);
+  if (!statement) {
+    const [before, after] = dialect.nocase('\uE000').split('\uE000') as [string, string];
+    statement = [`SELECT ${COLUMNS.join(', ')} FROM opds_user_v2 WHERE ${dialect.nocase('username')} = ${before}`, `${after} LIMIT 1`];
+    accountStatements.set(dialect.engine, statement);
+  }
+  const { rows } = await sql<Row>`${sql.raw(statement[0])}${username}${sql.raw(statement[1])}`.execute(db);
+  return rows[0];
+}
+
 export function isSortOrder(value: unknown): value is OpdsSortOrder {
   return typeof value === 'string' && (OPDS_SORT_ORDERS as readonly string[]).includes(value);
 }
@@ -156,7 +174,7 @@ export async function checkOpdsCredentials(db: Db, policy: SignInPolicy, ip: str
   const credentials = parseBasic(header);
   if (!credentials) return 'MALFORMED';
   if (await policy.isBlocked(ip, 'basic', credentials.username)) return 'RATE_LIMITED';
-  const row = await db.selectFrom('opds_user_v2').select(COLUMNS).where(sameName(db, credentials.username)).executeTakeFirst();
+  const row = await accountNamed(db, credentials.username);
   // An unknown name is checked against a stand-in hash: the same work and time as a wrong password.
   const { matches, fresh } = await passwordChecks.check(credentials.username, credentials.password, row?.password_hash ?? (await dummyHash()));
   if (!row || !matches) {

@@ -1,4 +1,5 @@
 // Reading application settings: the stored value of each key, or its default (stored on first read, as Grimmory does).
+import { sql } from 'kysely';
 import type { Db } from '../store/store.ts';
 import type { SettingsEnvironment } from './environment.ts';
 import { check, conform } from './shape.ts';
@@ -63,9 +64,14 @@ async function readKeys(db: Db, names: readonly string[]): Promise<Map<string, u
   return out;
 }
 
-/** One setting's typed value (its default when unset), without storing anything. */
+/**
+ * One setting's typed value (its default when unset), without storing anything. Reads that one row, in plain SQL: the
+ * HTTP Basic routes check their switch on every request.
+ */
 export async function readSetting(db: Db, name: string): Promise<unknown> {
-  return resolve(settingKey(name), await storedSettings(db)).value;
+  const key = settingKey(name);
+  const { rows } = await sql<{ name: string; val: string | null }>`SELECT name, val FROM app_settings WHERE name = ${key.dbKey}`.execute(db);
+  return resolve(key, new Map(rows.map((r) => [r.name, r.val]))).value;
 }
 
 const APP_SETTING_KEYS = [
