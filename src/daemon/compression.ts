@@ -58,10 +58,10 @@ export const LIVE_LEVELS: Record<Encoding, ZlibOptions> = {
 };
 
 /**
- * The first answer of a page just built (see page-cache.ts): most built pages are asked for once before the catalog
- * changes, so the first copy is made fast (gzip 1 and brotli 1 cost about half of gzip 6 and brotli 4 for 11-16 % more
- * bytes; zstd 3 is already the cheapest); a page asked for again gets a copy at the live level for the answers after.
- * Figures: docs/benchmarks.md, "Session 7".
+ * The copy of a page just built (see page-cache.ts). A kept page is one caller's and lives until the catalog changes,
+ * so most are sent once or twice: their copy is made fast (gzip 1 and brotli 1 cost about half of gzip 6 and brotli 4
+ * for 11-16 % more bytes; zstd 3 is already the cheapest). A page asked for a third time is made again at the live
+ * level for the answers after it. Figures: docs/benchmarks.md, "Session 7".
  */
 export const FIRST_LEVELS: Record<Encoding, ZlibOptions> = {
   zstd: LIVE_LEVELS.zstd,
@@ -94,15 +94,20 @@ function compressBuffer(encoding: Encoding, body: Buffer, options: ZlibOptions =
   return (ONE_SHOT[encoding] as (input: Buffer, options: ZlibOptions) => Promise<Buffer>)(body, options);
 }
 
+/** Answers sent from a page's fast copy before it is made again at the live level. */
+const SENT_BEFORE_BETTER_COPY = 2;
+
 interface CompressedCopy {
   bytes: Promise<Buffer>;
+  /** Answers sent from this copy so far. */
+  sent: number;
   /** At the live level, or being made again at it. */
   final: boolean;
 }
 
 /**
  * Bodies sent again as they are (kept feed pages): each one's compressed form per encoding, made at the first level
- * for its first answer and once more at the live level when it is asked for again.
+ * and made again at the live level once it has been sent SENT_BEFORE_BETTER_COPY times.
  */
 const compressedCopies = new WeakMap<Buffer, Map<Encoding, CompressedCopy>>();
 
@@ -116,19 +121,19 @@ function compressedCopy(encoding: Encoding, body: Buffer): Promise<Buffer> {
   if (!copies) return compressBuffer(encoding, body);
   const copy = copies.get(encoding);
   if (!copy) {
-    const first: CompressedCopy = { bytes: compressBuffer(encoding, body, FIRST_LEVELS[encoding]), final: FIRST_LEVELS[encoding] === LIVE_LEVELS[encoding] };
+    const first: CompressedCopy = { bytes: compressBuffer(encoding, body, FIRST_LEVELS[encoding]), sent: 1, final: FIRST_LEVELS[encoding] === LIVE_LEVELS[encoding] };
     copies.set(encoding, first);
     first.bytes.catch(() => {
       if (copies.get(encoding) === first) copies.delete(encoding);
     });
     return first.bytes;
   }
-  if (!copy.final) {
-    // Asked for again: this answer gets the fast copy at once, the ones after it the smaller one.
+  if (!copy.final && copy.sent++ >= SENT_BEFORE_BETTER_COPY) {
+    // Asked for once more: this answer gets the fast copy at once, the ones after it the smaller one.
     copy.final = true;
     compressBuffer(encoding, body).then(
       (bytes) => {
-        if (copies.get(encoding) === copy) copies.set(encoding, { bytes: Promise.resolve(bytes), final: true });
+        if (copies.get(encoding) === copy) copies.set(encoding, { bytes: Promise.resolve(bytes), sent: copy.sent, final: true });
       },
       () => undefined,
     );

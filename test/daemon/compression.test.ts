@@ -115,7 +115,7 @@ describe('compressed answers', () => {
     expect(small.headers['content-encoding']).toBeUndefined();
   });
 
-  it("sends a page just built at the fast level, and once it is asked for again at the live level", async () => {
+  it('sends a kept page from a fast copy, made again at the live level once the page is asked for a third time', async () => {
     const auth = { authorization: `Bearer ${token}` };
     const pages: [Encoding: 'gzip' | 'br', compress: (body: Buffer, options: zlib.ZlibOptions & zlib.BrotliOptions) => Buffer][] = [
       ['gzip', (body, options) => zlib.gzipSync(body, options)],
@@ -128,9 +128,8 @@ describe('compressed answers', () => {
       const plain = await get(port, path, auth);
       expect(plain.raw.length).toBeGreaterThan(1024);
       expect(first.raw.equals(compress(plain.raw, FIRST_LEVELS[encoding]))).toBe(true);
-      // Asked for again: this answer is still the fast copy, the better one is made for the next answers.
-      const second = await get(port, path, { ...auth, 'accept-encoding': encoding });
-      expect(second.raw.equals(first.raw)).toBe(true);
+      // Asked for again, and a third time: still the fast copy; the better one is made for the answers after.
+      for (let i = 0; i < 2; i++) expect((await get(port, path, { ...auth, 'accept-encoding': encoding })).raw.equals(first.raw)).toBe(true);
       const better = compress(plain.raw, LIVE_LEVELS[encoding]);
       expect(better.length).toBeLessThan(first.raw.length);
       await vi.waitFor(async () => expect((await get(port, path, { ...auth, 'accept-encoding': encoding })).raw.equals(better)).toBe(true));
