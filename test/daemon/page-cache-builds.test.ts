@@ -100,6 +100,23 @@ describe('page builds', () => {
     afterChange[1]!.finish('{"page":5}');
   });
 
+  it('answers a kept page at once while both build slots are busy and builds are queued', async () => {
+    const ctx = { store } as DaemonContext;
+    const kept = ask(ctx, '/kept');
+    await settle();
+    kept.finish('{"kept":true}');
+    const busy = [ask(ctx, '/busy-1'), ask(ctx, '/busy-2'), ask(ctx, '/busy-3')];
+    await settle();
+    expect(busy.map((b) => b.state.building)).toEqual([true, true, false]);
+    const again = ask(ctx, '/kept');
+    expect(Buffer.from(again.state.answer as Buffer).toString()).toBe('{"kept":true}');
+    expect(again.state.building).toBe(false);
+    for (const b of busy) {
+      await settle();
+      b.finish('{}');
+    }
+  });
+
   it('lets a waiting request build the page itself when the build it waited for kept nothing', async () => {
     const ctx = { store } as DaemonContext;
     const first = ask(ctx, '/e');
