@@ -228,24 +228,27 @@ function answerFor(request: RouteRequest, reply: FastifyReply, ctx: DaemonContex
   answerOrBuild(request, reply, ctx, keyOf(request, caller), done);
 }
 
-function answerOrBuild(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext, key: string, done: () => void): void {
+/** `waited`: this request already waited for a first build of its feed (it waits for one at most). */
+function answerOrBuild(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext, key: string, done: () => void, waited = false): void {
   if (answerKept(request, reply, ctx, key)) return;
   const underway = buildsOf(ctx).underway.get(key);
-  if (!underway) return build(request, reply, ctx, key, done);
+  if (!underway) return build(request, reply, ctx, key, done, waited);
   // When that build kept no page (an error, a change meanwhile), the first of its waiters builds it again.
   void underway.then(() => {
-    if (!request.raw.destroyed && !reply.raw.destroyed) answerOrBuild(request, reply, ctx, key, done);
+    if (!request.raw.destroyed && !reply.raw.destroyed) answerOrBuild(request, reply, ctx, key, done, waited);
   });
 }
 
-function build(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext, key: string, done: () => void): void {
+function build(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext, key: string, done: () => void, waited: boolean): void {
   const state = buildsOf(ctx);
   const feed = feedOf(key);
-  const warm = isWarm(state, feed, cacheOf(ctx).generationNow(ctx.store));
+  // Once only: when the catalog keeps changing faster than a first build ends, waiting again after each change would
+  // build the feed's pages one at a time, each redoing the shared work.
+  const warm = waited || isWarm(state, feed, cacheOf(ctx).generationNow(ctx.store));
   const first = warm ? undefined : state.firstBuilds.get(feed);
   if (first) {
     void first.then(() => {
-      if (!request.raw.destroyed && !reply.raw.destroyed) answerOrBuild(request, reply, ctx, key, done);
+      if (!request.raw.destroyed && !reply.raw.destroyed) answerOrBuild(request, reply, ctx, key, done, true);
     });
     return;
   }

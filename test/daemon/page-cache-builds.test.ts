@@ -100,6 +100,26 @@ describe('page builds', () => {
     afterChange[1]!.finish('{"page":5}');
   });
 
+  it("waits for one first build of a feed at most, even when the catalog changed while it ran", async () => {
+    const ctx = { store } as DaemonContext;
+    const first = ask(ctx, '/changing?page=1');
+    const second = ask(ctx, '/changing?page=2');
+    const third = ask(ctx, '/changing?page=3');
+    await settle();
+    expect([first.state.building, second.state.building, third.state.building]).toEqual([true, false, false]);
+    const before = store.generation();
+    await store.write(async ({ exec }) => {
+      await exec.run("INSERT INTO app_settings (name, val) VALUES ('page-builds-test-2', '1')");
+    });
+    await vi.waitFor(() => expect(store.generation()).not.toEqual(before));
+    first.finish('{"page":1}');
+    await settle();
+    // Not one at a time behind a new first build: both take the two slots.
+    expect([second.state.building, third.state.building]).toEqual([true, true]);
+    second.finish('{"page":2}');
+    third.finish('{"page":3}');
+  });
+
   it('answers a kept page at once while both build slots are busy and builds are queued', async () => {
     const ctx = { store } as DaemonContext;
     const kept = ask(ctx, '/kept');
