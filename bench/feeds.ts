@@ -1,21 +1,37 @@
 // npm run bench:feeds [-- --books 1000,100000] [--duration 5] [--pages 50] [--only opds] [--connections 8,64] [--baseline main]
+//                     [--spread 200|all] [--writer MS] [--cold] [--accept-encoding gzip] [--compression]
 // The paged answers devices and apps ask for, over real HTTP against `bindery serve` (a child process, from the
 // sources) on a synthetic catalog (bench/book-catalog.ts) of each size: OPDS 1.2 and 2.0 catalog pages, Komga book
 // and series pages, app API book pages (newest first, by title, series and page count, and deep pages three quarters
 // into the list), the web UI's /api/v1/books/page (first and deep pages), and Kobo sync pages.
 // For each: the server's CPU per page alone (one request at a time, /proc/<pid>/stat of the daemon) the first time a
 // page is asked for, on the pages asked first ("first asked": for the first endpoint, a daemon that just started) and
-// then on a warm daemon ("built"), and again on an unchanged catalog ("kept"), then autocannon at 8 and 64 connections
+// then on a warm daemon ("built"), again on an unchanged catalog ("kept"), and the first page asked for right after
+// another process renamed a book (which also redoes what the feed's pages share: id lists, totals), then autocannon at
+// 8 and 64 connections
 // paging through 200 pages: requests/s, p50, p99, max and server CPU per request, with the load average. The Kobo sync
 // pages are one device's session (each page moves that device's sync state, so there is no concurrent run of it).
 // --baseline REF also starts the code of git REF (bench/baseline-tree.ts) on a copy of the same catalog (written by
 // REF's code, migrated forward by this tree's daemon) and measures it right before this tree's, endpoint by endpoint.
+// Keeping pages being built under load (by default, after the first 200 requests every answer is a kept page):
+// --spread all  every request asks for a page not asked before, over the whole catalog (continuing from one run to
+//               the next; the share of fresh pages is printed, as a small catalog runs out of them);
+// --writer MS   another process (bench/catalog-writer.ts) renames a book every MS ms during each run, which drops
+//               every kept page and kept id list;
+// --cold        for the HTTP Basic feeds, a first wave: one request on each of the 64 (the largest --connections)
+//               connections at once, signed in with an OPDS account created just before (no credential remembered,
+//               every page to build);
+// --accept-encoding  what the load runs send (autocannon sends none, most real clients send gzip);
+// --compression  what each encoder and level costs on these pages (CPU ms per page, bytes), in this process.
 import autocannon from 'autocannon';
-import { execFileSync } from 'node:child_process';
+import Database from 'better-sqlite3';
+import bcrypt from 'bcryptjs';
+import { execFileSync, spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import zlib from 'node:zlib';
 import { koboSettingsFor } from '../src/core/kobo/sync-settings.ts';
 import { fromSource, preciseCpuMs as cpuMs, rssMb, startDaemon, type DaemonProcess, type Launcher } from './daemon-process.ts';
 import { baselineTree } from './baseline-tree.ts';
@@ -29,8 +45,17 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '8,64' },
     only: { type: 'string', default: '' },
     baseline: { type: 'string' },
+    spread: { type: 'string', default: '200' },
+    writer: { type: 'string', default: '' },
+    cold: { type: 'boolean', default: false },
+    'accept-encoding': { type: 'string', default: '' },
+    compression: { type: 'boolean', default: false },
   },
 });
+const spreadAll = values.spread === 'all';
+const spreadPages = spreadAll ? Number.POSITIVE_INFINITY : Number(values.spread);
+const writerEvery = values.writer ? Number(values.writer) : 0;
+const loadHeaders: Record<string, string> = values['accept-encoding'] ? { 'accept-encoding': values['accept-encoding'] } : {};
 const sizes = values.books.split(',').map(Number);
 const duration = Number(values.duration);
 const alonePages = Number(values.pages);
@@ -41,6 +66,10 @@ interface Endpoint {
   label: string;
   path: (page: number) => string;
   headers: (run: Running) => Record<string, string>;
+  /** Items a page holds (to turn a total of items into pages). */
+  perPage: number;
+  /** Signed in with HTTP Basic (an OPDS account). */
+  basic: boolean;
 }
 
 interface Version {
@@ -80,13 +109,15 @@ interface Running {
   version: Version;
   daemon: DaemonProcess;
   bearer: Record<string, string>;
+  /** The version's catalog file. */
+  catalog: string;
 }
 
 async function start(version: Version, dir: string): Promise<Running> {
   const daemon = await startDaemon(version.launcher, { dataDir: dir, env: { BINDERY_LOG_LEVEL: 'warn' } });
   const login = await fetch(`${daemon.url}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'admin-password' }) });
   const { accessToken } = (await login.json()) as { accessToken: string };
-  return { version, daemon, bearer: { authorization: `Bearer ${accessToken}` } };
+  return { version, daemon, bearer: { authorization: `Bearer ${accessToken}` }, catalog: join(dir, 'bindery.sqlite') };
 }
 
 /**
@@ -95,15 +126,17 @@ async function start(version: Version, dir: string): Promise<Running> {
  * on a daemon that has just started, whose code V8 has not compiled yet, and every later one on a daemon the runs
  * before it warmed up. "built" is then pages 0…`alonePages`-1, built for the first time on a warm daemon.
  */
-async function alone(run: Running, endpoint: Endpoint): Promise<{ firstAsked: number; built: number; kept: number; bytes: number }> {
+async function alone(run: Running, endpoint: Endpoint, bodies: Buffer[] = []): Promise<{ firstAsked: number; built: number; kept: number; afterChange: number; bytes: number }> {
   const get = async (page: number): Promise<number> => {
     const res = await fetch(`${run.daemon.url}${endpoint.path(page)}`, { headers: endpoint.headers(run) });
-    const body = await res.arrayBuffer();
-    if (res.status !== 200) throw new Error(`${endpoint.path(page)}: ${res.status} ${Buffer.from(body).toString().slice(0, 200)}`);
+    const body = Buffer.from(await res.arrayBuffer());
+    if (res.status !== 200) throw new Error(`${endpoint.path(page)}: ${res.status} ${body.toString().slice(0, 200)}`);
+    if (bodies.length < 10) bodies.push(body);
     return body.byteLength;
   };
   // Signs the OPDS account in once (password hashing is not what this measures), on a page not measured below.
   await get(alonePages + 500);
+  bodies.length = 0;
   const pass = async (first: number): Promise<{ cpu: number; bytes: number }> => {
     const before = cpuMs(run.daemon.pid);
     let bytes = 0;
@@ -113,23 +146,164 @@ async function alone(run: Running, endpoint: Endpoint): Promise<{ firstAsked: nu
   const firstAsked = await pass(alonePages);
   const built = await pass(0);
   const kept = await pass(0);
-  return { firstAsked: firstAsked.cpu, built: built.cpu, kept: kept.cpu, bytes: built.bytes };
+  // The first page asked for after the catalog changed: it also redoes what the feed's pages share (id lists, totals).
+  const changes = 5;
+  let afterChange = 0;
+  for (let i = 0; i < changes; i++) {
+    renameOneBook(run.catalog);
+    const before = cpuMs(run.daemon.pid);
+    await get(i * 7);
+    afterChange += cpuMs(run.daemon.pid) - before;
+  }
+  return { firstAsked: firstAsked.cpu, built: built.cpu, kept: kept.cpu, afterChange: afterChange / changes, bytes: built.bytes };
 }
 
-/** autocannon paging through 200 pages over `connections` connections. */
-async function underLoad(run: Running, endpoint: Endpoint, connections: number): Promise<string> {
-  let next = 0;
+let renames = 0;
+/** Changes the catalog from this process, as another process would (the daemon sees a new generation). */
+function renameOneBook(catalog: string): void {
+  const db = new Database(catalog);
+  db.pragma('busy_timeout = 5000');
+  db.prepare('UPDATE book_metadata SET title = ? WHERE book_id = (SELECT MIN(id) FROM book)').run(`Renamed ${++renames}`);
+  db.close();
+}
+
+/**
+ * Which page each request of the load runs asks for: the first 200 over and over, or (--spread all) every page of the
+ * catalog once, in order, skipping the ones the single-request passes asked for and continuing across runs.
+ */
+class PagePlan {
+  private next: number;
+  private asked = 0;
+  private fresh = 0;
+  private readonly pages: number;
+
+  constructor(pages: number) {
+    this.pages = pages;
+    this.next = spreadAll ? 2 * alonePages + 1 : 0;
+  }
+
+  take(): number {
+    this.asked++;
+    if (!spreadAll) return this.next++ % spreadPages;
+    if (this.next >= this.pages) this.next = 0;
+    const page = this.next++;
+    if (this.asked <= this.pages - 2 * alonePages - 2) this.fresh++;
+    return page;
+  }
+
+  /** The share of requests so far that asked for a page not asked before (--spread all). */
+  freshShare(): number {
+    return this.asked === 0 ? 0 : this.fresh / this.asked;
+  }
+}
+
+/** How many pages the endpoint has for this caller, from the totals its first page reports. */
+async function pagesOf(run: Running, endpoint: Endpoint): Promise<number> {
+  const res = await fetch(`${run.daemon.url}${endpoint.path(0)}`, { headers: endpoint.headers(run) });
+  const text = await res.text();
+  const pages = /"totalPages"\s*:\s*(\d+)/.exec(text)?.[1];
+  if (pages) return Number(pages);
+  const items = /"totalElements"\s*:\s*(\d+)|"numberOfItems"\s*:\s*(\d+)|totalResults>(\d+)</.exec(text);
+  const total = Number(items?.slice(1).find((x) => x !== undefined));
+  return Number.isFinite(total) && total > 0 ? Math.ceil(total / endpoint.perPage) : 200;
+}
+
+/** The catalog writer (--writer) running beside a load run; `stop` gives the number of changes it made. */
+function startWriter(run: Running): { stop(): Promise<number> } | undefined {
+  if (!writerEvery) return undefined;
+  const child = spawn(process.execPath, [join(import.meta.dirname, 'catalog-writer.ts'), run.catalog, String(writerEvery)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const ended = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    async stop() {
+      child.kill('SIGTERM');
+      await ended;
+      return Number(output.trim()) || 0;
+    },
+  };
+}
+
+interface LoadFigures {
+  requests: number;
+  perSecond: number;
+  failed: number;
+  p50: number;
+  p99: number;
+  max: number;
+  cpuPerRequest: number;
+}
+
+async function cannon(run: Running, endpoint: Endpoint, plan: PagePlan, connections: number, headers: Record<string, string>, amount?: number): Promise<LoadFigures> {
   const before = cpuMs(run.daemon.pid);
   const result = await autocannon({
     url: run.daemon.url,
     connections,
-    duration,
-    headers: endpoint.headers(run),
-    requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: endpoint.path(next++ % 200) }) }],
+    ...(amount ? { amount } : { duration }),
+    headers: { ...headers, ...loadHeaders },
+    requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: endpoint.path(plan.take()) }) }],
   });
-  const perRequest = (cpuMs(run.daemon.pid) - before) / Math.max(1, result.requests.total);
-  const failed = result.non2xx + result.errors + result.timeouts;
-  return ` ${result.requests.average.toFixed(0)}${failed ? ` (${failed} failed)` : ''} | ${result.latency.p50} / ${result.latency.p99} / ${result.latency.max} | ${perRequest.toFixed(2)} |`;
+  const cpuPerRequest = (cpuMs(run.daemon.pid) - before) / Math.max(1, result.requests.total);
+  return { requests: result.requests.total, perSecond: result.requests.average, failed: result.non2xx + result.errors + result.timeouts, p50: result.latency.p50, p99: result.latency.p99, max: result.latency.max, cpuPerRequest };
+}
+
+const latencies = (f: LoadFigures): string => `${f.p50} / ${f.p99} / ${f.max}`;
+
+/** autocannon over `connections` connections for --duration seconds, with the catalog writer when asked for. */
+async function underLoad(run: Running, endpoint: Endpoint, plan: PagePlan, connections: number): Promise<string> {
+  const writer = startWriter(run);
+  const figures = await cannon(run, endpoint, plan, connections, endpoint.headers(run));
+  const changes = await writer?.stop();
+  const failed = figures.failed ? ` (${figures.failed} failed)` : '';
+  const wrote = changes === undefined ? '' : `, ${changes} changes`;
+  return ` ${figures.perSecond.toFixed(0)}${failed}${wrote} | ${latencies(figures)} | ${figures.cpuPerRequest.toFixed(2)} |`;
+}
+
+let coldAccounts = 0;
+
+/**
+ * --cold: an OPDS account created just now (so no process remembers its credentials, and the catalog's change drops
+ * every kept page), then one request on each of `connections` connections at once.
+ */
+async function coldWave(run: Running, endpoint: Endpoint, plan: PagePlan, readerId: number, connections: number): Promise<string> {
+  const name = `cold-${++coldAccounts}`;
+  const db = new Database(run.catalog);
+  db.pragma('busy_timeout = 5000');
+  db.prepare('INSERT INTO opds_user_v2 (user_id, username, password_hash) VALUES (?, ?, ?)').run(readerId, name, bcrypt.hashSync(`${name}-password`, 10));
+  db.close();
+  const headers = { ...endpoint.headers(run), authorization: `Basic ${Buffer.from(`${name}:${name}-password`).toString('base64')}` };
+  const figures = await cannon(run, endpoint, plan, connections, headers, connections);
+  const failed = figures.failed ? ` (${figures.failed} failed)` : '';
+  return ` ${latencies(figures)}${failed} | ${figures.cpuPerRequest.toFixed(2)} |`;
+}
+
+/** --compression: CPU per page and size of each encoder and level on these page bodies (this process, one thread). */
+function compressionTable(label: string, bodies: Buffer[]): void {
+  const { constants: c } = zlib;
+  const forms: [string, (body: Buffer) => Buffer][] = [
+    ['gzip 1', (b) => zlib.gzipSync(b, { level: 1 })],
+    ['gzip 4', (b) => zlib.gzipSync(b, { level: 4 })],
+    ['gzip 6', (b) => zlib.gzipSync(b, { level: 6 })],
+    ['gzip 9', (b) => zlib.gzipSync(b, { level: 9 })],
+    ['br 1', (b) => zlib.brotliCompressSync(b, { params: { [c.BROTLI_PARAM_QUALITY]: 1, [c.BROTLI_PARAM_MODE]: c.BROTLI_MODE_TEXT } })],
+    ['br 4', (b) => zlib.brotliCompressSync(b, { params: { [c.BROTLI_PARAM_QUALITY]: 4, [c.BROTLI_PARAM_MODE]: c.BROTLI_MODE_TEXT } })],
+    ['br 11', (b) => zlib.brotliCompressSync(b, { params: { [c.BROTLI_PARAM_QUALITY]: 11, [c.BROTLI_PARAM_MODE]: c.BROTLI_MODE_TEXT } })],
+    ['zstd 1', (b) => zlib.zstdCompressSync(b, { params: { [c.ZSTD_c_compressionLevel]: 1 } })],
+    ['zstd 3', (b) => zlib.zstdCompressSync(b, { params: { [c.ZSTD_c_compressionLevel]: 3 } })],
+    ['zstd 19', (b) => zlib.zstdCompressSync(b, { params: { [c.ZSTD_c_compressionLevel]: 19 } })],
+  ];
+  const raw = bodies.reduce((sum, b) => sum + b.length, 0) / bodies.length;
+  const cells = forms.map(([name, compress]) => {
+    for (const body of bodies) compress(body);
+    const rounds = 5;
+    let bytes = 0;
+    const before = process.cpuUsage();
+    for (let r = 0; r < rounds; r++) for (const body of bodies) bytes += compress(body).length;
+    const used = process.cpuUsage(before);
+    const perPage = (used.user + used.system) / 1000 / (rounds * bodies.length);
+    return `${name}: ${perPage.toFixed(2)} ms, ${(bytes / (rounds * bodies.length) / 1024).toFixed(1)} KiB`;
+  });
+  console.log(`| ${label} | ${(raw / 1024).toFixed(1)} KiB | ${cells.join(' | ')} |`);
 }
 
 /** One device's full sync: 100 books a page until the server says it is done (at most 20 pages). */
@@ -159,42 +333,59 @@ for (const books of sizes) {
   const dir = mkdtempSync(join(tmpdir(), 'bindery-feeds-bench-'));
   const running: Running[] = [];
   try {
-    const { koboToken } = await writeCatalogs(dir, books);
+    const { koboToken, readerId } = await writeCatalogs(dir, books);
     for (const version of versions) running.push(await start(version, join(dir, version.folder)));
     const opds = (): Record<string, string> => ({ authorization: basicFor('phone') });
     // Deep pages: three quarters into the list (page 1,500 of 2,000 at 100,000 books), paged on from there.
     const deep = Math.floor((books / 50) * 0.75);
     const all: Endpoint[] = [
-      { label: 'OPDS 1.2 catalog (50/page)', path: (p) => `/api/v1/opds/catalog?page=${p + 1}`, headers: opds },
-      { label: 'OPDS 2.0 catalog (50/page)', path: (p) => `/api/v2/opds/catalog?page=${p + 1}`, headers: () => ({ ...opds(), accept: 'application/opds+json' }) },
-      { label: 'Komga books (20/page)', path: (p) => `/komga/api/v1/books?page=${p}`, headers: opds },
-      { label: 'Komga series (20/page)', path: (p) => `/komga/api/v1/series?page=${p}`, headers: opds },
-      { label: 'app API books (50/page)', path: (p) => `/api/v1/app/books?page=${p}&size=50`, headers: (run) => run.bearer },
-      { label: `app API books (50/page) from page ${deep}`, path: (p) => `/api/v1/app/books?page=${deep + p}&size=50`, headers: (run) => run.bearer },
-      { label: 'app API books by title (50/page)', path: (p) => `/api/v1/app/books?page=${p}&size=50&sort=title&dir=asc`, headers: (run) => run.bearer },
-      { label: `app API books by title (50/page) from page ${deep}`, path: (p) => `/api/v1/app/books?page=${deep + p}&size=50&sort=title&dir=asc`, headers: (run) => run.bearer },
-      { label: `app API books by series (50/page) from page ${deep}`, path: (p) => `/api/v1/app/books?page=${deep + p}&size=50&sort=seriesName&dir=desc`, headers: (run) => run.bearer },
-      { label: 'app API books by page count (50/page)', path: (p) => `/api/v1/app/books?page=${p}&size=50&sort=pageCount&dir=desc`, headers: (run) => run.bearer },
-      { label: 'web UI /books/page (50/page)', path: (p) => `/api/v1/books/page?page=${p}&size=50`, headers: (run) => run.bearer },
-      { label: `web UI /books/page (50/page) from page ${deep}`, path: (p) => `/api/v1/books/page?page=${deep + p}&size=50`, headers: (run) => run.bearer },
+      { label: 'OPDS 1.2 catalog (50/page)', path: (p) => `/api/v1/opds/catalog?page=${p + 1}`, headers: opds, perPage: 50, basic: true },
+      { label: 'OPDS 2.0 catalog (50/page)', path: (p) => `/api/v2/opds/catalog?page=${p + 1}`, headers: () => ({ ...opds(), accept: 'application/opds+json' }), perPage: 50, basic: true },
+      { label: 'Komga books (20/page)', path: (p) => `/komga/api/v1/books?page=${p}`, headers: opds, perPage: 20, basic: true },
+      { label: 'Komga series (20/page)', path: (p) => `/komga/api/v1/series?page=${p}`, headers: opds, perPage: 20, basic: true },
+      { label: 'app API books (50/page)', path: (p) => `/api/v1/app/books?page=${p}&size=50`, headers: (run) => run.bearer, perPage: 50, basic: false },
+      { label: `app API books (50/page) from page ${deep}`, path: (p) => `/api/v1/app/books?page=${deep + p}&size=50`, headers: (run) => run.bearer, perPage: 50, basic: false },
+      { label: 'app API books by title (50/page)', path: (p) => `/api/v1/app/books?page=${p}&size=50&sort=title&dir=asc`, headers: (run) => run.bearer, perPage: 50, basic: false },
+      { label: `app API books by title (50/page) from page ${deep}`, path: (p) => `/api/v1/app/books?page=${deep + p}&size=50&sort=title&dir=asc`, headers: (run) => run.bearer, perPage: 50, basic: false },
+      { label: `app API books by series (50/page) from page ${deep}`, path: (p) => `/api/v1/app/books?page=${deep + p}&size=50&sort=seriesName&dir=desc`, headers: (run) => run.bearer, perPage: 50, basic: false },
+      { label: 'app API books by page count (50/page)', path: (p) => `/api/v1/app/books?page=${p}&size=50&sort=pageCount&dir=desc`, headers: (run) => run.bearer, perPage: 50, basic: false },
+      { label: 'web UI /books/page (50/page)', path: (p) => `/api/v1/books/page?page=${p}&size=50`, headers: (run) => run.bearer, perPage: 50, basic: false },
+      { label: `web UI /books/page (50/page) from page ${deep}`, path: (p) => `/api/v1/books/page?page=${deep + p}&size=50`, headers: (run) => run.bearer, perPage: 50, basic: false },
     ];
     const endpoints = all.filter((e) => !values.only || e.label.includes(values.only));
-    console.log(`\n## ${books.toLocaleString('en')} books (daemons from the sources, load ${load()})\n`);
-    console.log('| endpoint | code | server CPU ms/page, first asked | built | kept | KiB |' + connectionCounts.map((c) => ` ${c} conn: req/s | p50 / p99 / max ms | CPU ms/req |`).join(''));
-    console.log('|---|---|---|---|---|---|' + connectionCounts.map(() => '---|---|---|').join(''));
+    const mode = [spreadAll ? 'every request a page not asked before' : `pages 1-${spreadPages} over and over`, writerEvery ? `a book renamed every ${writerEvery} ms by another process` : '', values['accept-encoding'] ? `Accept-Encoding: ${values['accept-encoding']}` : 'no Accept-Encoding'].filter(Boolean).join('; ');
+    const coldConnections = Math.max(...connectionCounts);
+    console.log(`\n## ${books.toLocaleString('en')} books (daemons from the sources, load ${load()}; load runs: ${mode})\n`);
+    console.log('| endpoint | code | server CPU ms/page, first asked | built | kept | first after a change | KiB |' + connectionCounts.map((c) => ` ${c} conn: req/s | p50 / p99 / max ms | CPU ms/req |`).join('') + (values.cold ? ` cold sign-in, ${coldConnections} at once: p50 / p99 / max ms | CPU ms/req |` : '') + (spreadAll ? ' fresh pages |' : ''));
+    console.log('|---|---|---|---|---|---|---|' + connectionCounts.map(() => '---|---|---|').join('') + (values.cold ? '---|---|' : '') + (spreadAll ? '---|' : ''));
+    const compression: [string, Buffer[]][] = [];
     for (const endpoint of endpoints) {
       for (const run of running) {
-        const cost = await alone(run, endpoint);
+        const bodies: Buffer[] = [];
+        const cost = await alone(run, endpoint, bodies);
+        if (run === running.at(-1)) compression.push([endpoint.label, bodies]);
+        const plan = new PagePlan(spreadAll ? await pagesOf(run, endpoint) : spreadPages);
         const cells: string[] = [];
-        for (const connections of connectionCounts) cells.push(await underLoad(run, endpoint, connections));
-        console.log(`| ${endpoint.label} | ${run.version.label} | ${cost.firstAsked.toFixed(2)} | ${cost.built.toFixed(2)} | ${cost.kept.toFixed(2)} | ${(cost.bytes / 1024).toFixed(0)} |${cells.join('')} load ${load()}`);
+        for (const connections of connectionCounts) cells.push(await underLoad(run, endpoint, plan, connections));
+        if (values.cold) cells.push(endpoint.basic ? await coldWave(run, endpoint, plan, readerId, coldConnections) : ' – | – |');
+        if (spreadAll) cells.push(` ${(plan.freshShare() * 100).toFixed(0)} % |`);
+        console.log(`| ${endpoint.label} | ${run.version.label} | ${cost.firstAsked.toFixed(2)} | ${cost.built.toFixed(2)} | ${cost.kept.toFixed(2)} | ${cost.afterChange.toFixed(2)} | ${(cost.bytes / 1024).toFixed(0)} |${cells.join('')} load ${load()}`);
       }
     }
-    if (!values.only || 'kobo'.includes(values.only)) {
+    if (values.compression) {
+      console.log(`\nCompression of these pages (${books.toLocaleString('en')} books), CPU ms per page and size, one thread of this process:\n`);
+      for (const [label, bodies] of compression) compressionTable(label, bodies);
+    }
+    // The Kobo sync pages are one device's session: none of the load modes applies to them.
+    const loadMode = spreadAll || writerEvery > 0 || values.cold;
+    if (!loadMode && (!values.only || 'kobo'.includes(values.only))) {
       console.log('');
       for (const run of running) console.log(`Kobo sync, ${run.version.label} (${Math.min(books, 10_000)} books on the shelf, 100/page): ${await koboSync(run, koboToken, `bench-${run.daemon.pid}`)}, load ${load()}`);
     }
     for (const run of running) console.log(`daemon RSS after the runs, ${run.version.label}: ${rssMb(run.daemon.pid).toFixed(0)} MB`);
+  } catch (error) {
+    for (const run of running) console.error(`${run.version.label} daemon said:\n${run.daemon.stderr().slice(-2000)}`);
+    throw error;
   } finally {
     for (const run of running) await run.daemon.stop();
     rmSync(dir, { recursive: true, force: true });

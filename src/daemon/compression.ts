@@ -57,6 +57,18 @@ export const LIVE_LEVELS: Record<Encoding, ZlibOptions> = {
   gzip: { level: 6 },
 };
 
+/**
+ * The copy of a page just built (see page-cache.ts). A kept page is one caller's and lives until the catalog changes,
+ * so most are sent once or twice: their copy is made fast (gzip 1 and brotli 1 cost about half of gzip 6 and brotli 4
+ * for 11-16 % more bytes; zstd 3 is already the cheapest). A page asked for a third time is made again at the live
+ * level for the answers after it. Figures: docs/benchmarks.md, "Session 7".
+ */
+export const FIRST_LEVELS: Record<Encoding, ZlibOptions> = {
+  zstd: LIVE_LEVELS.zstd,
+  br: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 1, [zlib.constants.BROTLI_PARAM_MODE]: zlib.constants.BROTLI_MODE_TEXT } },
+  gzip: { level: 1 },
+};
+
 /** Files compressed once and kept (the web UI's assets): the smallest output, whatever it costs once. */
 export const STORED_LEVELS: Record<Encoding, ZlibOptions> = {
   zstd: { params: { [zlib.constants.ZSTD_c_compressionLevel]: 19 } },
@@ -78,12 +90,26 @@ export function compressor(encoding: Encoding, options: ZlibOptions = LIVE_LEVEL
 // zstd only where this Node has it (SUPPORTED_ENCODINGS never offers it otherwise).
 const ONE_SHOT = { zstd: typeof zlib.zstdCompress === 'function' ? promisify(zlib.zstdCompress) : undefined, br: promisify(zlib.brotliCompress), gzip: promisify(zlib.gzip) } as const;
 
-function compressBuffer(encoding: Encoding, body: Buffer): Promise<Buffer> {
-  return (ONE_SHOT[encoding] as (input: Buffer, options: ZlibOptions) => Promise<Buffer>)(body, LIVE_LEVELS[encoding]);
+function compressBuffer(encoding: Encoding, body: Buffer, options: ZlibOptions = LIVE_LEVELS[encoding]): Promise<Buffer> {
+  return (ONE_SHOT[encoding] as (input: Buffer, options: ZlibOptions) => Promise<Buffer>)(body, options);
 }
 
-/** Bodies sent again as they are (kept feed pages): each one's compressed forms, made once per encoding. */
-const compressedCopies = new WeakMap<Buffer, Map<Encoding, Promise<Buffer>>>();
+/** Answers sent from a page's fast copy before it is made again at the live level. */
+const SENT_BEFORE_BETTER_COPY = 2;
+
+interface CompressedCopy {
+  bytes: Promise<Buffer>;
+  /** Answers sent from this copy so far. */
+  sent: number;
+  /** At the live level, or being made again at it. */
+  final: boolean;
+}
+
+/**
+ * Bodies sent again as they are (kept feed pages): each one's compressed form per encoding, made at the first level
+ * and made again at the live level once it has been sent SENT_BEFORE_BETTER_COPY times.
+ */
+const compressedCopies = new WeakMap<Buffer, Map<Encoding, CompressedCopy>>();
 
 /** Marks `body` as one that will be sent again unchanged: its compressed forms are then kept as long as it is. */
 export function keepCompressedCopies(body: Buffer): void {
@@ -93,12 +119,26 @@ export function keepCompressedCopies(body: Buffer): void {
 function compressedCopy(encoding: Encoding, body: Buffer): Promise<Buffer> {
   const copies = compressedCopies.get(body);
   if (!copies) return compressBuffer(encoding, body);
-  let copy = copies.get(encoding);
+  const copy = copies.get(encoding);
   if (!copy) {
-    copies.set(encoding, (copy = compressBuffer(encoding, body)));
-    copy.catch(() => copies.delete(encoding));
+    const first: CompressedCopy = { bytes: compressBuffer(encoding, body, FIRST_LEVELS[encoding]), sent: 1, final: FIRST_LEVELS[encoding] === LIVE_LEVELS[encoding] };
+    copies.set(encoding, first);
+    first.bytes.catch(() => {
+      if (copies.get(encoding) === first) copies.delete(encoding);
+    });
+    return first.bytes;
   }
-  return copy;
+  if (!copy.final && copy.sent++ >= SENT_BEFORE_BETTER_COPY) {
+    // Asked for once more: this answer gets the fast copy at once, the ones after it the smaller one.
+    copy.final = true;
+    compressBuffer(encoding, body).then(
+      (bytes) => {
+        if (copies.get(encoding) === copy) copies.set(encoding, { bytes: Promise.resolve(bytes), sent: copy.sent, final: true });
+      },
+      () => undefined,
+    );
+  }
+  return copy.bytes;
 }
 
 /** Adds `Accept-Encoding` to the reply's Vary header (once). */

@@ -6,10 +6,10 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import zlib from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLibrary } from '../../src/core/libraries/libraries.ts';
 import { scanLibrary } from '../../src/core/scan/scanner.ts';
-import { negotiateEncoding, SUPPORTED_ENCODINGS } from '../../src/daemon/compression.ts';
+import { FIRST_LEVELS, LIVE_LEVELS, negotiateEncoding, SUPPORTED_ENCODINGS } from '../../src/daemon/compression.ts';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { makeTempLibrary, writeSimpleEpub, type TempLibrary } from '../helpers/library-fixtures.ts';
 
@@ -113,6 +113,27 @@ describe('compressed answers', () => {
     expect((JSON.parse(decode(book).toString()) as { id: number }).id).toBe(bookId);
     const small = await get(port, '/api/v1/healthcheck', auth);
     expect(small.headers['content-encoding']).toBeUndefined();
+  });
+
+  it('sends a kept page from a fast copy, made again at the live level once the page is asked for a third time', async () => {
+    const auth = { authorization: `Bearer ${token}` };
+    const pages: [Encoding: 'gzip' | 'br', compress: (body: Buffer, options: zlib.ZlibOptions & zlib.BrotliOptions) => Buffer][] = [
+      ['gzip', (body, options) => zlib.gzipSync(body, options)],
+      ['br', (body, options) => zlib.brotliCompressSync(body, options)],
+    ];
+    for (const [index, [encoding, compress]] of pages.entries()) {
+      const path = `/api/v1/app/books?page=0&size=${40 + index}`;
+      const first = await get(port, path, { ...auth, 'accept-encoding': encoding });
+      expect(first.headers['content-encoding']).toBe(encoding);
+      const plain = await get(port, path, auth);
+      expect(plain.raw.length).toBeGreaterThan(1024);
+      expect(first.raw.equals(compress(plain.raw, FIRST_LEVELS[encoding]))).toBe(true);
+      // Asked for again, and a third time: still the fast copy; the better one is made for the answers after.
+      for (let i = 0; i < 2; i++) expect((await get(port, path, { ...auth, 'accept-encoding': encoding })).raw.equals(first.raw)).toBe(true);
+      const better = compress(plain.raw, LIVE_LEVELS[encoding]);
+      expect(better.length).toBeLessThan(first.raw.length);
+      await vi.waitFor(async () => expect((await get(port, path, { ...auth, 'accept-encoding': encoding })).raw.equals(better)).toBe(true));
+    }
   });
 
   it('never compresses a download, whole or ranged', async () => {

@@ -66,6 +66,77 @@ describe('page builds', () => {
     expect(pageCacheSize(ctx)).toMatchObject({ entries: 4, builds: 4 });
   });
 
+  it("builds a feed's first page since a change alone; the feed's other pages wait for it, other feeds do not", async () => {
+    const ctx = { store } as DaemonContext;
+    const first = ask(ctx, '/feed?page=1');
+    const second = ask(ctx, '/feed?page=2');
+    const other = ask(ctx, '/other?page=1');
+    await settle();
+    expect([first.state.building, second.state.building, other.state.building]).toEqual([true, false, true]);
+    first.finish('{"page":1}');
+    await settle();
+    expect(second.state.building).toBe(true);
+    // Once a page of the feed is built, its pages build side by side.
+    const third = ask(ctx, '/feed?page=3');
+    await settle();
+    expect(third.state.building).toBe(false);
+    other.finish('{"other":1}');
+    await settle();
+    expect(third.state.building).toBe(true);
+    second.finish('{"page":2}');
+    third.finish('{"page":3}');
+    // A change: the next first page of the feed is again built alone.
+    const before = store.generation();
+    await store.write(async ({ exec }) => {
+      await exec.run("INSERT INTO app_settings (name, val) VALUES ('page-builds-test', '1')");
+    });
+    await vi.waitFor(() => expect(store.generation()).not.toEqual(before));
+    const afterChange = [ask(ctx, '/feed?page=4'), ask(ctx, '/feed?page=5')];
+    await settle();
+    expect(afterChange.map((a) => a.state.building)).toEqual([true, false]);
+    afterChange[0]!.finish('{"page":4}');
+    await settle();
+    expect(afterChange[1]!.state.building).toBe(true);
+    afterChange[1]!.finish('{"page":5}');
+  });
+
+  it("waits for one first build of a feed at most, even when the catalog changed while it ran", async () => {
+    const ctx = { store } as DaemonContext;
+    const first = ask(ctx, '/changing?page=1');
+    const second = ask(ctx, '/changing?page=2');
+    const third = ask(ctx, '/changing?page=3');
+    await settle();
+    expect([first.state.building, second.state.building, third.state.building]).toEqual([true, false, false]);
+    const before = store.generation();
+    await store.write(async ({ exec }) => {
+      await exec.run("INSERT INTO app_settings (name, val) VALUES ('page-builds-test-2', '1')");
+    });
+    await vi.waitFor(() => expect(store.generation()).not.toEqual(before));
+    first.finish('{"page":1}');
+    await settle();
+    // Not one at a time behind a new first build: both take the two slots.
+    expect([second.state.building, third.state.building]).toEqual([true, true]);
+    second.finish('{"page":2}');
+    third.finish('{"page":3}');
+  });
+
+  it('answers a kept page at once while both build slots are busy and builds are queued', async () => {
+    const ctx = { store } as DaemonContext;
+    const kept = ask(ctx, '/kept');
+    await settle();
+    kept.finish('{"kept":true}');
+    const busy = [ask(ctx, '/busy-1'), ask(ctx, '/busy-2'), ask(ctx, '/busy-3')];
+    await settle();
+    expect(busy.map((b) => b.state.building)).toEqual([true, true, false]);
+    const again = ask(ctx, '/kept');
+    expect(Buffer.from(again.state.answer as Buffer).toString()).toBe('{"kept":true}');
+    expect(again.state.building).toBe(false);
+    for (const b of busy) {
+      await settle();
+      b.finish('{}');
+    }
+  });
+
   it('lets a waiting request build the page itself when the build it waited for kept nothing', async () => {
     const ctx = { store } as DaemonContext;
     const first = ask(ctx, '/e');
