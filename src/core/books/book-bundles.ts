@@ -2,6 +2,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../store/db-types.ts';
 import { dialectOf, type SqlDialect } from '../store/dialect.ts';
+import type { Generation } from '../store/snapshot.ts';
 import type { SqlExec, SqlValue } from '../store/sql-exec.ts';
 import { metadataSelectList, type BookBundle, type BookFileRow, type BookJsonOptions, type BookRow, type ComicParts, type Json } from './book-json.ts';
 import { metadataTableColumns } from './metadata-columns.ts';
@@ -10,6 +11,8 @@ import { metadataTableColumns } from './metadata-columns.ts';
 export interface CatalogReader {
   db: Kysely<DB>;
   exec: SqlExec;
+  /** A snapshot's: the generation it began at (ReadScope.snapshotGeneration). */
+  snapshotGeneration?: Generation;
 }
 
 /**

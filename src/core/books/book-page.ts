@@ -7,7 +7,7 @@ import { visibleBookFilter } from '../auth/visibility.ts';
 import { dialectOf } from '../store/dialect.ts';
 import type { DB } from '../store/db-types.ts';
 import { resumedPage, type ResumableRow } from '../store/resumed-pages.ts';
-import { CatalogMemo } from '../store/snapshot.ts';
+import { CatalogMemo, readerSource } from '../store/snapshot.ts';
 import type { Store } from '../store/store.ts';
 import type { CatalogReader } from './book-bundles.ts';
 import { camel } from './book-json.ts';
@@ -101,7 +101,7 @@ const memos = new WeakMap<Store, CatalogMemo<string, number>>();
 function memoNumber(store: Store, reader: CatalogReader, query: Compiled): Promise<number> {
   let memo = memos.get(store);
   if (!memo) memos.set(store, (memo = new CatalogMemo(100)));
-  return memo.getAsync(store, `${query.sql}\n${JSON.stringify(query.parameters)}`, async () =>
+  return memo.getAsync(readerSource(store, reader), `${query.sql}\n${JSON.stringify(query.parameters)}`, async () =>
     Number(Object.values((await reader.exec.get(query.sql, query.parameters as number[])) as Record<string, unknown>)[0]),
   );
 }
@@ -182,7 +182,7 @@ async function pageIds(store: Store, reader: CatalogReader, principal: Principal
       const compiled = query.clearSelect().clearOrderBy().where(part).select((eb) => eb.fn.countAll<number>().as('n')).compile();
       return Number(Object.values((await reader.exec.get(compiled.sql, compiled.parameters as number[])) ?? {})[0] ?? 0);
     },
-  });
+  }, reader);
 }
 
 /** Pass a snapshot's scope as `reader` to read inside it; otherwise the page is read in one snapshot of its own. */

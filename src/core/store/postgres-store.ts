@@ -268,12 +268,14 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
     dialect: dialectOf('postgres'),
     path: location,
     exec,
-    read: (reader) =>
-      db
+    read: (reader) => {
+      const generation = tracker.generation();
+      return db
         .transaction()
         .setIsolationLevel('repeatable read')
         .setAccessMode('read only')
-        .execute(async (trx) => reader({ db: trx, exec: kyselyExec(trx) })),
+        .execute(async (trx) => reader({ db: trx, exec: kyselyExec(trx), snapshotGeneration: generation }));
+    },
     write: (writer) => db.transaction().execute((trx) => writer({ db: trx, exec: kyselyExec(trx) })),
     generation: () => tracker.generation(),
     bookkeeping: { exec: bookkeepingExec, generation: () => tracker.bookkeepingGeneration() },

@@ -3,7 +3,7 @@
 // Where the pages ended is kept per list until the catalog changes; a jump to a page nobody asked for starts from the
 // nearest kept point (OFFSET from there), and the rows are exactly those ORDER BY … LIMIT/OFFSET gives.
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
-import { CatalogMemo } from './snapshot.ts';
+import { CatalogMemo, readerSource, type Generation } from './snapshot.ts';
 import type { Store } from './store.ts';
 
 /** Where a page ended: the row at `offset - 1` of the order, by its sort value and id. */
@@ -41,12 +41,12 @@ const resumePoints = new WeakMap<Store, CatalogMemo<string, Map<number, ResumePo
 /** Points kept per list; a client pages on from the last ones. */
 const POINTS_PER_LIST = 256;
 
-function pointsOf(store: Store, list: string): Map<number, ResumePoint> | undefined {
+function pointsOf(store: Store, list: string, snapshot: { snapshotGeneration?: Generation } | undefined): Map<number, ResumePoint> | undefined {
   // A write of this process still open may roll back: where its pages end is not kept.
   if (store.writeInFlight()) return undefined;
   let memo = resumePoints.get(store);
   if (!memo) resumePoints.set(store, (memo = new CatalogMemo(64)));
-  return memo.get(store, list, () => new Map());
+  return memo.get(readerSource(store, snapshot), list, () => new Map());
 }
 
 /** The point nearest before `offset`, with its offset. */
@@ -76,9 +76,12 @@ function partsAfter(point: ResumePoint, order: ResumableOrder): RawBuilder<SqlBo
   return parts;
 }
 
-/** The ids of the page at `offset` of the list named `list` (any text that tells one list and order from another). */
-export async function resumedPage(store: Store, list: string, order: ResumableOrder, page: { offset: number; limit: number }, reader: ListReader): Promise<number[]> {
-  const points = pointsOf(store, list);
+/**
+ * The ids of the page at `offset` of the list named `list` (any text that tells one list and order from another).
+ * `snapshot`: the snapshot `reader` reads in, if it does (see ReadScope.snapshotGeneration).
+ */
+export async function resumedPage(store: Store, list: string, order: ResumableOrder, page: { offset: number; limit: number }, reader: ListReader, snapshot?: { snapshotGeneration?: Generation }): Promise<number[]> {
+  const points = pointsOf(store, list, snapshot);
   const start = nearestPoint(points, page.offset);
   const rows: ResumableRow[] = [];
   let skip = page.offset - (start?.at ?? 0);

@@ -131,6 +131,15 @@ export interface GenerationSource {
   writeInFlight(): boolean;
 }
 
+/**
+ * What to keep a value read through `reader` under: the generation its snapshot began at when it is one (see
+ * ReadScope.snapshotGeneration), otherwise the store's own.
+ */
+export function readerSource(store: GenerationSource, reader: { snapshotGeneration?: Generation } | undefined): GenerationSource {
+  const generation = reader?.snapshotGeneration;
+  return generation ? { generation: () => generation, writeInFlight: () => store.writeInFlight() } : store;
+}
+
 export function sameGeneration(a: Generation, b: Generation): boolean {
   return a.dataVersion === b.dataVersion && a.changes === b.changes;
 }

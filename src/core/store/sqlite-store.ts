@@ -49,7 +49,10 @@ export async function openSqliteStore(path: string, options: OpenStoreOptions = 
     sqlite,
     path,
     exec,
-    read: (reader) => readSnapshot(sqlite, () => reader({ db, exec })),
+    read: (reader) => {
+      const generation = catalogGeneration(sqlite);
+      return readSnapshot(sqlite, () => reader({ db, exec, snapshotGeneration: generation }));
+    },
     write,
     generation: () => catalogGeneration(sqlite),
     bookkeeping: sqliteBookkeeping(sqlite),

@@ -16,6 +16,11 @@ export interface ReadScope {
   /** Queries through the builder, inside the snapshot. */
   db: Db;
   exec: SqlExec;
+  /**
+   * The catalog's generation taken before the snapshot began. What is read in the snapshot may be kept under it, never
+   * under store.generation() read later: a change committed meanwhile would be filed as already seen.
+   */
+  snapshotGeneration: Generation;
 }
 
 export interface WriteScope {
