@@ -1,7 +1,7 @@
 // Books as the caller sees them: which ids are visible, and their Book JSON with the caller's own parts, in batches.
 import type { Principal } from '../auth/principal.ts';
 import { visibleBookFilter } from '../auth/visibility.ts';
-import { CatalogMemo } from '../store/snapshot.ts';
+import { CatalogMemo, readerSource } from '../store/snapshot.ts';
 import type { Store } from '../store/store.ts';
 import { libraryRoots, loadBundles, type CatalogReader } from './book-bundles.ts';
 import { assembleBook, type BookJsonOptions, type Json } from './book-json.ts';
@@ -51,7 +51,7 @@ function visibleShelfCounts(store: Store, principal: Principal): (reader: Catalo
   return (reader) => {
     let memo = shelfCountMemos.get(store);
     if (!memo) shelfCountMemos.set(store, (memo = new CatalogMemo(100)));
-    return memo.getAsync(store, principal, () => count(reader));
+    return memo.getAsync(readerSource(store, reader), principal, () => count(reader));
   };
 }
 
