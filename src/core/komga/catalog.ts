@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
 import { canSeeLibrary } from '../auth/visibility.ts';
 import type { SqlDialect } from '../store/dialect.ts';
+import { sameGeneration, type Generation } from '../store/snapshot.ts';
 import type { Store } from '../store/store.ts';
 import { readsMetadata } from './filters.ts';
 import { andAll, column, listedBooks, remembered } from './sql.ts';
@@ -199,7 +200,7 @@ export const direction = (desc: boolean): string => (desc ? 'DESC NULLS LAST' : 
  * Spring's `sort=field,asc|desc` (repeatable) for books; unknown fields are ignored, and the id breaks ties. Without a
  * known field, books come by id (as Grimmory lists them). `readProgress.readDate` is the reader's (`userId`).
  */
-export function bookOrder(d: SqlDialect, sortParam: unknown, userId = 0): { sql: RawBuilder<unknown>; sorted: boolean } {
+export function bookOrder(d: SqlDialect, sortParam: unknown, userId = 0): BookListOrder & { sorted: boolean } {
   const raw = (Array.isArray(sortParam) ? sortParam : sortParam === undefined ? [] : [sortParam]).map(String);
   const parts: string[] = [];
   const columns = orderSql(d);
@@ -209,23 +210,69 @@ export function bookOrder(d: SqlDialect, sortParam: unknown, userId = 0): { sql:
     if (sort && sort !== 'id') parts.push(`${sort === 'readDate' ? readDateOrder(userId) : columns[sort]} ${direction(dir.toLowerCase() === 'desc')}`);
   }
   const desc = raw.some((e) => /^id,\s*desc$/i.test(e.trim()));
-  return { sql: sql.raw([...parts, `book.id ${desc ? 'DESC' : 'ASC'}`].join(', ')), sorted: parts.length > 0 || raw.some((e) => e.startsWith('id')) };
+  return { sql: sql.raw([...parts, `book.id ${desc ? 'DESC' : 'ASC'}`].join(', ')), byId: parts.length === 0 && !desc, sorted: parts.length > 0 || raw.some((e) => e.startsWith('id')) };
+}
+
+/** The order of a list of books; `byId` when it is by id alone, ascending (Komga's default). */
+export interface BookListOrder {
+  sql: RawBuilder<unknown>;
+  byId?: boolean;
+}
+
+interface PageEnds {
+  generation: Generation;
+  /** The last id of each page served, by page number. */
+  ends: Map<number, number>;
+}
+
+/** Per store, per list (its statement without the page) and page size: where each page served ended. */
+const pageEndsByStore = new WeakMap<Store, Map<string, PageEnds>>();
+const MAX_LISTS = 200;
+
+/**
+ * Where the pages of a list ordered by id end, while the catalog is unchanged: a client pages through a list one page
+ * after the other, and with the end of the page before, the next starts right after it (an index seek) instead of
+ * skipping every book before it (OFFSET reads and tests each of them, visibility included).
+ */
+function pageEndsOf(store: Store, list: string): PageEnds {
+  let lists = pageEndsByStore.get(store);
+  if (!lists) pageEndsByStore.set(store, (lists = new Map()));
+  const generation = store.generation();
+  let known = lists.get(list);
+  if (!known || !sameGeneration(known.generation, generation)) {
+    lists.delete(list);
+    if (lists.size >= MAX_LISTS) lists.delete(lists.keys().next().value as string);
+    lists.set(list, (known = { generation, ends: new Map() }));
+  }
+  return known;
 }
 
 /**
  * A page of the visible books meeting the conditions, in the given order, and how many there are. The total is
- * remembered until the catalog changes.
+ * remembered until the catalog changes; so are the ends of the pages of a list by id.
  */
 export async function pageOfBooks(
   store: Store,
   principal: Principal,
   conditions: RawBuilder<SqlBool>[],
-  order: RawBuilder<unknown>,
+  order: BookListOrder,
   slice: { offset: number; limit: number } | 'all',
 ): Promise<{ ids: number[]; total: number }> {
   const base = listedBooks(store, principal).where(andAll(conditions));
-  const ordered = base.select('book.id').orderBy(order);
-  const ids = await column<number>(store, (slice === 'all' ? ordered : ordered.limit(slice.limit).offset(slice.offset)).compile());
+  const ordered = base.select('book.id').orderBy(order.sql);
+  let ids: number[];
+  if (slice === 'all') ids = await column<number>(store, ordered.compile());
+  else if (!order.byId || slice.offset % slice.limit !== 0) ids = await column<number>(store, ordered.limit(slice.limit).offset(slice.offset).compile());
+  else {
+    const list = ordered.compile();
+    const known = pageEndsOf(store, `${slice.limit}\u0000${list.sql}\u0000${JSON.stringify(list.parameters)}`);
+    const page = slice.offset / slice.limit;
+    const after = page === 0 ? undefined : known.ends.get(page - 1);
+    ids = await column<number>(store, (after === undefined ? ordered.offset(slice.offset) : ordered.where('book.id', '>', after)).limit(slice.limit).compile());
+    const last = ids.at(-1);
+    // Kept only when nothing changed meanwhile and no write of this process is open (its rows may not stay).
+    if (last !== undefined && !store.writeInFlight() && sameGeneration(known.generation, store.generation())) known.ends.set(page, last);
+  }
   if (slice === 'all') return { ids, total: ids.length };
   const counted = listedBooks(store, principal, { metadata: readsMetadata(conditions) }).where(andAll(conditions)).select(sql<number>`count(*)`.as('n')).compile();
   return { ids, total: await remembered(store, counted, async () => (await column<number>(store, counted))[0] ?? 0) };

@@ -40,7 +40,7 @@ export async function bookDtos(reader: KomgaReader, rows: readonly KomgaBookRow[
 export async function booksPage(reader: KomgaReader, query: Query): Promise<JsonObject> {
   const request = pageRequest(query, false);
   const order = bookOrder(reader.store.dialect, query.sort);
-  const { ids, total } = await pageOfBooks(reader.store, reader.principal, bookConditions(reader.store.dialect, query, reader.principal.userId), order.sql, sliceOf(request));
+  const { ids, total } = await pageOfBooks(reader.store, reader.principal, bookConditions(reader.store.dialect, query, reader.principal.userId), order, sliceOf(request));
   return pageEnvelope(await bookDtos(reader, await loadBookRows(reader.store, ids)), total, request, order.sorted);
 }
 

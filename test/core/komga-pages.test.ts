@@ -1,12 +1,16 @@
-// A page of series (summarizeMany: a few statements for the whole page) gives each series the summary it has on its
-// own (summarize): counts, the reader's states, the first book in series order, release date, authors and tags, for
-// a reader who sees every book and one whose restriction hides some, grouped or not.
+// Pages as a Komga client asks for them. A page of series (summarizeMany: a few statements for the whole page) gives
+// each series the summary it has on its own (summarize): counts, the reader's states, the first book in series order,
+// release date, authors and tags, for a reader who sees every book and one whose restriction hides some, grouped or
+// not. Pages of books by id, asked one after the other, start after the end of the page before: the same books as
+// OFFSET would give, also when the catalog changes between two pages.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allPermissions, PERMISSION_NAMES, type Permissions } from '../../src/core/auth/permissions.ts';
 import type { Principal } from '../../src/core/auth/principal.ts';
+import { bookOrder, pageOfBooks } from '../../src/core/komga/catalog.ts';
+import { bookConditions } from '../../src/core/komga/filters.ts';
 import { findSeries, refOf, seriesIndex, summarize, summarizeMany, type SeriesRef } from '../../src/core/komga/series.ts';
 import { openStore, type Store } from '../../src/core/store/store.ts';
 import { seedBook, seedLibrary } from '../helpers/catalog-seed.ts';
@@ -105,5 +109,36 @@ describe('a page of series', () => {
     const [fromPage] = await summarizeMany(store, member(), [ref], userId);
     expect(fromPage).toEqual(await summarize(store, member(), ref, userId));
     expect(fromPage?.firstBookId).toBe(book.atlasA);
+  });
+});
+
+describe('pages of books by id', () => {
+  const byOffset = async (principal: Principal, query: Record<string, unknown>, page: number): Promise<{ ids: number[]; total: number }> =>
+    pageOfBooks(store, principal, bookConditions(store.dialect, query, userId), { sql: bookOrder(store.dialect, undefined).sql }, { offset: page * 2, limit: 2 });
+  const inOrder = async (principal: Principal, query: Record<string, unknown>, page: number): Promise<{ ids: number[]; total: number }> =>
+    pageOfBooks(store, principal, bookConditions(store.dialect, query, userId), bookOrder(store.dialect, query.sort), { offset: page * 2, limit: 2 });
+
+  it('gives the books OFFSET gives, page after page, out of order, and after a change between two pages', async () => {
+    for (const principal of [admin(), member()]) {
+      for (const query of [{}, { search: 'volume' }, { read_status: 'READ' }]) {
+        for (const page of [0, 1, 2, 3, 4, 5, 2, 4, 3]) expect(await inOrder(principal, query, page), `page ${page} of ${JSON.stringify(query)}`).toEqual(await byOffset(principal, query, page));
+      }
+    }
+    expect(bookOrder(store.dialect, undefined).byId).toBe(true);
+    expect(bookOrder(store.dialect, 'id,desc').byId).toBe(false);
+    expect(bookOrder(store.dialect, 'metadata.title,asc').byId).toBe(false);
+    // The end of page 1 is known; a book of page 1 goes away: page 2 starts one book earlier than it did.
+    const before = await inOrder(admin(), {}, 2);
+    expect((await inOrder(admin(), {}, 1)).ids).toHaveLength(2);
+    const gone = (await inOrder(admin(), {}, 1)).ids[0] as number;
+    await store.db.updateTable('book').set({ deleted: 1 }).where('id', '=', gone).execute();
+    try {
+      const after = await inOrder(admin(), {}, 2);
+      expect(after).toEqual(await byOffset(admin(), {}, 2));
+      expect(after.ids[0]).not.toBe(before.ids[0]);
+      expect(after.total).toBe(before.total - 1);
+    } finally {
+      await store.db.updateTable('book').set({ deleted: 0 }).where('id', '=', gone).execute();
+    }
   });
 });
