@@ -81,8 +81,12 @@ interface FileSqlRow {
   page_count: number | null;
 }
 
-/** The rows of these books (ids the caller has already checked), in the order given; unknown ids are skipped. */
-export async function loadBookRows(store: Store, ids: readonly number[]): Promise<KomgaBookRow[]> {
+/**
+ * The rows of these books (ids the caller has already checked), in the order given; unknown ids are skipped. Without
+ * `files` the file fields stay null and without `authors` the authors empty (a SeriesDto shows neither of its first book).
+ */
+export async function loadBookRows(store: Store, ids: readonly number[], parts: { files?: boolean; authors?: boolean } = {}): Promise<KomgaBookRow[]> {
+  const { files: withFiles = true, authors: withAuthors = true } = parts;
   const byId = new Map<number, KomgaBookRow>();
   for (const part of chunks(ids)) {
     const marks = part.map(() => '?').join(',');
@@ -120,7 +124,7 @@ export async function loadBookRows(store: Store, ids: readonly number[]): Promis
       });
     }
     // The first book-format file stands for the book (the oldest one, as the scanner adds the main file first).
-    const files = (await store.exec.all(
+    const files = !withFiles ? [] : (await store.exec.all(
       `SELECT book_id, file_name, file_size_kb, size_bytes, book_type, current_hash, page_count FROM book_file
         WHERE is_book = 1 AND book_id IN (${marks}) ORDER BY id DESC`,
       part,
@@ -140,7 +144,7 @@ export async function loadBookRows(store: Store, ids: readonly number[]): Promis
         `SELECT m.book_id, t.name FROM ${table} m JOIN ${join} t ON t.id = m.${join}_id WHERE m.book_id IN (${marks}) ORDER BY m.book_id, ${table === 'book_metadata_author_mapping' ? 'm.sort_order, ' : ''}t.name`,
         part,
       )) as { book_id: number; name: string }[];
-    for (const r of await names('book_metadata_author_mapping', 'author')) byId.get(r.book_id)?.authors.push(r.name);
+    if (withAuthors) for (const r of await names('book_metadata_author_mapping', 'author')) byId.get(r.book_id)?.authors.push(r.name);
     for (const r of await names('book_metadata_category_mapping', 'category')) byId.get(r.book_id)?.categories.push(r.name);
     for (const r of await names('book_metadata_tag_mapping', 'tag')) byId.get(r.book_id)?.tags.push(r.name);
   }

@@ -47,7 +47,8 @@ export async function booksPage(reader: KomgaReader, query: Query): Promise<Json
 /** A SeriesDto per series, in the order given. */
 export async function seriesDtos(reader: KomgaReader, refs: readonly SeriesRef[]): Promise<JsonObject[]> {
   const summaries = await summarizeMany(reader.store, reader.principal, refs, reader.principal.userId);
-  const firsts = new Map((await loadBookRows(reader.store, summaries.flatMap((s) => (s.firstBookId === undefined ? [] : [s.firstBookId])))).map((r) => [r.id, r]));
+  const firstIds = summaries.flatMap((s) => (s.firstBookId === undefined ? [] : [s.firstBookId]));
+  const firsts = new Map((await loadBookRows(reader.store, firstIds, { files: false, authors: false })).map((r) => [r.id, r]));
   return summaries.map((s) => seriesDto(s, s.firstBookId === undefined ? undefined : firsts.get(s.firstBookId), reader.links));
 }
 
@@ -175,7 +176,7 @@ export async function collectionsPage(reader: KomgaReader, query: Query): Promis
 /** The reader's visible series of these books' ids, as the tracker and series marks need them. */
 export async function seriesBooks(reader: KomgaReader, ref: SeriesRef): Promise<{ id: number; numberSort: number; state: KomgaReadState }[]> {
   const { ids } = await seriesBookIds(reader.store, reader.principal, ref, [], 'all');
-  const rows = await loadBookRows(reader.store, ids);
+  const rows = await loadBookRows(reader.store, ids, { files: false, authors: false });
   const progress = await bookProgress(reader.store, reader.principal.userId, ids);
   return rows.map((r) => ({ id: r.id, numberSort: r.seriesNumber ?? 1, state: progress.get(r.id)?.state ?? 'UNREAD' }));
 }
