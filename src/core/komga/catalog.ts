@@ -232,6 +232,8 @@ interface PageEnds {
 /** Per store, per list (its statement without the page) and page size: where each page served ended. */
 const pageEndsByStore = new WeakMap<Store, Map<string, PageEnds>>();
 const MAX_LISTS = 200;
+/** Below this offset, skipping the books before a page costs less than a second statement to compile. */
+const SEEK_FROM = 400;
 
 /**
  * Where the pages of a list ordered by id end, while the catalog is unchanged: a client pages through a list one page
@@ -266,16 +268,17 @@ export async function pageOfBooks(
   const ordered = base.select('book.id').orderBy(order.sql);
   let ids: number[];
   if (slice === 'all') ids = await column<number>(store, ordered.compile());
-  else if (!order.byId || slice.offset % slice.limit !== 0) ids = await column<number>(store, ordered.limit(slice.limit).offset(slice.offset).compile());
   else {
-    const list = ordered.compile();
-    const known = pageEndsOf(store, `${slice.limit}\u0000${list.sql}\u0000${JSON.stringify(list.parameters)}`);
+    const paged = ordered.limit(slice.limit).offset(slice.offset).compile();
+    // The list is the page's statement without its LIMIT and OFFSET, which Kysely binds last.
+    const [limit, offset] = paged.parameters.slice(-2);
+    const known = order.byId && limit === slice.limit && offset === slice.offset && slice.offset % slice.limit === 0 ? pageEndsOf(store, `${paged.sql}\u0000${JSON.stringify(paged.parameters.slice(0, -2))}`) : undefined;
     const page = slice.offset / slice.limit;
-    const after = page === 0 ? undefined : known.ends.get(page - 1);
-    ids = await column<number>(store, (after === undefined ? ordered.offset(slice.offset) : ordered.where('book.id', '>', after)).limit(slice.limit).compile());
+    const after = known && slice.offset >= SEEK_FROM ? known.ends.get(page - 1) : undefined;
+    ids = await column<number>(store, after === undefined ? paged : ordered.where('book.id', '>', after).limit(slice.limit).compile());
     const last = ids.at(-1);
     // Kept only when nothing changed meanwhile and no write of this process is open (its rows may not stay).
-    if (last !== undefined && !store.writeInFlight() && sameGeneration(known.generation, store.generation())) known.ends.set(page, last);
+    if (known && last !== undefined && !store.writeInFlight() && sameGeneration(known.generation, store.generation())) known.ends.set(page, last);
   }
   if (slice === 'all') return { ids, total: ids.length };
   const counted = listedBooks(store, principal, { metadata: readsMetadata(conditions) }).where(andAll(conditions)).select(sql<number>`count(*)`.as('n')).compile();
