@@ -231,7 +231,9 @@ interface PageEnds {
 
 /** Per store, per list (its statement without the page) and page size: where each page served ended. */
 const pageEndsByStore = new WeakMap<Store, Map<string, PageEnds>>();
-const MAX_LISTS = 200;
+const MAX_LISTS = 64;
+/** Ends kept per list: a client paging forwards needs the last one only. */
+const MAX_ENDS = 64;
 /** Below this offset, skipping the books before a page costs less than a second statement to compile. */
 const SEEK_FROM = 400;
 
@@ -278,7 +280,11 @@ export async function pageOfBooks(
     ids = await column<number>(store, after === undefined ? paged : ordered.where('book.id', '>', after).limit(slice.limit).compile());
     const last = ids.at(-1);
     // Kept only when nothing changed meanwhile and no write of this process is open (its rows may not stay).
-    if (known && last !== undefined && !store.writeInFlight() && sameGeneration(known.generation, store.generation())) known.ends.set(page, last);
+    if (known && last !== undefined && !store.writeInFlight() && sameGeneration(known.generation, store.generation())) {
+      known.ends.delete(page);
+      if (known.ends.size >= MAX_ENDS) known.ends.delete(known.ends.keys().next().value as number);
+      known.ends.set(page, last);
+    }
   }
   if (slice === 'all') return { ids, total: ids.length };
   const counted = listedBooks(store, principal, { metadata: readsMetadata(conditions) }).where(andAll(conditions)).select(sql<number>`count(*)`.as('n')).compile();
