@@ -29,7 +29,7 @@ const reader = (): KomgaReader => ({ store, principal: principal(), groupUnknown
 
 async function books(body: unknown, sort?: string): Promise<string[]> {
   const r = reader();
-  const { ids } = await pageOfBooks(store, r.principal, await bookSearchConditions(r, parseBookSearch(body)), bookOrder(store.dialect, sort ?? 'id,asc', userId).sql, 'all');
+  const { ids } = await pageOfBooks(store, r.principal, await bookSearchConditions(r, parseBookSearch(body)), bookOrder(store.dialect, sort ?? 'id,asc', userId), 'all');
   const byId = new Map(Object.entries(book).map(([k, v]) => [v, k]));
   return ids.map((id) => byId.get(id) ?? String(id));
 }

@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
 import { canSeeLibrary } from '../auth/visibility.ts';
 import type { SqlDialect } from '../store/dialect.ts';
+import { sameGeneration, type Generation } from '../store/snapshot.ts';
 import type { Store } from '../store/store.ts';
 import { readsMetadata } from './filters.ts';
 import { andAll, column, listedBooks, remembered } from './sql.ts';
@@ -80,8 +81,12 @@ interface FileSqlRow {
   page_count: number | null;
 }
 
-/** The rows of these books (ids the caller has already checked), in the order given; unknown ids are skipped. */
-export async function loadBookRows(store: Store, ids: readonly number[]): Promise<KomgaBookRow[]> {
+/**
+ * The rows of these books (ids the caller has already checked), in the order given; unknown ids are skipped. Without
+ * `files` the file fields stay null and without `authors` the authors empty (a SeriesDto shows neither of its first book).
+ */
+export async function loadBookRows(store: Store, ids: readonly number[], parts: { files?: boolean; authors?: boolean } = {}): Promise<KomgaBookRow[]> {
+  const { files: withFiles = true, authors: withAuthors = true } = parts;
   const byId = new Map<number, KomgaBookRow>();
   for (const part of chunks(ids)) {
     const marks = part.map(() => '?').join(',');
@@ -119,7 +124,7 @@ export async function loadBookRows(store: Store, ids: readonly number[]): Promis
       });
     }
     // The first book-format file stands for the book (the oldest one, as the scanner adds the main file first).
-    const files = (await store.exec.all(
+    const files = !withFiles ? [] : (await store.exec.all(
       `SELECT book_id, file_name, file_size_kb, size_bytes, book_type, current_hash, page_count FROM book_file
         WHERE is_book = 1 AND book_id IN (${marks}) ORDER BY id DESC`,
       part,
@@ -139,7 +144,7 @@ export async function loadBookRows(store: Store, ids: readonly number[]): Promis
         `SELECT m.book_id, t.name FROM ${table} m JOIN ${join} t ON t.id = m.${join}_id WHERE m.book_id IN (${marks}) ORDER BY m.book_id, ${table === 'book_metadata_author_mapping' ? 'm.sort_order, ' : ''}t.name`,
         part,
       )) as { book_id: number; name: string }[];
-    for (const r of await names('book_metadata_author_mapping', 'author')) byId.get(r.book_id)?.authors.push(r.name);
+    if (withAuthors) for (const r of await names('book_metadata_author_mapping', 'author')) byId.get(r.book_id)?.authors.push(r.name);
     for (const r of await names('book_metadata_category_mapping', 'category')) byId.get(r.book_id)?.categories.push(r.name);
     for (const r of await names('book_metadata_tag_mapping', 'tag')) byId.get(r.book_id)?.tags.push(r.name);
   }
@@ -199,7 +204,7 @@ export const direction = (desc: boolean): string => (desc ? 'DESC NULLS LAST' : 
  * Spring's `sort=field,asc|desc` (repeatable) for books; unknown fields are ignored, and the id breaks ties. Without a
  * known field, books come by id (as Grimmory lists them). `readProgress.readDate` is the reader's (`userId`).
  */
-export function bookOrder(d: SqlDialect, sortParam: unknown, userId = 0): { sql: RawBuilder<unknown>; sorted: boolean } {
+export function bookOrder(d: SqlDialect, sortParam: unknown, userId = 0): BookListOrder & { sorted: boolean } {
   const raw = (Array.isArray(sortParam) ? sortParam : sortParam === undefined ? [] : [sortParam]).map(String);
   const parts: string[] = [];
   const columns = orderSql(d);
@@ -209,23 +214,78 @@ export function bookOrder(d: SqlDialect, sortParam: unknown, userId = 0): { sql:
     if (sort && sort !== 'id') parts.push(`${sort === 'readDate' ? readDateOrder(userId) : columns[sort]} ${direction(dir.toLowerCase() === 'desc')}`);
   }
   const desc = raw.some((e) => /^id,\s*desc$/i.test(e.trim()));
-  return { sql: sql.raw([...parts, `book.id ${desc ? 'DESC' : 'ASC'}`].join(', ')), sorted: parts.length > 0 || raw.some((e) => e.startsWith('id')) };
+  return { sql: sql.raw([...parts, `book.id ${desc ? 'DESC' : 'ASC'}`].join(', ')), byId: parts.length === 0 && !desc, sorted: parts.length > 0 || raw.some((e) => e.startsWith('id')) };
+}
+
+/** The order of a list of books; `byId` when it is by id alone, ascending (Komga's default). */
+export interface BookListOrder {
+  sql: RawBuilder<unknown>;
+  byId?: boolean;
+}
+
+interface PageEnds {
+  generation: Generation;
+  /** The last id of each page served, by page number. */
+  ends: Map<number, number>;
+}
+
+/** Per store, per list (its statement without the page) and page size: where each page served ended. */
+const pageEndsByStore = new WeakMap<Store, Map<string, PageEnds>>();
+const MAX_LISTS = 64;
+/** Ends kept per list: a client paging forwards needs the last one only. */
+const MAX_ENDS = 64;
+/** Below this offset, skipping the books before a page costs less than a second statement to compile. */
+const SEEK_FROM = 400;
+
+/**
+ * Where the pages of a list ordered by id end, while the catalog is unchanged: a client pages through a list one page
+ * after the other, and with the end of the page before, the next starts right after it (an index seek) instead of
+ * skipping every book before it (OFFSET reads and tests each of them, visibility included).
+ */
+function pageEndsOf(store: Store, list: string): PageEnds {
+  let lists = pageEndsByStore.get(store);
+  if (!lists) pageEndsByStore.set(store, (lists = new Map()));
+  const generation = store.generation();
+  let known = lists.get(list);
+  if (!known || !sameGeneration(known.generation, generation)) {
+    lists.delete(list);
+    if (lists.size >= MAX_LISTS) lists.delete(lists.keys().next().value as string);
+    lists.set(list, (known = { generation, ends: new Map() }));
+  }
+  return known;
 }
 
 /**
  * A page of the visible books meeting the conditions, in the given order, and how many there are. The total is
- * remembered until the catalog changes.
+ * remembered until the catalog changes; so are the ends of the pages of a list by id.
  */
 export async function pageOfBooks(
   store: Store,
   principal: Principal,
   conditions: RawBuilder<SqlBool>[],
-  order: RawBuilder<unknown>,
+  order: BookListOrder,
   slice: { offset: number; limit: number } | 'all',
 ): Promise<{ ids: number[]; total: number }> {
   const base = listedBooks(store, principal).where(andAll(conditions));
-  const ordered = base.select('book.id').orderBy(order);
-  const ids = await column<number>(store, (slice === 'all' ? ordered : ordered.limit(slice.limit).offset(slice.offset)).compile());
+  const ordered = base.select('book.id').orderBy(order.sql);
+  let ids: number[];
+  if (slice === 'all') ids = await column<number>(store, ordered.compile());
+  else {
+    const paged = ordered.limit(slice.limit).offset(slice.offset).compile();
+    // The list is the page's statement without its LIMIT and OFFSET, which Kysely binds last.
+    const [limit, offset] = paged.parameters.slice(-2);
+    const known = order.byId && limit === slice.limit && offset === slice.offset && slice.offset % slice.limit === 0 ? pageEndsOf(store, `${paged.sql}\u0000${JSON.stringify(paged.parameters.slice(0, -2))}`) : undefined;
+    const page = slice.offset / slice.limit;
+    const after = known && slice.offset >= SEEK_FROM ? known.ends.get(page - 1) : undefined;
+    ids = await column<number>(store, after === undefined ? paged : ordered.where('book.id', '>', after).limit(slice.limit).compile());
+    const last = ids.at(-1);
+    // Kept only when nothing changed meanwhile and no write of this process is open (its rows may not stay).
+    if (known && last !== undefined && !store.writeInFlight() && sameGeneration(known.generation, store.generation())) {
+      known.ends.delete(page);
+      if (known.ends.size >= MAX_ENDS) known.ends.delete(known.ends.keys().next().value as number);
+      known.ends.set(page, last);
+    }
+  }
   if (slice === 'all') return { ids, total: ids.length };
   const counted = listedBooks(store, principal, { metadata: readsMetadata(conditions) }).where(andAll(conditions)).select(sql<number>`count(*)`.as('n')).compile();
   return { ids, total: await remembered(store, counted, async () => (await column<number>(store, counted))[0] ?? 0) };

@@ -28,7 +28,7 @@ export async function booksListPage(reader: KomgaReader, body: unknown, query: Q
   const search = parseBookSearch(body);
   const request = pageRequest(query);
   const order = bookOrder(reader.store.dialect, query.sort, reader.principal.userId);
-  const { ids, total } = await pageOfBooks(reader.store, reader.principal, await bookSearchConditions(reader, search), order.sql, sliceOf(request));
+  const { ids, total } = await pageOfBooks(reader.store, reader.principal, await bookSearchConditions(reader, search), order, sliceOf(request));
   return pageEnvelope(await bookDtos(reader, await loadBookRows(reader.store, ids)), total, request, order.sorted);
 }
 
@@ -40,7 +40,7 @@ export async function seriesListPage(reader: KomgaReader, body: unknown, query: 
 /** `GET /api/v1/books/latest`: the books most recently added first. */
 export async function latestBooksPage(reader: KomgaReader, query: Query): Promise<JsonObject> {
   const request = pageRequest(query);
-  const { ids, total } = await pageOfBooks(reader.store, reader.principal, inLibraries(query), sql`book.added_on DESC, book.id DESC`, sliceOf(request));
+  const { ids, total } = await pageOfBooks(reader.store, reader.principal, inLibraries(query), { sql: sql`book.added_on DESC, book.id DESC` }, sliceOf(request));
   return pageEnvelope(await bookDtos(reader, await loadBookRows(reader.store, ids)), total, request, true);
 }
 

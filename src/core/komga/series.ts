@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
 import { canSeeLibrary, visibleBookFilter } from '../auth/visibility.ts';
 import type { Store } from '../store/store.ts';
-import { readStateSql, type KomgaReadState } from './read-progress.ts';
+import { readStateSql, readStateText, type KomgaReadState } from './read-progress.ts';
 import type { SqlDialect } from '../store/dialect.ts';
 import {
   all,
@@ -439,6 +439,19 @@ export async function summarize(store: Store, principal: Principal, ref: SeriesR
   };
 }
 
+/** The release date a book gives its series: its published date when that starts with a year (`yyyy…`), cut to a day. */
+function releaseOf(published: string | null): string | null {
+  return published !== null && /^[0-9]{4}/.test(published) ? published.slice(0, 10) : null;
+}
+
+/** Whether book `a` comes before book `b` in series order: by number (none last), then name as NOCASE orders it, then id. */
+function comesFirst(a: { id: number; number: number | null; name: string }, b: { id: number; number: number | null; name: string }): boolean {
+  if (a.number !== b.number) return b.number === null || (a.number !== null && a.number < b.number);
+  const x = nocase(a.name);
+  const y = nocase(b.name);
+  return x !== y ? x < y : a.id < b.id;
+}
+
 /**
  * Summaries of several series at once (a page of a series list): the books of every series found through an index
  * are read in one statement (and their authors and tags in one each) and told apart here; the unknown series are read
@@ -466,7 +479,7 @@ export async function summarizeMany(store: Store, principal: Principal, refs: re
   if (names.length > 0) lookups.push(sql<SqlBool>`${nocaseSql(d, sql.ref('m.series_name'))} IN (${sql.join(names.map((n) => nocaseSql(d, n)))})`);
   if (ids.length > 0) lookups.push(sql<SqlBool>`book.id IN (${sql.join(ids)})`);
   if (lookups.length === 0) return out;
-  const rows = await all<{ id: number; l: number; series: string | null; added: string; release: string | null; number: number | null; name: string; state: KomgaReadState }>(
+  const rows = await all<{ id: number; l: number; series: string | null; added: string; published: string | null; number: number | null; name: string }>(
     store,
     listedBooks(store, principal, { perRow: true })
       .where(lookups.length === 1 ? (lookups[0] as Cond) : sql<SqlBool>`(${sql.join(lookups, sql` OR `)})`)
@@ -475,15 +488,21 @@ export async function summarizeMany(store: Store, principal: Principal, refs: re
         sql<number>`book.library_id`.as('l'),
         sql<string>`m.series_name`.as('series'),
         sql<string>`book.added_on`.as('added'),
-        sql<string>`CASE WHEN ${sql.raw(startsWithShape('m.published_date', 'dddd'))} THEN substr(m.published_date, 1, 10) END`.as('release'),
+        sql<string>`m.published_date`.as('published'),
         sql<number>`m.series_number`.as('number'),
         bookNameSql(d).as('name'),
-        stateOf(d, userId).as('state'),
       ])
       .compile(),
   );
-  const members = new Map<number, typeof rows>();
+  // The reader's states from their progress rows of these books, in one statement (not a subquery per book).
+  const states = new Map<number, KomgaReadState>();
+  for (const r of await store.exec.all(`SELECT p.book_id AS id, ${readStateText(d, 'p')} AS state FROM user_book_progress p WHERE p.user_id = ? AND p.book_id IN (${d.jsonValues('integer')})`, [
+    userId,
+    JSON.stringify(rows.map((r) => r.id)),
+  ]))
+    states.set(Number(r.id), r.state as KomgaReadState);
   const owner = new Map<number, number>();
+  const firsts = new Map<number, (typeof rows)[number]>();
   // A page's books share a few series names: each is folded once.
   const keys = new Map<string, string>();
   const keyOf = (l: number, series: string): string => {
@@ -497,23 +516,18 @@ export async function summarizeMany(store: Store, principal: Principal, refs: re
     const summary = k === undefined ? undefined : out[k];
     if (k === undefined || !summary) continue;
     owner.set(r.id, k);
-    const list = members.get(k);
-    if (list) list.push(r);
-    else members.set(k, [r]);
     summary.count += 1;
     if (summary.created === null || r.added < summary.created) summary.created = r.added;
     if (summary.modified === null || r.added > summary.modified) summary.modified = r.added;
-    if (r.release !== null && (summary.release === null || r.release < summary.release)) summary.release = r.release;
-    if (r.state === 'READ') summary.read += 1;
-    if (r.state === 'IN_PROGRESS') summary.inProgress += 1;
+    const release = releaseOf(r.published);
+    if (release !== null && (summary.release === null || release < summary.release)) summary.release = release;
+    const state = states.get(r.id);
+    if (state === 'READ') summary.read += 1;
+    if (state === 'IN_PROGRESS') summary.inProgress += 1;
+    const first = firsts.get(k);
+    if (!first || comesFirst(r, first)) firsts.set(k, r);
   }
-  // The first book in series order: by number (none last), then name as NOCASE orders it, then id.
-  for (const [k, books] of members) {
-    const ordered = books
-      .map((b) => ({ b, name: nocase(b.name) }))
-      .sort((x, y) => (x.b.number ?? Infinity) - (y.b.number ?? Infinity) || (x.name < y.name ? -1 : x.name > y.name ? 1 : 0) || x.b.id - y.b.id);
-    (out[k] as SeriesSummary).firstBookId = ordered[0]?.b.id;
-  }
+  for (const [k, first] of firsts) (out[k] as SeriesSummary).firstBookId = first.id;
   const memberIds = JSON.stringify([...owner.keys()]);
   for (const [table, mapping, key, field] of [
     ['author', 'book_metadata_author_mapping', 'author_id', 'authors'],

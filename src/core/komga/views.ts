@@ -40,14 +40,15 @@ export async function bookDtos(reader: KomgaReader, rows: readonly KomgaBookRow[
 export async function booksPage(reader: KomgaReader, query: Query): Promise<JsonObject> {
   const request = pageRequest(query, false);
   const order = bookOrder(reader.store.dialect, query.sort);
-  const { ids, total } = await pageOfBooks(reader.store, reader.principal, bookConditions(reader.store.dialect, query, reader.principal.userId), order.sql, sliceOf(request));
+  const { ids, total } = await pageOfBooks(reader.store, reader.principal, bookConditions(reader.store.dialect, query, reader.principal.userId), order, sliceOf(request));
   return pageEnvelope(await bookDtos(reader, await loadBookRows(reader.store, ids)), total, request, order.sorted);
 }
 
 /** A SeriesDto per series, in the order given. */
 export async function seriesDtos(reader: KomgaReader, refs: readonly SeriesRef[]): Promise<JsonObject[]> {
   const summaries = await summarizeMany(reader.store, reader.principal, refs, reader.principal.userId);
-  const firsts = new Map((await loadBookRows(reader.store, summaries.flatMap((s) => (s.firstBookId === undefined ? [] : [s.firstBookId])))).map((r) => [r.id, r]));
+  const firstIds = summaries.flatMap((s) => (s.firstBookId === undefined ? [] : [s.firstBookId]));
+  const firsts = new Map((await loadBookRows(reader.store, firstIds, { files: false, authors: false })).map((r) => [r.id, r]));
   return summaries.map((s) => seriesDto(s, s.firstBookId === undefined ? undefined : firsts.get(s.firstBookId), reader.links));
 }
 
@@ -175,7 +176,7 @@ export async function collectionsPage(reader: KomgaReader, query: Query): Promis
 /** The reader's visible series of these books' ids, as the tracker and series marks need them. */
 export async function seriesBooks(reader: KomgaReader, ref: SeriesRef): Promise<{ id: number; numberSort: number; state: KomgaReadState }[]> {
   const { ids } = await seriesBookIds(reader.store, reader.principal, ref, [], 'all');
-  const rows = await loadBookRows(reader.store, ids);
+  const rows = await loadBookRows(reader.store, ids, { files: false, authors: false });
   const progress = await bookProgress(reader.store, reader.principal.userId, ids);
   return rows.map((r) => ({ id: r.id, numberSort: r.seriesNumber ?? 1, state: progress.get(r.id)?.state ?? 'UNREAD' }));
 }
