@@ -1,6 +1,6 @@
 // PDF books: page count, Info dictionary and XMP metadata, and page one rendered as the cover.
-import { open, stat } from 'node:fs/promises';
 import { FormatError, asFormatError } from './errors.ts';
+import { openFileRanges, type FileRanges } from './file-ranges.ts';
 import { renderCover } from './pdf-cover.ts';
 import { readPdfDirectly, type DirectPdf } from './pdf-direct.ts';
 import type { CoverRenderLimits } from './pdf-cover.ts';
@@ -40,13 +40,20 @@ const HEADER_WINDOW = 1024;
 
 export async function extractPdf(path: string, options: ExtractOptions = {}, limits: PdfLimits = PDF_LIMITS): Promise<Extraction> {
   try {
-    const size = await checkedSize(path, limits);
-    await checkHeader(path);
-    // Most PDFs need no pdf.js at all: read directly, and open pdf.js only to render page one or when the direct read
-    // cannot follow the file (encrypted, damaged, unusual).
+    // One open file for the checks and the direct read, which most PDFs need and nothing more: no pdf.js at all. pdf.js
+    // opens the file itself to render page one, or when the direct read cannot follow it (encrypted, damaged, unusual).
     // Opening has one time limit, whichever reader does it.
     const opening = performance.now();
-    const direct = await withTimeout(readDirectly(path, size, options.skipCover !== true), limits.openTimeoutMs, 'Opening the PDF');
+    const ranges = await openFileRanges(path, options.blocking ?? false);
+    let direct: DirectPdf | undefined;
+    let size: number;
+    try {
+      size = checkedSize(ranges, limits);
+      checkHeader(await ranges.read(0, Math.min(HEADER_WINDOW, size)));
+      direct = await withTimeout(readDirectly(ranges, options.skipCover !== true), limits.openTimeoutMs, 'Opening the PDF');
+    } finally {
+      ranges.close();
+    }
     if (direct && (options.skipCover || direct.cover)) {
       const extraction: Extraction = { bookType: 'PDF', metadata: buildPdfMetadata(direct.info, readXmpQuietly(direct.xmp), direct.pageCount) };
       if (direct.cover) extraction.cover = { data: direct.cover, mime: 'image/jpeg' };
@@ -75,41 +82,25 @@ export async function extractPdf(path: string, options: ExtractOptions = {}, lim
 }
 
 /** The direct read (pdf-direct.ts), or undefined when pdf.js must open the file. */
-async function readDirectly(path: string, size: number, cover: boolean): Promise<DirectPdf | undefined> {
-  const handle = await open(path, 'r');
+async function readDirectly(ranges: FileRanges, cover: boolean): Promise<DirectPdf | undefined> {
   try {
-    const readAt = async (position: number, length: number): Promise<Buffer> => {
-      const buffer = Buffer.allocUnsafe(length);
-      const { bytesRead } = await handle.read(buffer, 0, length, position);
-      return buffer.subarray(0, bytesRead);
-    };
-    return await readPdfDirectly(readAt, size, { cover });
+    return await readPdfDirectly(ranges.read, ranges.size, { cover });
   } catch {
     return undefined;
-  } finally {
-    await handle.close();
   }
 }
 
-async function checkedSize(path: string, limits: PdfLimits): Promise<number> {
-  const info = await stat(path);
-  if (!info.isFile()) throw new FormatError('IO', 'not a regular file');
-  if (info.size === 0) throw new FormatError('EMPTY', 'the PDF is an empty file');
-  if (info.size > limits.maxFileBytes) {
-    throw new FormatError('TOO_LARGE', `the PDF is ${info.size} bytes, more than the ${limits.maxFileBytes} we open`);
+function checkedSize(ranges: FileRanges, limits: PdfLimits): number {
+  if (!ranges.regular) throw new FormatError('IO', 'not a regular file');
+  if (ranges.size === 0) throw new FormatError('EMPTY', 'the PDF is an empty file');
+  if (ranges.size > limits.maxFileBytes) {
+    throw new FormatError('TOO_LARGE', `the PDF is ${ranges.size} bytes, more than the ${limits.maxFileBytes} we open`);
   }
-  return info.size;
+  return ranges.size;
 }
 
-async function checkHeader(path: string): Promise<void> {
-  const handle = await open(path, 'r');
-  try {
-    const head = Buffer.alloc(HEADER_WINDOW);
-    const { bytesRead } = await handle.read(head, 0, HEADER_WINDOW, 0);
-    if (!head.subarray(0, bytesRead).includes('%PDF-')) throw new FormatError('CORRUPT', 'not a PDF: no %PDF- header');
-  } finally {
-    await handle.close();
-  }
+function checkHeader(head: Buffer): void {
+  if (!head.includes('%PDF-')) throw new FormatError('CORRUPT', 'not a PDF: no %PDF- header');
 }
 
 /** The XMP packet is a second opinion on the Info dictionary: if it is malformed or unsafe, the Info still stands. */
