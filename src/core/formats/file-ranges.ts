@@ -1,27 +1,21 @@
 // Byte-range reads of one open file: with blocking calls on a scan worker thread, where nothing else waits on the
 // thread and a trip through libuv's pool costs more than the small read it carries, else through the pool.
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { open } from 'node:fs/promises';
-
-/** Non-blocking open, so a FIFO given as a book fails its `regular` check instead of waiting for a writer forever. */
-const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK;
 
 export interface FileRanges {
   size: number;
-  /** False for a directory, a device, a pipe. */
-  regular: boolean;
   /** Up to `length` bytes from `position`: fewer only at the end of the file. */
   read(position: number, length: number): Buffer | Promise<Buffer>;
   close(): void;
 }
 
 function blockingRanges(path: string): FileRanges {
-  const fd = openSync(path, OPEN_FLAGS);
+  const fd = openSync(path, 'r');
   try {
-    const info = fstatSync(fd);
+    const { size } = fstatSync(fd);
     return {
-      size: info.size,
-      regular: info.isFile(),
+      size,
       read: (position, length) => {
         const buffer = Buffer.allocUnsafe(length);
         let done = 0;
@@ -41,12 +35,11 @@ function blockingRanges(path: string): FileRanges {
 }
 
 async function pooledRanges(path: string): Promise<FileRanges> {
-  const handle = await open(path, OPEN_FLAGS);
+  const handle = await open(path, 'r');
   try {
-    const info = await handle.stat();
+    const { size } = await handle.stat();
     return {
-      size: info.size,
-      regular: info.isFile(),
+      size,
       read: async (position, length) => {
         const buffer = Buffer.allocUnsafe(length);
         let done = 0;
@@ -65,7 +58,7 @@ async function pooledRanges(path: string): Promise<FileRanges> {
   }
 }
 
-/** Opens `path` for range reads; the caller closes it. */
+/** Opens `path` for range reads; the caller closes it. Opening a FIFO waits for a writer: check the kind first. */
 export async function openFileRanges(path: string, blocking: boolean): Promise<FileRanges> {
   return blocking ? blockingRanges(path) : pooledRanges(path);
 }

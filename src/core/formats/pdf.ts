@@ -1,4 +1,6 @@
 // PDF books: page count, Info dictionary and XMP metadata, and page one rendered as the cover.
+import { statSync, type Stats } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { FormatError, asFormatError } from './errors.ts';
 import { openFileRanges, type FileRanges } from './file-ranges.ts';
 import { renderCover } from './pdf-cover.ts';
@@ -40,15 +42,16 @@ const HEADER_WINDOW = 1024;
 
 export async function extractPdf(path: string, options: ExtractOptions = {}, limits: PdfLimits = PDF_LIMITS): Promise<Extraction> {
   try {
-    // One open file for the checks and the direct read, which most PDFs need and nothing more: no pdf.js at all. pdf.js
-    // opens the file itself to render page one, or when the direct read cannot follow it (encrypted, damaged, unusual).
+    // One open file for the header check and the direct read, which most PDFs need and nothing more: no pdf.js at all.
+    // pdf.js opens the file itself to render page one, or when the direct read cannot follow it (encrypted, damaged,
+    // unusual).
     // Opening has one time limit, whichever reader does it.
     const opening = performance.now();
-    const ranges = await openFileRanges(path, options.blocking ?? false);
+    const blocking = options.blocking ?? false;
+    const size = checkedSize(blocking ? statSync(path) : await stat(path), limits);
+    const ranges = await openFileRanges(path, blocking);
     let direct: DirectPdf | undefined;
-    let size: number;
     try {
-      size = checkedSize(ranges, limits);
       checkHeader(await ranges.read(0, Math.min(HEADER_WINDOW, size)));
       direct = await withTimeout(readDirectly(ranges, options.skipCover !== true), limits.openTimeoutMs, 'Opening the PDF');
     } finally {
@@ -90,13 +93,14 @@ async function readDirectly(ranges: FileRanges, cover: boolean): Promise<DirectP
   }
 }
 
-function checkedSize(ranges: FileRanges, limits: PdfLimits): number {
-  if (!ranges.regular) throw new FormatError('IO', 'not a regular file');
-  if (ranges.size === 0) throw new FormatError('EMPTY', 'the PDF is an empty file');
-  if (ranges.size > limits.maxFileBytes) {
-    throw new FormatError('TOO_LARGE', `the PDF is ${ranges.size} bytes, more than the ${limits.maxFileBytes} we open`);
+/** Checked before the file is opened: opening a FIFO would wait for a writer. */
+function checkedSize(info: Stats, limits: PdfLimits): number {
+  if (!info.isFile()) throw new FormatError('IO', 'not a regular file');
+  if (info.size === 0) throw new FormatError('EMPTY', 'the PDF is an empty file');
+  if (info.size > limits.maxFileBytes) {
+    throw new FormatError('TOO_LARGE', `the PDF is ${info.size} bytes, more than the ${limits.maxFileBytes} we open`);
   }
-  return ranges.size;
+  return info.size;
 }
 
 function checkHeader(head: Buffer): void {
