@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -257,6 +257,44 @@ describe('audiobooks and other formats', () => {
 
     // a rescan with the tracks unchanged reads nothing
     expect(await scan(await libraryById())).toMatchObject({ unchanged: 2, added: 0, updated: 0 });
+  });
+
+  it('on a scan worker (blocking reads), gives audiobooks and PDFs their metadata and JPEG covers of the right size', async () => {
+    const square = await sharp({ create: { width: 1400, height: 1400, channels: 3, background: '#2a6', noise: { type: 'gaussian', mean: 100, sigma: 30 } } }).jpeg({ quality: 85 }).toBuffer();
+    await writeAudio(lib.path('Heard.m4b'), 'm4b', { tags: { album: 'Heard Book', artist: 'Ann Teller' }, chapters: [{ title: 'One', startMs: 0, endMs: 2000 }, { title: 'Two', startMs: 2000, endMs: 4000 }], cover: square, seconds: 4 });
+    mkdirSync(lib.path('Tracks Book'), { recursive: true });
+    await writeAudio(lib.path('Tracks Book', '01.mp3'), 'mp3-id3v2.3', { tags: { title: 'First', album: 'Tracks Book' }, seconds: 2, cover: square });
+    await writeAudio(lib.path('Tracks Book', '02.mp3'), 'mp3-id3v2.3', { tags: { title: 'Second' }, seconds: 3 });
+    const page = await sharp({ create: { width: 900, height: 1350, channels: 3, background: '#a53' } }).jpeg({ quality: 88 }).toBuffer();
+    writeFileSync(lib.path('scan.pdf'), await buildPdf({ title: 'Scanned Pages', pages: 4, pageSize: [600, 900], image: { jpeg: page } }));
+    writeFileSync(lib.path('text.pdf'), await buildPdf({ title: 'Text Pages', pages: 2, text: 'Chapter One' }));
+    expect(await scan(await library('BOOK_PER_FILE'), false, 1)).toMatchObject({ added: 4, failed: [] });
+
+    const covers = join(lib.dataDir, 'covers');
+    const files = await store.db.selectFrom('book_file').select(['book_id', 'file_name', 'book_type', 'duration_seconds', 'chapter_count', 'page_count']).orderBy('file_name').execute();
+    expect(files.map((f) => [f.file_name, f.book_type])).toEqual([['Heard.m4b', 'AUDIOBOOK'], ['Tracks Book', 'AUDIOBOOK'], ['scan.pdf', 'PDF'], ['text.pdf', 'PDF']]);
+    const [heard, tracks, scanned, text] = files as [(typeof files)[number], (typeof files)[number], (typeof files)[number], (typeof files)[number]];
+    expect(heard).toMatchObject({ duration_seconds: 4, chapter_count: 2 });
+    expect(tracks).toMatchObject({ duration_seconds: 5, chapter_count: 2 });
+    expect(scanned.page_count).toBe(4);
+    expect(text.page_count).toBe(2);
+    for (const audiobook of [heard, tracks]) {
+      const cover = await sharp(coverFile(covers, audiobook.book_id, 'audiobook', 'cover')).metadata();
+      const thumbnail = await sharp(coverFile(covers, audiobook.book_id, 'audiobook', 'thumbnail')).metadata();
+      // Within twice the 1000 × 1000 box, the embedded JPEG is kept as it is (docs/scanning.md#covers).
+      expect([cover.format, cover.width, cover.height]).toEqual(['jpeg', 1400, 1400]);
+      expect([thumbnail.format, thumbnail.width, thumbnail.height]).toEqual(['jpeg', 250, 250]);
+    }
+    // The page-one JPEG is kept as it is (within twice the cover box); the text page is rendered 1,000 px high.
+    expect(readFileSync(coverFile(covers, scanned.book_id, 'book', 'cover')).equals(page)).toBe(true);
+    const rendered = await sharp(coverFile(covers, text.book_id, 'book', 'cover')).metadata();
+    expect([rendered.format, rendered.height]).toEqual(['jpeg', 1000]);
+    for (const book of [scanned, text]) {
+      const thumbnail = await sharp(coverFile(covers, book.book_id, 'book', 'thumbnail')).metadata();
+      expect(thumbnail.format).toBe('jpeg');
+      expect(thumbnail.height).toBe(350);
+      expect(thumbnail.width).toBeLessThanOrEqual(250);
+    }
   });
 
   it('reads comics, PDFs and FB2 alongside EPUBs', async () => {

@@ -308,6 +308,57 @@ describe('extractAudioFolder', () => {
   });
 });
 
+describe('extractAudioFile with blocking reads (scan workers)', () => {
+  const openFiles = (): number => fs.readdirSync('/proc/self/fd').length;
+
+  it('reads the same tags, stream, chapters and cover as through the thread pool, and closes every file', async () => {
+    // A noisy cover of ~100 KB and 40 s of audio: reads larger than the read-ahead window, and many windows per file.
+    const bigCover = await sharp({ create: { width: 600, height: 900, channels: 3, background: '#888', noise: { type: 'gaussian', mean: 128, sigma: 40 } } }).jpeg({ quality: 90 }).toBuffer();
+    expect(bigCover.length).toBeGreaterThan(64 * 1024);
+    const tags = { title: 'Blocking', album: 'Read Ahead', artist: 'Wendy Window', composer: 'Nina Narrator', date: '2019' };
+    const files = [
+      await writeAudio(fixture.file('blocking.m4b'), 'm4b', { tags, chapters: CHAPTERS, cover: bigCover, seconds: 40 }),
+      await writeAudio(fixture.file('blocking.mp3'), 'mp3-id3v2.3', { tags, chapters: CHAPTERS, cover: bigCover, seconds: 40 }),
+      await writeAudio(fixture.file('blocking-v24.mp3'), 'mp3-id3v2.4', { tags, seconds: 5 }),
+      await writeAudio(fixture.file('blocking.opus'), 'opus', { tags, seconds: 5 }),
+    ];
+    files.push(writeTruncated(files[1]!, fixture.file('blocking-cut.mp3'), 0.9));
+    const before = openFiles();
+    for (const file of files) {
+      const pooled = await extractAudioFile(file);
+      const blocking = await extractAudioFile(file, { blocking: true });
+      expect(blocking, file).toEqual(pooled);
+      expect(blocking.audio!.durationSeconds, file).toBeGreaterThan(0);
+    }
+    const m4b = await extractAudioFile(files[0]!, { blocking: true });
+    expect(m4b.audio!.chapters.map((c) => c.title)).toEqual(['Opening', 'Middle', 'End']);
+    expect(m4b.cover!.data.equals(bigCover)).toBe(true);
+    expect(openFiles()).toBe(before);
+  });
+
+  it('reads a folder audiobook the same way', async () => {
+    const folder = fixture.file('Blocking Folder');
+    fs.mkdirSync(folder);
+    await writeAudio(path.join(folder, '01.mp3'), 'mp3-id3v2.3', { tags: { title: 'One', album: 'Blocking Folder Book' }, seconds: 3, cover: redCover });
+    await writeAudio(path.join(folder, '02.mp3'), 'mp3-id3v2.3', { tags: { title: 'Two' }, seconds: 2 });
+    expect(await extractAudioFolder(folder, { blocking: true })).toEqual(await extractAudioFolder(folder));
+  });
+
+  it('fails as the thread pool does: EMPTY, CORRUPT, IO, and no file left open', async () => {
+    const before = openFiles();
+    const empty = fixture.file('blocking-empty.m4b');
+    fs.writeFileSync(empty, '');
+    await expectFormatError(extractAudioFile(empty, { blocking: true }), 'EMPTY');
+    for (const name of ['blocking-garbage.mp3', 'blocking-garbage.m4b']) {
+      const file = fixture.file(name);
+      fs.writeFileSync(file, garbage(40_000));
+      await expectFormatError(extractAudioFile(file, { blocking: true }), 'CORRUPT');
+    }
+    await expectFormatError(extractAudioFile(fixture.file('blocking-missing.m4b'), { blocking: true }), 'IO');
+    expect(openFiles()).toBe(before);
+  });
+});
+
 describe('audio tag mapping', () => {
   function parsed(native: Record<string, { id: string; value: unknown }[]>, common: Partial<IAudioMetadata['common']> = {}): IAudioMetadata {
     return {

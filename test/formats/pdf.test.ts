@@ -407,6 +407,35 @@ describe('extractPdf: a page one that is one JPEG', () => {
   });
 });
 
+describe('extractPdf with blocking reads (scan workers)', () => {
+  it('reads the same metadata and cover as through the thread pool', async () => {
+    const jpeg = await sharp({ create: { width: 600, height: 850, channels: 3, background: '#a52' } }).jpeg({ quality: 88 }).toBuffer();
+    const files = [
+      await writePdf(fixture, 'blocking-jpeg.pdf', { title: 'Blocking Scan', author: 'Ann Scanner', pages: 5, image: { jpeg }, objectStreams: true }),
+      await writePdf(fixture, 'blocking-text.pdf', { title: 'Blocking Text', pages: 3, text: 'Hello' }),
+      await writePdf(fixture, 'blocking-xmp.pdf', { title: 'Info Title', xmp: xmpPacket('<dc:title><rdf:Alt><rdf:li xml:lang="x-default">XMP Title</rdf:li></rdf:Alt></dc:title>') }),
+    ];
+    for (const file of files) expect(await extractPdf(file, { blocking: true }), file).toEqual(await extractPdf(file));
+    expect((await extractPdf(files[0]!, { blocking: true })).cover?.data.equals(jpeg)).toBe(true);
+    expect((await extractPdf(files[2]!, { blocking: true })).metadata.title).toBe('XMP Title');
+  });
+
+  it('fails as the thread pool does, and a FIFO named .pdf is refused at once rather than waited on', async () => {
+    const empty = fixture.file('blocking-empty.pdf');
+    fs.writeFileSync(empty, '');
+    const garbage = fixture.file('blocking-garbage.pdf');
+    fs.writeFileSync(garbage, Buffer.alloc(4096, 0x41));
+    const fifo = fixture.file('blocking-fifo.pdf');
+    execFileSync('mkfifo', [fifo]);
+    for (const blocking of [false, true]) {
+      await expectFormatError(extractPdf(empty, { blocking }), 'EMPTY');
+      await expectFormatError(extractPdf(garbage, { blocking }), 'CORRUPT', /no %PDF- header/);
+      await expectFormatError(extractPdf(fixture.file('blocking-missing.pdf'), { blocking }), 'IO');
+      await expectFormatError(extractPdf(fifo, { blocking }), 'IO', /not a regular file/);
+    }
+  });
+});
+
 describe('extractPdf: read without pdf.js', () => {
   it('follows an incremental update to the newest Info dictionary, as pdf.js does', async () => {
     const base = Buffer.from(await buildPdf({ title: 'Old Title', pages: 2 }));

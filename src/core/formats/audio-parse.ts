@@ -1,7 +1,9 @@
 // Reads one audio file's tags and stream properties with music-metadata, turning every failure into a FormatError.
+import { statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type * as MusicMetadataModule from 'music-metadata';
 import type { IAudioMetadata } from 'music-metadata';
+import { BlockingFileTokenizer } from './blocking-tokenizer.ts';
 import { FormatError, asFormatError } from './errors.ts';
 
 type MusicMetadata = typeof MusicMetadataModule;
@@ -19,6 +21,8 @@ function loadMusicMetadata(): Promise<MusicMetadata> {
 
 export interface ParseOptions {
   skipCovers?: boolean;
+  /** Read with blocking calls (scan worker threads; see `ExtractOptions.blocking`). */
+  blocking?: boolean;
 }
 
 /**
@@ -27,11 +31,12 @@ export interface ParseOptions {
  */
 export async function parseAudioFile(path: string, options: ParseOptions = {}): Promise<IAudioMetadata> {
   try {
-    const info = await stat(path);
+    const info = options.blocking ? statSync(path) : await stat(path);
     if (!info.isFile()) throw new FormatError('IO', 'not a regular file');
     if (info.size === 0) throw new FormatError('EMPTY', 'the audio file is empty');
-    const { parseFile } = await loadMusicMetadata();
-    const parsed = await parseFile(path, { duration: true, includeChapters: true, skipCovers: options.skipCovers ?? false });
+    const musicMetadata = await loadMusicMetadata();
+    const parseOptions = { duration: true, includeChapters: true, skipCovers: options.skipCovers ?? false };
+    const parsed = options.blocking ? await parseBlocking(musicMetadata, path, parseOptions) : await musicMetadata.parseFile(path, parseOptions);
     const { format } = parsed;
     // music-metadata is lenient: garbage with an .mp3 name "parses" to a format with nothing in it.
     if (format.hasAudio === false || (!format.codec && !format.duration)) {
@@ -43,5 +48,14 @@ export async function parseAudioFile(path: string, options: ParseOptions = {}): 
     const reason = asFormatError(error, 'CORRUPT');
     if (reason.code !== 'CORRUPT') throw reason;
     throw new FormatError('CORRUPT', `not a readable audio file: ${reason.message}`, { cause: error });
+  }
+}
+
+async function parseBlocking(musicMetadata: MusicMetadata, path: string, options: MusicMetadataModule.IOptions): Promise<IAudioMetadata> {
+  const tokenizer = new BlockingFileTokenizer(path);
+  try {
+    return await musicMetadata.parseFromTokenizer(tokenizer, options);
+  } finally {
+    await tokenizer.close();
   }
 }

@@ -5,7 +5,7 @@ import { basename, extname, join, parse } from 'node:path';
 import type { IAudioMetadata } from 'music-metadata';
 import { AUDIO_TRACK_EXTENSIONS } from './audio-extensions.ts';
 import { embeddedCover, folderImage } from './audio-cover.ts';
-import { parseAudioFile } from './audio-parse.ts';
+import { parseAudioFile, type ParseOptions } from './audio-parse.ts';
 import { audioChapters, audioStream, chapter } from './audio-stream.ts';
 import { audioMetadata } from './audio-tags.ts';
 import { FormatError, asFormatError } from './errors.ts';
@@ -16,7 +16,7 @@ export { AUDIO_TRACK_EXTENSIONS };
 
 export async function extractAudioFile(path: string, options: ExtractOptions = {}): Promise<Extraction> {
   try {
-    const parsed = await parseAudioFile(path, { skipCovers: options.skipCover });
+    const parsed = await parseAudioFile(path, { skipCovers: options.skipCover ?? false, blocking: options.blocking ?? false });
     const extraction: Extraction = {
       bookType: 'AUDIOBOOK',
       metadata: audioMetadata(parsed, { trackNumberIsSeriesNumber: true }),
@@ -56,7 +56,7 @@ export async function extractAudioFolder(folderPath: string, options: ExtractOpt
     const chapters: AudioChapter[] = [];
     let offsetMs = 0;
     for (const [index, name] of names.entries()) {
-      const track = await parseTrack(join(folderPath, name), name, options.skipCover === true || cover !== undefined);
+      const track = await parseTrack(join(folderPath, name), name, { skipCovers: options.skipCover === true || cover !== undefined, blocking: options.blocking ?? false });
       first ??= track;
       if (!cover && !options.skipCover) cover = embeddedCover(track.common.picture);
       const durationMs = track.format.duration && track.format.duration > 0 ? Math.round(track.format.duration * 1000) : 0;
@@ -79,9 +79,9 @@ export async function extractAudioFolder(folderPath: string, options: ExtractOpt
   }
 }
 
-async function parseTrack(path: string, name: string, skipCovers: boolean): Promise<IAudioMetadata> {
+async function parseTrack(path: string, name: string, options: ParseOptions): Promise<IAudioMetadata> {
   try {
-    return await parseAudioFile(path, { skipCovers });
+    return await parseAudioFile(path, options);
   } catch (error) {
     const reason = asFormatError(error);
     // An empty track makes the book broken, not empty.

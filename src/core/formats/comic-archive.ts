@@ -1,8 +1,7 @@
 // One bounded view over the three comic containers (ZIP, RAR, 7z): the archive kind is read from the magic bytes,
 // and every backend gets the same entry-name, entry-count, bomb and read-size rules.
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { asFormatError, FormatError } from './errors.ts';
+import { openFileRanges } from './file-ranges.ts';
 import { LIMITS } from './limits.ts';
 import type { ArchiveType } from './types.ts';
 import { checkBomb } from './zip.ts';
@@ -47,22 +46,11 @@ const LONGEST_SIGNATURE = Math.max(...SIGNATURES.map((s) => s.bytes.length));
 
 /** The file's size and first bytes, blocking or through the thread pool. */
 async function readHead(path: string, blocking: boolean): Promise<{ head: Buffer; fileSize: number }> {
-  const head = Buffer.alloc(LONGEST_SIGNATURE);
-  if (blocking) {
-    const fd = openSync(path, 'r');
-    try {
-      return { fileSize: fstatSync(fd).size, head: head.subarray(0, readSync(fd, head, 0, head.length, 0)) };
-    } finally {
-      closeSync(fd);
-    }
-  }
-  const handle = await open(path, 'r');
+  const ranges = await openFileRanges(path, blocking);
   try {
-    const fileSize = (await handle.stat()).size;
-    const { bytesRead } = await handle.read(head, 0, head.length, 0);
-    return { fileSize, head: head.subarray(0, bytesRead) };
+    return { fileSize: ranges.size, head: await ranges.read(0, Math.min(LONGEST_SIGNATURE, ranges.size)) };
   } finally {
-    await handle.close();
+    ranges.close();
   }
 }
 

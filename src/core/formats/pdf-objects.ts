@@ -29,7 +29,7 @@ export interface PdfStream {
 }
 
 /** Reads `length` bytes at `position` (fewer at the end of the file). */
-export type ReadAt = (position: number, length: number) => Promise<Buffer>;
+export type ReadAt = (position: number, length: number) => Buffer | Promise<Buffer>;
 
 const WHITE = new Set([0x00, 0x09, 0x0a, 0x0c, 0x0d, 0x20]);
 const DELIMITER = new Set([0x28, 0x29, 0x3c, 0x3e, 0x5b, 0x5d, 0x7b, 0x7d, 0x2f, 0x25]);

@@ -1,6 +1,8 @@
 // PDF books: page count, Info dictionary and XMP metadata, and page one rendered as the cover.
-import { open, stat } from 'node:fs/promises';
+import { statSync, type Stats } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { FormatError, asFormatError } from './errors.ts';
+import { openFileRanges, type FileRanges } from './file-ranges.ts';
 import { renderCover } from './pdf-cover.ts';
 import { readPdfDirectly, type DirectPdf } from './pdf-direct.ts';
 import type { CoverRenderLimits } from './pdf-cover.ts';
@@ -40,13 +42,21 @@ const HEADER_WINDOW = 1024;
 
 export async function extractPdf(path: string, options: ExtractOptions = {}, limits: PdfLimits = PDF_LIMITS): Promise<Extraction> {
   try {
-    const size = await checkedSize(path, limits);
-    await checkHeader(path);
-    // Most PDFs need no pdf.js at all: read directly, and open pdf.js only to render page one or when the direct read
-    // cannot follow the file (encrypted, damaged, unusual).
+    // One open file for the header check and the direct read, which most PDFs need and nothing more: no pdf.js at all.
+    // pdf.js opens the file itself to render page one, or when the direct read cannot follow it (encrypted, damaged,
+    // unusual).
     // Opening has one time limit, whichever reader does it.
     const opening = performance.now();
-    const direct = await withTimeout(readDirectly(path, size, options.skipCover !== true), limits.openTimeoutMs, 'Opening the PDF');
+    const blocking = options.blocking ?? false;
+    const size = checkedSize(blocking ? statSync(path) : await stat(path), limits);
+    const ranges = await openFileRanges(path, blocking);
+    let direct: DirectPdf | undefined;
+    try {
+      checkHeader(await ranges.read(0, Math.min(HEADER_WINDOW, size)));
+      direct = await withTimeout(readDirectly(ranges, options.skipCover !== true), limits.openTimeoutMs, 'Opening the PDF');
+    } finally {
+      ranges.close();
+    }
     if (direct && (options.skipCover || direct.cover)) {
       const extraction: Extraction = { bookType: 'PDF', metadata: buildPdfMetadata(direct.info, readXmpQuietly(direct.xmp), direct.pageCount) };
       if (direct.cover) extraction.cover = { data: direct.cover, mime: 'image/jpeg' };
@@ -75,24 +85,16 @@ export async function extractPdf(path: string, options: ExtractOptions = {}, lim
 }
 
 /** The direct read (pdf-direct.ts), or undefined when pdf.js must open the file. */
-async function readDirectly(path: string, size: number, cover: boolean): Promise<DirectPdf | undefined> {
-  const handle = await open(path, 'r');
+async function readDirectly(ranges: FileRanges, cover: boolean): Promise<DirectPdf | undefined> {
   try {
-    const readAt = async (position: number, length: number): Promise<Buffer> => {
-      const buffer = Buffer.allocUnsafe(length);
-      const { bytesRead } = await handle.read(buffer, 0, length, position);
-      return buffer.subarray(0, bytesRead);
-    };
-    return await readPdfDirectly(readAt, size, { cover });
+    return await readPdfDirectly(ranges.read, ranges.size, { cover });
   } catch {
     return undefined;
-  } finally {
-    await handle.close();
   }
 }
 
-async function checkedSize(path: string, limits: PdfLimits): Promise<number> {
-  const info = await stat(path);
+/** Checked before the file is opened: opening a FIFO would wait for a writer. */
+function checkedSize(info: Stats, limits: PdfLimits): number {
   if (!info.isFile()) throw new FormatError('IO', 'not a regular file');
   if (info.size === 0) throw new FormatError('EMPTY', 'the PDF is an empty file');
   if (info.size > limits.maxFileBytes) {
@@ -101,15 +103,8 @@ async function checkedSize(path: string, limits: PdfLimits): Promise<number> {
   return info.size;
 }
 
-async function checkHeader(path: string): Promise<void> {
-  const handle = await open(path, 'r');
-  try {
-    const head = Buffer.alloc(HEADER_WINDOW);
-    const { bytesRead } = await handle.read(head, 0, HEADER_WINDOW, 0);
-    if (!head.subarray(0, bytesRead).includes('%PDF-')) throw new FormatError('CORRUPT', 'not a PDF: no %PDF- header');
-  } finally {
-    await handle.close();
-  }
+function checkHeader(head: Buffer): void {
+  if (!head.includes('%PDF-')) throw new FormatError('CORRUPT', 'not a PDF: no %PDF- header');
 }
 
 /** The XMP packet is a second opinion on the Info dictionary: if it is malformed or unsafe, the Info still stands. */

@@ -107,8 +107,9 @@ export interface ExtractOptions {
   /** Skip reading/rendering the cover (e.g. an unchanged-cover rescan). */
   skipCover?: boolean;
   /**
-   * Read with blocking calls where the extractor can (ZIP containers): for scan worker threads, where nothing else
-   * waits on the thread and a trip through the thread pool costs more than the small read it carries.
+   * Read with blocking calls where the extractor can (ZIP containers, audio files, PDFs read without pdf.js): for scan
+   * worker threads, where nothing else waits on the thread and a trip through the thread pool costs more than the
+   * small read it carries.
    */
   blocking?: boolean;
 }

@@ -1,9 +1,8 @@
 // Read-only, bounded access to ZIP containers (EPUB, CBZ, zipped FB2) without inflating whole books.
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
 import { createInflateRaw, inflateRaw, inflateRawSync, type ZlibOptions } from 'node:zlib';
 import yauzl from 'yauzl';
 import { FormatError } from './errors.ts';
+import { openFileRanges, type FileRanges } from './file-ranges.ts';
 import { LIMITS } from './limits.ts';
 
 export interface ZipEntryInfo {
@@ -65,52 +64,16 @@ function exactRead(bytes: Buffer, length: number): Buffer {
   return bytes;
 }
 
-function blockingSource(path: string): Source {
-  const fd = openSync(path, 'r');
-  try {
-    const { size } = fstatSync(fd);
-    return {
-      size,
-      read: (position, length) => {
-        const buffer = Buffer.allocUnsafe(length);
-        let done = 0;
-        while (done < length) {
-          const n = readSync(fd, buffer, done, length - done, position + done);
-          if (n === 0) break;
-          done += n;
-        }
-        return exactRead(buffer.subarray(0, done), length);
-      },
-      close: () => closeSync(fd),
-    };
-  } catch (error) {
-    closeSync(fd);
-    throw error;
-  }
-}
-
-async function asyncSource(path: string): Promise<Source> {
-  const handle: FileHandle = await open(path, 'r');
-  try {
-    const { size } = await handle.stat();
-    return {
-      size,
-      read: async (position, length) => {
-        const buffer = Buffer.allocUnsafe(length);
-        let done = 0;
-        while (done < length) {
-          const { bytesRead } = await handle.read(buffer, done, length - done, position + done);
-          if (bytesRead === 0) break;
-          done += bytesRead;
-        }
-        return exactRead(buffer.subarray(0, done), length);
-      },
-      close: () => void handle.close().catch(() => {}),
-    };
-  } catch (error) {
-    await handle.close();
-    throw error;
-  }
+/** The file's ranges, every read required to be whole. */
+function exactSource(ranges: FileRanges): Source {
+  return {
+    size: ranges.size,
+    read: (position, length) => {
+      const bytes = ranges.read(position, length);
+      return bytes instanceof Promise ? bytes.then((b) => exactRead(b, length)) : exactRead(bytes, length);
+    },
+    close: ranges.close,
+  };
 }
 
 /** Where the central directory is, from the end-of-central-directory record (and its ZIP64 form). */
@@ -260,7 +223,7 @@ export class ZipArchive {
   static async open(path: string, options: ZipOpenOptions = {}): Promise<ZipArchive> {
     let source: Source | undefined;
     try {
-      source = options.blocking ? blockingSource(path) : await asyncSource(path);
+      source = exactSource(await openFileRanges(path, options.blocking ?? false));
       const tailLength = Math.min(source.size, ZIP64_LOCATOR_SIZE + EOCD_SIZE + MAX_COMMENT);
       const tailStart = source.size - tailLength;
       const tail = await source.read(tailStart, tailLength);
