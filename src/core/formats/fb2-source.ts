@@ -1,6 +1,7 @@
 // Random access to an FB2 document's bytes, whether it is a file on disk or an entry inflated from a .fb2.zip,
 // so that large books are scanned window by window instead of being parsed whole.
 import { open } from 'node:fs/promises';
+import { readRange } from './file-ranges.ts';
 
 export interface ByteSource {
   readonly size: number;
@@ -24,17 +25,7 @@ export async function withFileSource<T>(path: string, work: (source: ByteSource)
     const { size } = await handle.stat();
     const source: ByteSource = {
       size,
-      read: async (position, length) => {
-        const wanted = Math.max(0, Math.min(length, size - position));
-        const buffer = Buffer.alloc(wanted);
-        let filled = 0;
-        while (filled < wanted) {
-          const { bytesRead } = await handle.read(buffer, filled, wanted - filled, position + filled);
-          if (bytesRead === 0) break;
-          filled += bytesRead;
-        }
-        return buffer.subarray(0, filled);
-      },
+      read: (position, length) => readRange(handle, position, Math.min(length, size - position)),
     };
     return await work(source);
   } finally {

@@ -1,7 +1,7 @@
 // Byte-range reads of one open file: with blocking calls on a scan worker thread, where nothing else waits on the
 // thread and a trip through libuv's pool costs more than the small read it carries, else through the pool.
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 
 export interface FileRanges {
   size: number;
@@ -40,16 +40,7 @@ async function pooledRanges(path: string): Promise<FileRanges> {
     const { size } = await handle.stat();
     return {
       size,
-      read: async (position, length) => {
-        const buffer = Buffer.allocUnsafe(length);
-        let done = 0;
-        while (done < length) {
-          const { bytesRead } = await handle.read(buffer, done, length - done, position + done);
-          if (bytesRead === 0) break;
-          done += bytesRead;
-        }
-        return buffer.subarray(0, done);
-      },
+      read: (position, length) => readRange(handle, position, length),
       close: () => void handle.close().catch(() => {}),
     };
   } catch (error) {
@@ -61,4 +52,16 @@ async function pooledRanges(path: string): Promise<FileRanges> {
 /** Opens `path` for range reads; the caller closes it. Opening a FIFO waits for a writer: check the kind first. */
 export async function openFileRanges(path: string, blocking: boolean): Promise<FileRanges> {
   return blocking ? blockingRanges(path) : pooledRanges(path);
+}
+
+/** Up to `length` bytes of an open file from `position`, through libuv's pool: fewer only at the end of the file. */
+export async function readRange(handle: FileHandle, position: number, length: number): Promise<Buffer> {
+  const buffer = Buffer.allocUnsafe(Math.max(0, length));
+  let done = 0;
+  while (done < buffer.length) {
+    const { bytesRead } = await handle.read(buffer, done, buffer.length - done, position + done);
+    if (bytesRead === 0) break;
+    done += bytesRead;
+  }
+  return buffer.subarray(0, done);
 }

@@ -2,6 +2,7 @@
 // classic cross-reference tables, cross-reference streams and object streams), and single objects, without loading
 // the file.
 import type { FileHandle } from 'node:fs/promises';
+import { readRange } from '../../formats/file-ranges.ts';
 import { undoPngRowFilters, UnknownRowFilterError } from '../../formats/png-rows.ts';
 import { inflateSync } from 'node:zlib';
 import { dictGet, filterNames, parseDict, parseInteger, parseIntegerArray, skipSpace, valueEnd, type DictEntry, type ParsedDict } from './pdf-syntax.ts';
@@ -36,15 +37,7 @@ function corrupt(message: string): WriteBackError {
 }
 
 async function readText(handle: FileHandle, offset: number, length: number, fileSize: number): Promise<string> {
-  const size = Math.max(0, Math.min(length, fileSize - offset));
-  const buffer = Buffer.alloc(size);
-  let done = 0;
-  while (done < size) {
-    const { bytesRead } = await handle.read(buffer, done, size - done, offset + done);
-    if (bytesRead === 0) break;
-    done += bytesRead;
-  }
-  return buffer.toString('latin1', 0, done);
+  return (await readRange(handle, offset, Math.min(length, fileSize - offset))).toString('latin1');
 }
 
 async function readBytes(handle: FileHandle, offset: number, length: number): Promise<Buffer> {
