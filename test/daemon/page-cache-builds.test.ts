@@ -42,6 +42,15 @@ function ask(ctx: DaemonContext, url: string) {
 
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
+/** A write to the catalog, once this process sees its generation move. */
+async function changeCatalog(setting: string): Promise<void> {
+  const before = store.generation();
+  await store.write(async ({ exec }) => {
+    await exec.run('INSERT INTO app_settings (name, val) VALUES (?, ?)', [setting, '1']);
+  });
+  await vi.waitFor(() => expect(store.generation()).not.toEqual(before));
+}
+
 describe('page builds', () => {
   it('answers a request for a page being built when that build ends, not after the builds queued before it', async () => {
     const ctx = { store } as DaemonContext;
@@ -86,11 +95,7 @@ describe('page builds', () => {
     second.finish('{"page":2}');
     third.finish('{"page":3}');
     // A change: the next first page of the feed is again built alone.
-    const before = store.generation();
-    await store.write(async ({ exec }) => {
-      await exec.run("INSERT INTO app_settings (name, val) VALUES ('page-builds-test', '1')");
-    });
-    await vi.waitFor(() => expect(store.generation()).not.toEqual(before));
+    await changeCatalog('page-builds-test');
     const afterChange = [ask(ctx, '/feed?page=4'), ask(ctx, '/feed?page=5')];
     await settle();
     expect(afterChange.map((a) => a.state.building)).toEqual([true, false]);
@@ -107,11 +112,7 @@ describe('page builds', () => {
     const third = ask(ctx, '/changing?page=3');
     await settle();
     expect([first.state.building, second.state.building, third.state.building]).toEqual([true, false, false]);
-    const before = store.generation();
-    await store.write(async ({ exec }) => {
-      await exec.run("INSERT INTO app_settings (name, val) VALUES ('page-builds-test-2', '1')");
-    });
-    await vi.waitFor(() => expect(store.generation()).not.toEqual(before));
+    await changeCatalog('page-builds-test-2');
     first.finish('{"page":1}');
     await settle();
     // Not one at a time behind a new first build: both take the two slots.
