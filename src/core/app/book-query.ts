@@ -84,9 +84,12 @@ export async function everyBookHasMetadata(store: Store): Promise<boolean> {
   return (await rememberedCount(store, { sql: 'SELECT CASE WHEN (SELECT count(*) FROM book) = (SELECT count(*) FROM book_metadata) THEN 1 ELSE 0 END', parameters: [] })) === 1;
 }
 
+/** Rows before a page from which it is a slice of the whole sorted list rather than a walk of the index (see below). */
+const DEEP_OFFSET = 2_000;
+
 /**
  * Per list and catalog state, every matching id in an order no index gives (page count, ratings, the caller's
- * progress…): sorting the whole list costs what sorting it for one page with LIMIT/OFFSET does, so it is sorted once
+ * progress…), or in any order for pages deep in the list: sorting the whole list costs what sorting it for one page with LIMIT/OFFSET does, so it is sorted once
  * and every later page of it is a slice. A few lists are kept (4 bytes a book).
  */
 const sortedLists = new WeakMap<Store, CatalogMemo<string, Uint32Array>>();
@@ -142,7 +145,9 @@ export async function pageOfAppBooks(store: Store, principal: Principal, conditi
       .orderBy(sql`${sql.raw(id)} ${dir}`);
   // The list is its books (what the count counts) in this order, which is the caller's own when it reads progress.
   const list = `${expression} ${order.descending} ${byMetadata} ${order.column.progress ? principal.userId : ''}\u0000${counting.sql}\u0000${JSON.stringify(counting.parameters)}`;
-  if (!order.column.resumable) {
+  // A page deep in the list with no kept point near it (a catalog change drops them all) would walk every row before
+  // it (tens of ms at 100,000 books, one page after another): from this deep, every page is a slice of the whole list.
+  if (!order.column.resumable || page.offset >= DEEP_OFFSET) {
     const ids = await sortedList(store, list, async () => {
       // The whole list sorted (tens of ms at 100,000 books), as one JSON array read aside: other requests are answered
       // meanwhile, and 100,000 ids come back as one text rather than 100,000 rows.
@@ -156,20 +161,11 @@ export async function pageOfAppBooks(store: Store, principal: Principal, conditi
   const value = sql.raw(expression);
   const ids = await resumedPage(store, list, { descending: order.descending, nullable: order.column.notNull !== true, value, id: sql.raw(id) }, page, {
     rows: (part, limit, offset) =>
-      rowsOf<ResumableRow>(
-        offset >= DEEP_OFFSET ? { all: (text, values) => store.readAside(text, values) } : store.exec,
-        ordered(part ? query.where(part) : query).select(sql<unknown>`${value}`.as('resume_value')).limit(limit).offset(offset).compile(),
-      ),
+      rowsOf<ResumableRow>(store.exec, ordered(part ? query.where(part) : query).select(sql<unknown>`${value}`.as('resume_value')).limit(limit).offset(offset).compile()),
     count: (part) => countOf(store, query.where(part)),
   });
   return { ids, total };
 }
-
-/**
- * Rows skipped with OFFSET from which a page is read aside: with no kept point near it (a catalog change drops them
- * all), a page deep in the list walks every row before it, tens of ms at 100,000 books.
- */
-const DEEP_OFFSET = 2_000;
 
 async function countOf(store: Store, query: ListedBooks): Promise<number> {
   return Number((await columnOf<number>(store.exec, query.select(sql<number>`count(*)`.as('n')).compile()))[0] ?? 0);

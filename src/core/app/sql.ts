@@ -11,7 +11,7 @@ export interface Compiled {
   parameters: readonly unknown[];
 }
 
-export async function rowsOf<T>(exec: Pick<SqlExec, 'all'>, compiled: Compiled): Promise<T[]> {
+export async function rowsOf<T>(exec: SqlExec, compiled: Compiled): Promise<T[]> {
   return (await exec.all(compiled.sql, compiled.parameters as SqlValue[])) as T[];
 }
 
