@@ -20,7 +20,7 @@ function opened(): Database.Database {
   if (!connection) {
     connection = new Database(path, { readonly: true, fileMustExist: true });
     connection.pragma(`busy_timeout = ${busyTimeoutMs}`);
-    connection.pragma('cache_size = -8000');
+    connection.pragma('cache_size = -4000');
     connection.pragma('temp_store = MEMORY');
   }
   return connection;

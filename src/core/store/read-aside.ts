@@ -40,7 +40,7 @@ export function sqliteReadAside(path: string, options: { busyTimeoutMs: number; 
       // An idle thread is unreferenced by the pool (a command still exits) and ends after this long without work.
       idleTimeout: options.idleMs ?? READ_ASIDE_IDLE_MS,
       // Its answers are a count, a page of rows or one text of ids: a small heap is plenty.
-      resourceLimits: { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 128 },
+      resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 128 },
       recordTiming: false,
     }));
   return {
