@@ -89,8 +89,9 @@ const DEEP_OFFSET = 2_000;
 
 /**
  * Per list and catalog state, every matching id in an order no index gives (page count, ratings, the caller's
- * progress…), or in any order for pages deep in the list: sorting the whole list costs what sorting it for one page with LIMIT/OFFSET does, so it is sorted once
- * and every later page of it is a slice. A few lists are kept (4 bytes a book).
+ * progress…), or in any order for pages deep in the list: sorting the whole list costs what sorting it for one page
+ * with LIMIT/OFFSET does, so it is sorted once and every later page of it is a slice. A few lists are kept (4 bytes a
+ * book).
  */
 const sortedLists = new WeakMap<Store, CatalogMemo<string, Uint32Array>>();
 const SORTED_LISTS = 8;

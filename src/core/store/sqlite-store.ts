@@ -16,6 +16,7 @@ import { StoreError, type OpenStoreOptions, type Store } from './store.ts';
 
 export async function openSqliteStore(path: string, options: OpenStoreOptions = {}): Promise<Store> {
   let sqlite: Database.Database;
+  const busyTimeoutMs = options.busyTimeoutMs ?? 15_000;
   try {
     if (path !== ':memory:') {
       prepareDataDir(dirname(path));
@@ -26,7 +27,7 @@ export async function openSqliteStore(path: string, options: OpenStoreOptions = 
     throw new StoreError(`cannot open the catalog at ${path}: ${(error as Error).message}`, { cause: error });
   }
   try {
-    sqlite.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 15_000}`);
+    sqlite.pragma(`busy_timeout = ${busyTimeoutMs}`);
     if (!options.readonly) sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('foreign_keys = ON');
@@ -42,7 +43,6 @@ export async function openSqliteStore(path: string, options: OpenStoreOptions = 
   const db = new Kysely<DB>({ dialect: new ConcurrentSqliteDialect(sqlite) });
   if (!options.readonly) await migrate(db, path);
   const exec = sqliteExec(sqlite);
-  const busyTimeoutMs = options.busyTimeoutMs ?? 15_000;
   // An in-memory catalog has no file a second connection could open: it is read on its own connection.
   // (There the statement also sees a write transaction of this process still open.)
   const aside: ReadAside =
