@@ -15,8 +15,12 @@ const ROOT = resolve(import.meta.dirname, '..');
 export const BUNDLE_DIR = join(ROOT, 'node_modules', '.cache', 'bindery');
 const STAMP = '.built';
 const ENTRY = join(ROOT, 'src', 'cli.ts');
-/** Worker-thread entries the sources name as `new URL('./worker.ts', import.meta.url)` (scan, password pool); each becomes a hashed chunk. */
-const WORKERS = [join(ROOT, 'src', 'core', 'scan', 'worker.ts'), join(ROOT, 'src', 'core', 'auth', 'password-worker.ts')];
+/** Worker-thread entries the sources name as `new URL('./worker.ts', import.meta.url)` (scan, password pool, Store.readAside); each becomes a hashed chunk. */
+const WORKERS = [
+  join(ROOT, 'src', 'core', 'scan', 'worker.ts'),
+  join(ROOT, 'src', 'core', 'auth', 'password-worker.ts'),
+  join(ROOT, 'src', 'core', 'store', 'read-aside-worker.ts'),
+];
 /** Inputs whose change makes the bundle stale (bin/bindery checks the same list). */
 const INPUTS = [join(ROOT, 'src'), join(ROOT, 'package.json'), join(ROOT, 'package-lock.json'), join(ROOT, 'node_modules', '.package-lock.json')];
 

@@ -53,6 +53,21 @@ describe('kept id lists', () => {
     expect(list.loads()).toBe(3);
   });
 
+  it('shares one load among the requests asking for a list while it loads, but not across a change', async () => {
+    const catalog = new Catalog();
+    const memo = new IdListMemo(100);
+    const list = counted([7, 8]);
+    const [a, b] = await Promise.all([memo.get(catalog, 'a', list.load), memo.get(catalog, 'a', list.load)]);
+    expect(a).toBe(b);
+    expect(list.loads()).toBe(1);
+    expect(memo.size).toEqual({ lists: 1, ids: 2 });
+    catalog.state = { ...catalog.state, changes: 1 };
+    const before = memo.get(catalog, 'a', list.load);
+    catalog.state = { ...catalog.state, changes: 2 };
+    await Promise.all([before, memo.get(catalog, 'a', list.load)]);
+    expect(list.loads()).toBe(3);
+  });
+
   it('keeps nothing read while a write is open, and nothing older than the age limit it was given', async () => {
     vi.useFakeTimers();
     const catalog = new Catalog();

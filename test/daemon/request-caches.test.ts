@@ -253,6 +253,20 @@ describe('CatalogBytesCache', () => {
 });
 
 describe('CatalogMemo', () => {
+  it('shares one load of a key among the callers asking while it loads, then keeps its value', async () => {
+    const memo = new CatalogMemo<string, number>(10);
+    let loads = 0;
+    const load = async (): Promise<number> => {
+      loads++;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return 42;
+    };
+    expect(await Promise.all([memo.getAsync(d.store, 'shared', load), memo.getAsync(d.store, 'shared', load)])).toEqual([42, 42]);
+    expect(loads).toBe(1);
+    expect(await memo.getAsync(d.store, 'shared', load)).toBe(42);
+    expect(loads).toBe(1);
+  });
+
   it('does not keep what it read while a write transaction was open, which may yet roll back', async () => {
     const memo = new CatalogMemo<string, number>(10);
     const books = async (exec: SqlExec = d.store.exec): Promise<number> => (await exec.get('SELECT count(*) AS n FROM book'))?.n as number;

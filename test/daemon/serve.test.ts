@@ -9,7 +9,9 @@ import { once } from 'node:events';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { build, BuildUnavailable } from '../../scripts/build.ts';
 import { fromBundle, fromSource, ROOT, runCli, startDaemon, type DaemonProcess, type Launcher } from '../../bench/daemon-process.ts';
+import { ACCESS_TOKEN_SECONDS, signingSecret, signToken } from '../../src/core/auth/tokens.ts';
 import { openStore } from '../../src/core/store/store.ts';
+import { createUser } from '../../src/core/users/users.ts';
 import { onPostgres } from '../helpers/engine.ts';
 
 const BUNDLE = join(ROOT, 'node_modules', '.cache', `bindery-test-serve-${process.pid}`);
@@ -107,6 +109,20 @@ describe.each(launchers)('bindery serve $name', ({ launcher, available }) => {
     if (!onPostgres) expect(store.sqlite.pragma('integrity_check', { simple: true })).toBe('ok');
     expect(Number((await store.db.selectFrom('users').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)).toBeGreaterThanOrEqual(0);
     await store.close();
+  });
+
+  it('reads the whole catalog aside: the app API count of a reader\'s books, from the read-aside thread', async ({ skip }) => {
+    if (!available()) skip('rolldown is not installed');
+    const dataDir = join(dir, 'data');
+    mkdirSync(dataDir, { recursive: true });
+    const store = await openStore(join(dataDir, 'bindery.sqlite'));
+    const userId = await createUser(store.db, { username: 'admin', password: 'admin-password', name: 'Admin', permissions: { admin: true } });
+    const token = await signToken(await signingSecret(store.db), { userId, username: 'admin', isDefaultPassword: false, sessionVersion: 0 }, 'access', ACCESS_TOKEN_SECONDS);
+    await store.close();
+    const d = await start(launcher(), { dataDir });
+    const books = await fetch(`${d.url}/api/v1/app/books?page=0&size=50`, { headers: { authorization: `Bearer ${token}` } });
+    expect(books.status).toBe(200);
+    expect(await books.json()).toMatchObject({ totalElements: 0 });
   });
 
   it('serves everything under --base-path', async ({ skip }) => {

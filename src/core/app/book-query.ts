@@ -5,6 +5,7 @@ import type { SqlBool } from 'kysely';
 import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
 import type { SqlDialect } from '../store/dialect.ts';
+import { firstColumn, type SqlValue } from '../store/sql-exec.ts';
 import type { Store } from '../store/store.ts';
 import { filterConditions, type BookFilters, type Cond } from './book-filters.ts';
 import { listedBooks, listedBooksByMetadata, scopeConditions, type BookScope, type ListedBooks } from './book-scope.ts';
@@ -83,10 +84,14 @@ export async function everyBookHasMetadata(store: Store): Promise<boolean> {
   return (await rememberedCount(store, { sql: 'SELECT CASE WHEN (SELECT count(*) FROM book) = (SELECT count(*) FROM book_metadata) THEN 1 ELSE 0 END', parameters: [] })) === 1;
 }
 
+/** Rows before a page from which it is a slice of the whole sorted list rather than a walk of the index (see below). */
+const DEEP_OFFSET = 2_000;
+
 /**
  * Per list and catalog state, every matching id in an order no index gives (page count, ratings, the caller's
- * progress…): sorting the whole list costs what sorting it for one page with LIMIT/OFFSET does, so it is sorted once
- * and every later page of it is a slice. A few lists are kept (4 bytes a book).
+ * progress…), or in any order for pages deep in the list: sorting the whole list costs what sorting it for one page
+ * with LIMIT/OFFSET does, so it is sorted once and every later page of it is a slice. A few lists are kept (4 bytes a
+ * book).
  */
 const sortedLists = new WeakMap<Store, CatalogMemo<string, Uint32Array>>();
 const SORTED_LISTS = 8;
@@ -134,15 +139,23 @@ export async function pageOfAppBooks(store: Store, principal: Principal, conditi
   const expression = order.column.expression(store.dialect);
   // Ties go by id; by the metadata row's id when walking its index, which SQLite then sees the index already orders.
   const id = byMetadata ? 'm.book_id' : 'book.id';
-  const ordered = (q: typeof query) =>
+  const ordered = (q: typeof query, column: 'id' | 'v' = 'id') =>
     q
-      .select('book.id')
+      .select(sql.ref<number>('book.id').as(column))
       .orderBy(sql`${sql.raw(expression)} ${dir}`)
       .orderBy(sql`${sql.raw(id)} ${dir}`);
   // The list is its books (what the count counts) in this order, which is the caller's own when it reads progress.
   const list = `${expression} ${order.descending} ${byMetadata} ${order.column.progress ? principal.userId : ''}\u0000${counting.sql}\u0000${JSON.stringify(counting.parameters)}`;
-  if (!order.column.resumable) {
-    const ids = await sortedList(store, list, () => columnOf<number>(store.exec, ordered(query).compile()));
+  // A page deep in the list with no kept point near it (a catalog change drops them all) would walk every row before
+  // it (tens of ms at 100,000 books, one page after another): from this deep, every page is a slice of the whole list.
+  if (!order.column.resumable || page.offset >= DEEP_OFFSET) {
+    const ids = await sortedList(store, list, async () => {
+      // The whole list sorted (tens of ms at 100,000 books), as one JSON array read aside: other requests are answered
+      // meanwhile, and 100,000 ids come back as one text rather than 100,000 rows.
+      const listed = ordered(query, 'v').compile();
+      const [text] = firstColumn<string>(await store.readAside(store.dialect.orderedJsonArray(listed.sql), listed.parameters as SqlValue[]));
+      return JSON.parse(text ?? '[]') as number[];
+    });
     return { ids: [...ids.subarray(page.offset, page.offset + page.limit)], total };
   }
 

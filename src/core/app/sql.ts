@@ -3,7 +3,7 @@
 // paging through a list asks for them again.
 import { sql, type RawBuilder } from 'kysely';
 import { CatalogMemo } from '../store/snapshot.ts';
-import type { SqlExec, SqlValue } from '../store/sql-exec.ts';
+import { firstColumn, type SqlExec, type SqlValue } from '../store/sql-exec.ts';
 import type { Store } from '../store/store.ts';
 
 export interface Compiled {
@@ -17,11 +17,7 @@ export async function rowsOf<T>(exec: SqlExec, compiled: Compiled): Promise<T[]>
 
 /** The first column of every row. */
 export async function columnOf<T>(exec: SqlExec, compiled: Compiled): Promise<T[]> {
-  const rows = await exec.all(compiled.sql, compiled.parameters as SqlValue[]);
-  return rows.map((row) => {
-    for (const key in row) return row[key];
-    return undefined;
-  }) as T[];
+  return firstColumn<T>(await exec.all(compiled.sql, compiled.parameters as SqlValue[]));
 }
 
 const memos = new WeakMap<Store, CatalogMemo<string, unknown>>();
@@ -35,9 +31,12 @@ export async function remembered<T>(store: Store, compiled: Compiled, compute: (
   return memo.getAsync(store, `${compiled.sql}\u0000${JSON.stringify(compiled.parameters)}`, compute) as Promise<T>;
 }
 
-/** The single number a counting query returns, remembered. */
+/**
+ * The single number a counting query returns, remembered. Counting runs over the whole catalog (tens of ms at 100,000
+ * books), so it is read aside: other requests are answered meanwhile.
+ */
 export function rememberedCount(store: Store, compiled: Compiled): Promise<number> {
-  return remembered(store, compiled, async () => Number((await columnOf<number>(store.exec, compiled))[0] ?? 0));
+  return remembered(store, compiled, async () => Number(firstColumn<number>(await store.readAside(compiled.sql, compiled.parameters as SqlValue[]))[0] ?? 0));
 }
 
 /**

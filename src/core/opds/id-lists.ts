@@ -1,6 +1,6 @@
 // Ordered lists of book ids (every visible book of a feed, in the feed's order), each kept until the catalog changes:
 // a reader paging through a feed gets each page as a slice of one list instead of one sort of the whole feed per page.
-import { sameGeneration, type Generation, type GenerationSource } from '../store/snapshot.ts';
+import { SharedLoads, sameGeneration, type Generation, type GenerationSource } from '../store/snapshot.ts';
 
 /** Ids as 32-bit integers (4 bytes each) when they all fit, else as doubles. */
 export type IdList = Int32Array | Float64Array;
@@ -25,6 +25,7 @@ interface Kept {
 export class IdListMemo {
   private readonly lists = new Map<string, Kept>();
   private held = 0;
+  private readonly loads = new SharedLoads<string, IdList>();
   private readonly budget: number;
 
   constructor(budget: number) {
@@ -55,8 +56,9 @@ export class IdListMemo {
         return kept.ids;
       }
     }
-    const ids = await load();
-    if (source.writeInFlight()) return ids;
+    // Requests asking for the list while it loads share that load.
+    const ids = await this.loads.share(key, generation, load);
+    if (source.writeInFlight() || this.lists.get(key)?.ids === ids) return ids;
     this.drop(key);
     for (const [oldest] of this.lists) {
       if (this.held + ids.length <= this.budget) break;

@@ -268,6 +268,8 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
     dialect: dialectOf('postgres'),
     path: location,
     exec,
+    // A query through the pool already leaves the event loop free; the pool's connections see only committed state.
+    readAside: async (sql, params) => exec.all(sql, params),
     read: (reader) => {
       const generation = tracker.generation();
       return db

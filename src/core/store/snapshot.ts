@@ -152,12 +152,28 @@ export function writeInFlight(sqlite: Database.Database): boolean {
   return sqlite.inTransaction && !inSnapshot.has(sqlite);
 }
 
+/** Loads in progress by key, each shared by the callers asking for its key at the generation it started at. */
+export class SharedLoads<K, V> {
+  private readonly running = new Map<K, { generation: Generation; value: Promise<V> }>();
+
+  share(key: K, generation: Generation, load: () => Promise<V>): Promise<V> {
+    const known = this.running.get(key);
+    if (known && sameGeneration(known.generation, generation)) return known.value;
+    const value = load().finally(() => {
+      if (this.running.get(key)?.value === value) this.running.delete(key);
+    });
+    this.running.set(key, { generation, value });
+    return value;
+  }
+}
+
 /**
  * Values derived from the catalog, each kept until anything in the catalog changes (see Generation); at most `limit`
  * keys, the least recently used dropped first.
  */
 export class CatalogMemo<K, V> {
   private readonly entries = new Map<K, { generation: Generation; value: V }>();
+  private readonly loads = new SharedLoads<K, V>();
   private readonly limit: number;
 
   constructor(limit: number) {
@@ -192,14 +208,18 @@ export class CatalogMemo<K, V> {
 
   /**
    * For values loaded through Kysely, which waits for a write transaction in flight to end before it reads (so what
-   * it reads is committed). The generation is taken first: a write made while loading shows as a change next time.
+   * it reads is committed), or through Store.readAside. The generation is taken first: a write made while loading
+   * shows as a change next time. Callers asking for a key while it loads at the same generation share that load (a
+   * load read aside takes tens of ms, and every request of a busy feed would otherwise start its own).
    */
   async getAsync(source: GenerationSource, key: K, compute: () => Promise<V>): Promise<V> {
     const generation = source.generation();
     const cached = this.fresh(key, generation);
     if (cached !== undefined) return cached;
-    const value = await compute();
-    this.remember(key, generation, value);
-    return value;
+    return this.loads.share(key, generation, async () => {
+      const value = await compute();
+      this.remember(key, generation, value);
+      return value;
+    });
   }
 }

@@ -25,6 +25,14 @@ export interface SyncSqlExec extends SqlExec {
   run(sql: string, params?: readonly SqlValue[]): void;
 }
 
+/** The first column of every row (a count's one value, an id list's ids). */
+export function firstColumn<T>(rows: readonly SqlRow[]): T[] {
+  return rows.map((row) => {
+    for (const key in row) return row[key];
+    return undefined;
+  }) as T[];
+}
+
 const preparers = new WeakMap<Database.Database, (sql: string) => Database.Statement>();
 
 /**

@@ -8,13 +8,15 @@ import { prepareCatalogFile, prepareDataDir, tightenCatalogFiles } from './file-
 import { sqliteLeases } from './leases.ts';
 import { localLiveness } from './liveness.ts';
 import { migrate } from './migrate.ts';
+import { registerReadAside, sqliteReadAside, type ReadAside } from './read-aside.ts';
 import { catalogGeneration, readSnapshot, sqliteBookkeeping, writeInFlight } from './snapshot.ts';
 import { ConcurrentSqliteDialect } from './sqlite-dialect.ts';
-import { sqliteExec } from './sql-exec.ts';
+import { sqliteExec, type SqlValue } from './sql-exec.ts';
 import { StoreError, type OpenStoreOptions, type Store } from './store.ts';
 
 export async function openSqliteStore(path: string, options: OpenStoreOptions = {}): Promise<Store> {
   let sqlite: Database.Database;
+  const busyTimeoutMs = options.busyTimeoutMs ?? 15_000;
   try {
     if (path !== ':memory:') {
       prepareDataDir(dirname(path));
@@ -25,7 +27,7 @@ export async function openSqliteStore(path: string, options: OpenStoreOptions = 
     throw new StoreError(`cannot open the catalog at ${path}: ${(error as Error).message}`, { cause: error });
   }
   try {
-    sqlite.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 15_000}`);
+    sqlite.pragma(`busy_timeout = ${busyTimeoutMs}`);
     if (!options.readonly) sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('foreign_keys = ON');
@@ -41,14 +43,21 @@ export async function openSqliteStore(path: string, options: OpenStoreOptions = 
   const db = new Kysely<DB>({ dialect: new ConcurrentSqliteDialect(sqlite) });
   if (!options.readonly) await migrate(db, path);
   const exec = sqliteExec(sqlite);
+  // An in-memory catalog has no file a second connection could open: it is read on its own connection.
+  // (There the statement also sees a write transaction of this process still open.)
+  const aside: ReadAside =
+    path === ':memory:'
+      ? { read: async (sql: string, params?: readonly SqlValue[]) => exec.all(sql, params), threads: () => 0, close: async () => undefined }
+      : sqliteReadAside(path, { busyTimeoutMs, idleMs: options.readAsideIdleMs });
   const write: Store['write'] = (writer) => db.transaction().execute((trx) => writer({ db: trx, exec }));
-  return {
+  return registerReadAside<Store>({
     db,
     engine: 'sqlite',
     dialect: dialectOf('sqlite'),
     sqlite,
     path,
     exec,
+    readAside: (sql, params) => aside.read(sql, params),
     read: (reader) => {
       const generation = catalogGeneration(sqlite);
       return readSnapshot(sqlite, () => reader({ db, exec, snapshotGeneration: generation }));
@@ -60,7 +69,8 @@ export async function openSqliteStore(path: string, options: OpenStoreOptions = 
     leases: (instance) => sqliteLeases({ exec, write }, instance),
     liveness: localLiveness,
     close: async () => {
+      await aside.close();
       await db.destroy();
     },
-  };
+  }, aside);
 }

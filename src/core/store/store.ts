@@ -8,7 +8,7 @@ import { isDatabaseUrl, type Engine } from './engine.ts';
 import type { LeaseInstance, Leases } from './leases.ts';
 import type { Liveness } from './liveness.ts';
 import type { Generation } from './snapshot.ts';
-import type { SqlExec } from './sql-exec.ts';
+import type { SqlExec, SqlRow, SqlValue } from './sql-exec.ts';
 
 export type Db = Kysely<DB>;
 
@@ -47,6 +47,18 @@ export interface Store {
   path: string;
   /** Raw statements with `?` placeholders; outside `write`, each commits by itself. */
   exec: SqlExec;
+  /**
+   * One read-only statement over much of the catalog (a count or an ordered id list of every visible book), run where
+   * it does not hold up this thread: on SQLite in a worker thread with its own read-only connection to the file,
+   * started on first use and ended after 30 s unused; on PostgreSQL the ordinary query through the pool. A worker
+   * round trip costs ~0.1–0.3 ms, so it pays only for statements of several milliseconds, not per-page queries.
+   *
+   * It reads the committed state as of when it runs: not inside any snapshot (`read`) of the caller, and never this
+   * process's write transaction still open. A value kept under a generation must take that generation BEFORE calling
+   * it (CatalogMemo.getAsync does), and must not be kept while writeInFlight(). Failures (a bad statement, a busy or
+   * closed catalog, a crashed worker) reject; a store that closes rejects the reads still waiting.
+   */
+  readAside(sql: string, params?: readonly SqlValue[]): Promise<SqlRow[]>;
   /** Reads that must see one consistent state of the catalog. */
   read<T>(reader: (scope: ReadScope) => Promise<T> | T): Promise<T>;
   /** One write transaction: all of it commits, or none. */
@@ -79,6 +91,8 @@ export interface OpenStoreOptions {
   readonly?: boolean;
   /** PostgreSQL: connections this process holds at most. */
   poolSize?: number;
+  /** SQLite: how long the thread of `readAside` lives unused (ms; tests). */
+  readAsideIdleMs?: number;
 }
 
 /** `location`: a SQLite file path, or a postgres:// URL. */
