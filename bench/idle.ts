@@ -53,8 +53,11 @@ function launcherFor(label: string, cli: string, env: NodeJS.ProcessEnv, flags: 
 }
 
 const versions: Version[] = [];
+/** The baseline's own tree: it writes the catalogs, since older code refuses a catalog newer code has migrated. */
+let baselineDir: string | undefined;
 if (values.baseline) {
   const tree = baselineTree(values.baseline);
+  baselineDir = tree;
   const cli = await bundleOf(tree, join(tree, '.bundle'));
   // The flags and environment that commit's bin/bindery gave `serve` (59088d9: MALLOC_ARENA_MAX=2, 8 MB semi-spaces).
   const theirs = (await import(join(tree, 'bench', 'daemon-process.ts'))) as { SERVE_NODE_FLAGS: string; SERVE_ENV?: NodeJS.ProcessEnv };
@@ -217,8 +220,9 @@ for (const catalog of values.catalogs.split(',').filter(Boolean)) {
   const dir = mkdtempSync(join(tmpdir(), 'bindery-idle-bench-'));
   try {
     if (books > 0) {
-      const written = await writeBenchCatalog(join(dir, 'template'), books, ['opds_server_enabled', 'komga_api_enabled']);
-      await written.store.close();
+      const settings = ['opds_server_enabled', 'komga_api_enabled'];
+      if (baselineDir) execFileSync(process.execPath, [join(import.meta.dirname, 'baseline-catalog.ts'), baselineDir, join(dir, 'template'), String(books), settings.join(','), '0'], { stdio: 'ignore' });
+      else await (await writeBenchCatalog(join(dir, 'template'), books, settings)).store.close();
     }
     const results = await Promise.all(
       versions.map(async (version, i): Promise<Timeline> => {
