@@ -11,6 +11,7 @@ import { readStateSql, readStateText, type KomgaReadState } from './read-progres
 import type { SqlDialect } from '../store/dialect.ts';
 import {
   all,
+  allAside,
   andAll,
   bookNameSql,
   column,
@@ -132,7 +133,7 @@ export function seriesIndex(store: Store, principal: Principal, groupUnknown: bo
     .compile();
   return remembered(store, { sql: `${named.sql} -- ${groupUnknown ? 'grouped' : 'single'}`, parameters: named.parameters }, async () => {
     const heads: SeriesHead[] = [];
-    const byName = await all<NamedRow & { l2: number }>(store, named);
+    const byName = await allAside<NamedRow & { l2: number }>(store, named);
     const spread = byName.filter((r) => r.l !== r.l2).map((r) => r.name);
     const namedRows: NamedRow[] = byName.filter((r) => r.l === r.l2);
     if (spread.length > 0) {
@@ -148,7 +149,7 @@ export function seriesIndex(store: Store, principal: Principal, groupUnknown: bo
       );
     }
     if (groupUnknown) {
-      const totals = await all<{ l: number; n: number }>(
+      const totals = await allAside<{ l: number; n: number }>(
         store,
         listedBooks(store, principal, { metadata: false }).select([sql<number>`book.library_id`.as('l'), sql<number>`count(*)`.as('n')]).groupBy('book.library_id').compile(),
       );

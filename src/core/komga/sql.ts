@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
 import type { SqlDialect } from '../store/dialect.ts';
 import { visibleBookFilter } from '../auth/visibility.ts';
-import { sameGeneration, type Generation } from '../store/snapshot.ts';
+import { sameGeneration, SharedLoads, type Generation } from '../store/snapshot.ts';
 import type { SqlValue } from '../store/sql-exec.ts';
 import type { Store } from '../store/store.ts';
 
@@ -107,6 +107,15 @@ export async function all<T>(store: Store, compiled: Compiled): Promise<T[]> {
   return (await store.exec.all(compiled.sql, compiled.parameters as readonly SqlValue[])) as T[];
 }
 
+/**
+ * The rows of a statement over the whole catalog, read beside the thread that answers requests (Store.readAside): it
+ * sees the committed catalog, never a snapshot the caller has open, so its result is only for `remembered`, which
+ * takes the generation before it reads.
+ */
+export async function allAside<T>(store: Store, compiled: Compiled): Promise<T[]> {
+  return (await store.readAside(compiled.sql, compiled.parameters as readonly SqlValue[])) as T[];
+}
+
 /** The first column of each row of a compiled query. */
 export async function column<T>(store: Store, compiled: Compiled): Promise<T[]> {
   const rows = await store.exec.all(compiled.sql, compiled.parameters as readonly SqlValue[]);
@@ -125,6 +134,8 @@ interface Remembered {
 }
 
 const rememberedByStore = new WeakMap<Store, Map<string, Remembered>>();
+/** Loads under way, so that requests arriving while one runs wait for it rather than run it again. */
+const loadsByStore = new WeakMap<Store, SharedLoads<string, unknown>>();
 const REMEMBER_MS = 60_000;
 const MAX_REMEMBERED = 200;
 /** A result that took at least this long may be served for a while after the catalog changed (see `lagMs`). */
@@ -148,8 +159,10 @@ export async function remembered<T>(store: Store, compiled: Compiled, compute: (
   const now = Date.now();
   const hit = cache.get(key);
   if (hit && hit.expires > now && (sameGeneration(hit.generation, generation) || (hit.cost >= COSTLY_MS && now - hit.computedAt < lagMs))) return hit.value as T;
+  let loads = loadsByStore.get(store);
+  if (!loads) loadsByStore.set(store, (loads = new SharedLoads()));
   const started = performance.now();
-  const value = await compute();
+  const value = (await loads.share(key, generation, compute)) as T;
   cache.delete(key);
   if (store.writeInFlight()) return value;
   if (cache.size >= MAX_REMEMBERED) cache.delete(cache.keys().next().value as string);
