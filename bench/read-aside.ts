@@ -9,6 +9,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { appOrder, pageOfAppBooks } from '../src/core/app/book-query.ts';
 import { loadPrincipal } from '../src/core/auth/principal.ts';
+import { seriesIndex } from '../src/core/komga/series.ts';
 import { pageOfBooks } from '../src/core/opds/catalog.ts';
 import { openStore } from '../src/core/store/store.ts';
 import { createUser } from '../src/core/users/users.ts';
@@ -51,6 +52,7 @@ try {
   await measure('OPDS, by title', () => pageOfBooks(store, principal, {}, 'TITLE_ASC', 1, 50));
   await measure('app API, page 0', () => pageOfAppBooks(store, principal, [], appOrder(undefined, undefined), { offset: 0, limit: 50 }));
   await measure('app API, page 1500', () => pageOfAppBooks(store, principal, [], appOrder(undefined, undefined), { offset: 75_000, limit: 50 }));
+  await measure('Komga series index', () => seriesIndex(store, principal, false));
   await measure('app API by page count, page 0', () => pageOfAppBooks(store, principal, [], appOrder('pageCount', 'desc'), { offset: 0, limit: 50 }));
 } finally {
   await other.close();

@@ -162,7 +162,7 @@ export function seriesIndex(store: Store, principal: Principal, groupUnknown: bo
       for (const [l, n] of unknown) if (n > 0) heads.push(head(l, UNKNOWN_SERIES, n, 'unknown'));
     } else {
       for (const r of namedRows) heads.push({ ...head(r.l, r.name, r.n, 'named'), created: r.created, modified: r.modified });
-      const singles = await all<{ id: number; l: number; name: string; added: string }>(
+      const singles = await allAside<{ id: number; l: number; name: string; added: string }>(
         store,
         listedBooks(store, principal)
           .where(sql<SqlBool>`NOT ${HAS_SERIES}`)
