@@ -2,7 +2,7 @@
 // requests, and a flood of sign-in attempts is refused (PasswordBusyError) instead of queueing without end.
 import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import { Piscina } from 'piscina';
+import { lazyPool } from '../worker-pool.ts';
 import { PasswordBusyError } from './password-busy.ts';
 import type { PasswordTask } from './password-worker.ts';
 
@@ -15,23 +15,19 @@ export const PASSWORD_THREADS = Math.max(1, Math.min(2, availableParallelism() -
 /** Checks waiting for a thread beyond this are refused: at ~100 ms each, a longer queue only adds waiting. */
 export const PASSWORD_QUEUE_LIMIT = 16 * PASSWORD_THREADS;
 
-let pool: Piscina | undefined;
-
-function started(): Piscina {
-  return (pool ??= new Piscina({
-    filename: new URL('./password-worker.ts', import.meta.url).href,
-    minThreads: 0,
-    maxThreads: PASSWORD_THREADS,
-    // Idle threads are unreferenced by the pool (a CLI process still exits) and end after a minute without work.
-    idleTimeout: 60_000,
-    maxQueue: PASSWORD_QUEUE_LIMIT,
-    resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 32 },
-    recordTiming: false,
-  }));
-}
+const pool = lazyPool({
+  filename: new URL('./password-worker.ts', import.meta.url).href,
+  minThreads: 0,
+  maxThreads: PASSWORD_THREADS,
+  // Idle threads are unreferenced by the pool (a CLI process still exits) and end after a minute without work.
+  idleTimeout: 60_000,
+  maxQueue: PASSWORD_QUEUE_LIMIT,
+  resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 32 },
+  recordTiming: false,
+});
 
 async function run<T extends string | boolean>(task: PasswordTask): Promise<T> {
-  const workers = started();
+  const workers = await pool.started();
   if (workers.queueSize >= PASSWORD_QUEUE_LIMIT) throw new PasswordBusyError();
   try {
     return (await workers.run(task)) as T;
@@ -69,5 +65,5 @@ export function dummyHash(): Promise<string> {
 
 /** Threads and queue of the pool, for benchmarks and tests. */
 export function passwordPoolState(): { threads: number; queued: number } {
-  return { threads: pool?.threads.length ?? 0, queued: pool?.queueSize ?? 0 };
+  return { threads: pool.current()?.threads.length ?? 0, queued: pool.current()?.queueSize ?? 0 };
 }

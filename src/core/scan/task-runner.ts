@@ -1,8 +1,8 @@
 // Runs a scan's walks and parse tasks on a worker pool (or inline), keeping a bounded number in flight.
-import { Piscina } from 'piscina';
 import type { ParseResult, ParseTask, parseTask } from './parse-task.ts';
 import type { WalkResult } from './walk.ts';
 import type { WalkTask } from './worker.ts';
+import { lazyPool } from '../worker-pool.ts';
 
 export interface TaskRunner {
   /** The whole root, or only the given folders below it. */
@@ -22,28 +22,24 @@ export function createTaskRunner(workers: number): TaskRunner {
       close: async () => {},
     };
   }
-  let pool: Piscina | undefined;
-  const started = (): Piscina =>
-    (pool ??= new Piscina({
-      filename: new URL('./worker.ts', import.meta.url).href,
-      minThreads: 1,
-      maxThreads: workers,
-      idleTimeout: 1000,
-      // Bounded: the scanner never has more than a few tasks per worker outstanding.
-      // Much of a task is I/O and libvips work off the worker's thread, so each worker keeps several tasks going.
-      concurrentTasksPerWorker: 8,
-      maxQueue: workers * 16,
-      // Parsing needs little JavaScript heap; a small young generation keeps each worker's resident memory down.
-      resourceLimits: { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 256 },
-      // Nobody reads the pool's run and wait time histograms.
-      recordTiming: false,
-    }));
+  const pool = lazyPool({
+    filename: new URL('./worker.ts', import.meta.url).href,
+    minThreads: 1,
+    maxThreads: workers,
+    idleTimeout: 1000,
+    // Bounded: the scanner never has more than a few tasks per worker outstanding.
+    // Much of a task is I/O and libvips work off the worker's thread, so each worker keeps several tasks going.
+    concurrentTasksPerWorker: 8,
+    maxQueue: workers * 16,
+    // Parsing needs little JavaScript heap; a small young generation keeps each worker's resident memory down.
+    resourceLimits: { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 256 },
+    // Nobody reads the pool's run and wait time histograms.
+    recordTiming: false,
+  });
   return {
-    walk: (root, folders) => started().run({ walkRoot: root, ...(folders ? { folders } : {}) } satisfies WalkTask) as Promise<WalkResult>,
-    parse: (task) => started().run(task) as Promise<ParseResult>,
-    close: async () => {
-      await pool?.destroy();
-    },
+    walk: async (root, folders) => (await pool.started()).run({ walkRoot: root, ...(folders ? { folders } : {}) } satisfies WalkTask) as Promise<WalkResult>,
+    parse: async (task) => (await pool.started()).run(task) as Promise<ParseResult>,
+    close: () => pool.destroy(),
   };
 }
 

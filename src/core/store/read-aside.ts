@@ -1,9 +1,9 @@
 // Store.readAside on SQLite: one worker thread with its own read-only connection, started on first use and ended after
 // a while unused (an idle daemon keeps no thread, heap or page cache for it).
-import { Piscina } from 'piscina';
 import type { ReadAsideTask } from './read-aside-worker.ts';
 import type { SqlRow, SqlValue } from './sql-exec.ts';
 import { StoreError } from './store.ts';
+import { lazyPool } from '../worker-pool.ts';
 
 /** How long the thread lives without work; a client paging through feeds after a change reuses it. */
 export const READ_ASIDE_IDLE_MS = 30_000;
@@ -29,36 +29,32 @@ export function readAsideThreads(store: object): number {
 }
 
 export function sqliteReadAside(path: string, options: { busyTimeoutMs: number; idleMs?: number }): ReadAside {
-  let pool: Piscina | undefined;
   let closed = false;
-  const started = (): Piscina =>
-    (pool ??= new Piscina({
-      filename: new URL('./read-aside-worker.ts', import.meta.url).href,
-      workerData: { path, busyTimeoutMs: options.busyTimeoutMs },
-      minThreads: 0,
-      maxThreads: 1,
-      // An idle thread is unreferenced by the pool (a command still exits) and ends after this long without work.
-      idleTimeout: options.idleMs ?? READ_ASIDE_IDLE_MS,
-      // Its answers are a count, a page of rows or one text of ids: a small heap is plenty.
-      resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 128 },
-      recordTiming: false,
-    }));
+  const pool = lazyPool({
+    filename: new URL('./read-aside-worker.ts', import.meta.url).href,
+    workerData: { path, busyTimeoutMs: options.busyTimeoutMs },
+    minThreads: 0,
+    maxThreads: 1,
+    // An idle thread is unreferenced by the pool (a command still exits) and ends after this long without work.
+    idleTimeout: options.idleMs ?? READ_ASIDE_IDLE_MS,
+    // Its answers are a count, a page of rows or one text of ids: a small heap is plenty.
+    resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 128 },
+    recordTiming: false,
+  });
   return {
     async read(sql, params = []) {
       if (closed) throw new StoreError('the catalog is closed');
       const task: ReadAsideTask = { sql, params };
       try {
-        return (await started().run(task)) as SqlRow[];
+        return (await (await pool.started()).run(task)) as SqlRow[];
       } catch (error) {
         throw new StoreError(`reading the catalog aside failed: ${(error as Error).message}`, { cause: error });
       }
     },
-    threads: () => pool?.threads.length ?? 0,
+    threads: () => pool.current()?.threads.length ?? 0,
     async close() {
       closed = true;
-      const ending = pool;
-      pool = undefined;
-      await ending?.destroy();
+      await pool.destroy();
     },
   };
 }
