@@ -17,6 +17,16 @@ function churn(): unknown[] {
   return kept;
 }
 
+/** Counts V8's major collections from now on. */
+function majorCollections(): { count: () => number; stop: () => void } {
+  let count = 0;
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) if ((entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) count++;
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  return { count: () => count, stop: () => observer.disconnect() };
+}
+
 describe('compactWhenIdle', () => {
   it('shrinks the young generation once the process is quiet and V8 holds much more heap than it uses', async () => {
     expect(churn().length).toBeGreaterThan(0);
@@ -30,6 +40,23 @@ describe('compactWhenIdle', () => {
       expect(youngGeneration()).toBeLessThanOrEqual(1024 * 1024);
     } finally {
       stop();
+    }
+  });
+
+  it('collects once when the process first goes quiet, even when V8 holds no more heap than it uses', async () => {
+    const majors = majorCollections();
+    const stop = compactWhenIdle({ firstMs: 20, everyMs: 20, minWorkMs: 0, idleShare: Number.POSITIVE_INFINITY, minSlackBytes: Number.POSITIVE_INFINITY, minReleasedBytes: Infinity });
+    try {
+      for (let i = 0; i < 50 && majors.count() === 0; i++) await sleep(20);
+      expect(majors.count()).toBeGreaterThan(0);
+      // One collection is a few of V8's major GCs in a row; then only slack or released Buffers are worth another.
+      await sleep(40);
+      const first = majors.count();
+      await sleep(200);
+      expect(majors.count()).toBe(first);
+    } finally {
+      stop();
+      majors.stop();
     }
   });
 
