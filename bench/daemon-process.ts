@@ -21,13 +21,22 @@ export const fromSource: Launcher = { name: 'source', command: BIN, args: [], en
 /** bin/bindery as installed: the bundle when it is up to date, else the sources. */
 export const asInstalled: Launcher = { name: 'bin/bindery', command: BIN, args: [], env: {} };
 /** The V8 flags bin/bindery starts `serve` with (unless NODE_OPTIONS sets its own); launchers that skip bin/bindery add them. */
-export const SERVE_NODE_FLAGS = '--max-semi-space-size=8';
+export const SERVE_NODE_FLAGS = '--max-semi-space-size=8 --no-concurrent-recompilation';
 /** The environment bin/bindery, the systemd unit and the image give `serve` (unless already set). */
 export const SERVE_ENV: NodeJS.ProcessEnv = { MALLOC_ARENA_MAX: '2' };
 
 /** A bundle built into `dir` (see scripts/build.ts), run directly. */
 export function fromBundle(dir: string): Launcher {
   return { name: 'bundle', command: process.execPath, args: [join(dir, 'cli.mjs')], env: {} };
+}
+
+/**
+ * A bundle run with the V8 flags bin/bindery gives `serve`, on node's command line: NODE_OPTIONS refuses some of them
+ * (`--no-concurrent-recompilation`).
+ */
+export function servingBundle(dir: string): Launcher {
+  const bundle = fromBundle(dir);
+  return { ...bundle, args: [...SERVE_NODE_FLAGS.split(' '), ...bundle.args] };
 }
 
 /** Keeps the machine's own config files out of the way. */

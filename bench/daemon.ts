@@ -14,7 +14,7 @@ import { ACCESS_TOKEN_SECONDS, signingSecret, signToken } from '../src/core/auth
 import { openStore } from '../src/core/store/store.ts';
 import { createUser } from '../src/core/users/users.ts';
 import { fillCatalog } from './book-catalog.ts';
-import { cpuMs, fromBundle, fromSource, memoryMb, peakRssMb, ROOT, rssMb, SERVE_ENV, SERVE_NODE_FLAGS, startDaemon, type DaemonProcess, type Launcher, type MemoryFigures } from './daemon-process.ts';
+import { cpuMs, fromSource, memoryMb, peakRssMb, ROOT, rssMb, SERVE_ENV, servingBundle, startDaemon, type DaemonProcess, type Launcher, type MemoryFigures } from './daemon-process.ts';
 
 const { values } = parseArgs({
   options: {
@@ -59,14 +59,14 @@ try {
   const t = performance.now();
   await build(bundleDir, { quiet: true });
   // Started as bin/bindery starts it (bin/bindery itself would run the bundle in node_modules/.cache/bindery).
-  bundle = withNodeOptions(fromBundle(bundleDir), SERVE_NODE_FLAGS);
+  bundle = withNodeOptions(servingBundle(bundleDir));
   console.log(`bundle: built in ${ms(performance.now() - t)}`);
 } catch (error) {
   if (!(error instanceof BuildUnavailable)) throw error;
   console.log('bundle: not available (rolldown is not installed); measuring the sources only');
 }
 /** The bundle with the memory setting deploy/bindery.service and deploy/Dockerfile use. */
-const deployed: Launcher | undefined = bundle && withNodeOptions({ ...fromBundle(bundleDir), name: 'bundle, unit env', env: SERVE_ENV }, SERVE_NODE_FLAGS);
+const deployed: Launcher | undefined = bundle && withNodeOptions({ ...servingBundle(bundleDir), name: 'bundle, unit env', env: SERVE_ENV });
 const launchers = [...(bundle && deployed ? [bundle, deployed] : []), withNodeOptions(fromSource)];
 
 /** Medians of RSS, PSS and USS. */

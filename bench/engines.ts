@@ -29,7 +29,7 @@ import { benchPostgres, type BenchPostgres } from './bench-postgres.ts';
 import { fillCatalog, type SyntheticCatalog } from './book-catalog.ts';
 import { syntheticCorpus } from './corpus.ts';
 import { build, BuildUnavailable } from '../scripts/build.ts';
-import { fromBundle, fromSource, peakRssMb, preciseCpuMs, ROOT, rssMb, runCli, SERVE_NODE_FLAGS, startDaemon, treeSum, type DaemonProcess, type Launcher } from './daemon-process.ts';
+import { fromSource, peakRssMb, preciseCpuMs, ROOT, rssMb, runCli, servingBundle, startDaemon, treeSum, type DaemonProcess, type Launcher } from './daemon-process.ts';
 
 const { values } = parseArgs({
   options: {
@@ -200,7 +200,7 @@ interface Running { setup: Setup; catalog: Catalog; daemons: DaemonProcess[] }
 async function serveLauncher(bundleDir: string): Promise<Launcher> {
   try {
     await build(bundleDir, { quiet: true });
-    return { ...fromBundle(bundleDir), env: { NODE_OPTIONS: SERVE_NODE_FLAGS, MALLOC_ARENA_MAX: '2' } };
+    return { ...servingBundle(bundleDir), env: { MALLOC_ARENA_MAX: '2' } };
   } catch (error) {
     if (!(error instanceof BuildUnavailable)) throw error;
     return fromSource;

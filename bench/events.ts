@@ -19,7 +19,7 @@ import { createLibrary } from '../src/core/libraries/libraries.ts';
 import { openStore } from '../src/core/store/store.ts';
 import { createUser } from '../src/core/users/users.ts';
 import { buildCorpus } from './corpus.ts';
-import { cpuMs, fromBundle, fromSource, ROOT, rssMb, runCli, SERVE_NODE_FLAGS, startDaemon, type Launcher } from './daemon-process.ts';
+import { cpuMs, fromSource, ROOT, rssMb, runCli, servingBundle, startDaemon, type Launcher } from './daemon-process.ts';
 import { percentile } from './inject-timing.ts';
 
 const { values } = parseArgs({
@@ -43,11 +43,12 @@ const mb = (n: number): string => `${n.toFixed(1)} MB`;
 
 console.log(`machine: ${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, node ${process.version}, load average ${loadAverage()}`);
 
-let launcher: Launcher = { ...fromSource, env: { ...fromSource.env, NODE_OPTIONS: SERVE_NODE_FLAGS } };
+// bin/bindery gives `serve` its V8 flags.
+let launcher: Launcher = fromSource;
 try {
   const dir = join(ROOT, 'node_modules', '.cache', 'bindery-bench-events');
   await build(dir, { quiet: true });
-  launcher = { ...fromBundle(dir), env: { NODE_OPTIONS: SERVE_NODE_FLAGS } };
+  launcher = servingBundle(dir);
 } catch (error) {
   if (!(error instanceof BuildUnavailable)) throw error;
 }
