@@ -137,6 +137,9 @@ async function start(version: Version, dir: string): Promise<Running> {
 interface LoopReport {
   delay: { p50: number; p99: number; p999: number; max: number; mean: number };
   utilization: number;
+  served: { p50: number; p99: number; max: number; count: number };
+  slowest: { url: string; ms: number; atMs: number }[];
+  connections: number;
   gc: Record<string, { count: number; ms: number; maxMs: number }>;
   heapUsedMb: number;
   rssMb: number;
@@ -165,6 +168,9 @@ function runQueueWaitMs(pid: number): number {
   return Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[1]) / 1e6;
 }
 
+/** The slowest requests inside each daemon, per load run (--loop-stats), printed after the table. */
+const slowestServed: string[] = [];
+
 /** Starts watching the daemon for --loop-stats; the function returned gives the figures of the time since. */
 async function watchLoop(run: Running): Promise<() => Promise<string>> {
   await loopReport(run);
@@ -185,7 +191,8 @@ async function watchLoop(run: Running): Promise<() => Promise<string>> {
       return p ? `${p.count}/${p.ms.toFixed(0)}` : '0/0';
     };
     const longest = Math.max(0, ...Object.values(report.gc).map((p) => p.maxMs));
-    return ` ${report.delay.p50} / ${report.delay.p99} / ${report.delay.max} | ${(report.utilization * 100).toFixed(0)} % | ${gc('minor')} · ${gc('major')} · ${gc('incremental')} · ${longest.toFixed(1)} | ${((wait / wall) * 100).toFixed(0)} % | ${(((ownCpu.user + ownCpu.system) / 1000 / wall) * 100).toFixed(0)} %, loop delay p99 / max ${(clientDelay.percentile(99) / 1e6).toFixed(0)} / ${(clientDelay.max / 1e6).toFixed(0)} ms | ${report.heapUsedMb.toFixed(0)} / ${report.rssMb.toFixed(0)} |`;
+    slowestServed.push(`${run.version.label}, ${report.served.count} requests on ${report.connections} new connections: ${report.slowest.map((s) => `${s.ms} ms at ${s.atMs} ms ${s.url}`).join('; ')}`);
+    return ` ${report.served.p50.toFixed(0)} / ${report.served.p99.toFixed(0)} / ${report.served.max.toFixed(0)} | ${report.delay.p50} / ${report.delay.p99} / ${report.delay.max} | ${(report.utilization * 100).toFixed(0)} % | ${gc('minor')} · ${gc('major')} · ${gc('incremental')} · ${longest.toFixed(1)} | ${((wait / wall) * 100).toFixed(0)} % | ${(((ownCpu.user + ownCpu.system) / 1000 / wall) * 100).toFixed(0)} %, loop delay p99 / max ${(clientDelay.percentile(99) / 1e6).toFixed(0)} / ${(clientDelay.max / 1e6).toFixed(0)} ms | ${report.heapUsedMb.toFixed(0)} / ${report.rssMb.toFixed(0)} |`;
   };
 }
 
@@ -426,10 +433,10 @@ for (const books of sizes) {
     const endpoints = all.filter((e) => !values.only || e.label.includes(values.only));
     const mode = [spreadAll ? 'every request a page not asked before' : `pages 1-${spreadPages} over and over`, writerEvery ? `a book renamed every ${writerEvery} ms by another process` : '', values['accept-encoding'] ? `Accept-Encoding: ${values['accept-encoding']}` : 'no Accept-Encoding'].filter(Boolean).join('; ');
     const coldConnections = Math.max(...connectionCounts);
-    const loopHeads = values['loop-stats'] ? ' loop delay p50 / p99 / max ms | loop busy | GC count/ms: minor · major · incremental · longest ms | main thread waiting for a CPU | bench: CPU, loop delay | heap / RSS MB |' : '';
+    const loopHeads = values['loop-stats'] ? ' inside the daemon p50 / p99 / max ms | loop delay p50 / p99 / max ms | loop busy | GC count/ms: minor · major · incremental · longest ms | main thread waiting for a CPU | bench: CPU, loop delay | heap / RSS MB |' : '';
     console.log(`\n## ${books.toLocaleString('en')} books (daemons from the sources, load ${load()}; load runs: ${mode})\n`);
     console.log('| endpoint | code | server CPU ms/page, first asked | built | kept | first after a change | KiB |' + connectionCounts.map((c) => ` ${c} conn: req/s | p50 / p99 / max ms | CPU ms/req |${loopHeads}`).join('') + (values.cold ? ` cold sign-in, ${coldConnections} at once: p50 / p99 / max ms | CPU ms/req |` : '') + (spreadAll ? ' fresh pages |' : ''));
-    console.log('|---|---|---|---|---|---|---|' + connectionCounts.map(() => '---|---|---|' + (values['loop-stats'] ? '---|---|---|---|---|---|' : '')).join('') + (values.cold ? '---|---|' : '') + (spreadAll ? '---|' : ''));
+    console.log('|---|---|---|---|---|---|---|' + connectionCounts.map(() => '---|---|---|' + (values['loop-stats'] ? '---|---|---|---|---|---|---|' : '')).join('') + (values.cold ? '---|---|' : '') + (spreadAll ? '---|' : ''));
     const compression: [string, Buffer[]][] = [];
     for (const endpoint of endpoints) {
       for (const run of running) {
@@ -454,6 +461,7 @@ for (const books of sizes) {
       console.log('');
       for (const run of running) console.log(`Kobo sync, ${run.version.label} (${Math.min(books, 10_000)} books on the shelf, 100/page): ${await koboSync(run, koboToken, `bench-${run.daemon.pid}`)}, load ${load()}`);
     }
+    if (slowestServed.length) console.log(`\nSlowest requests inside the daemons (time from the run's start, URL):\n${slowestServed.splice(0).join('\n')}`);
     for (const run of running) console.log(`daemon RSS after the runs, ${run.version.label}: ${rssMb(run.daemon.pid).toFixed(0)} MB`);
   } catch (error) {
     for (const run of running) console.error(`${run.version.label} daemon said:\n${run.daemon.stderr().slice(-2000)}`);

@@ -3,8 +3,13 @@
 // It watches the daemon's main thread: event-loop delay (a 1 ms timer, perf_hooks.monitorEventLoopDelay), the share
 // of the time the loop was busy (event-loop utilization), and garbage-collection pauses by kind. On SIGUSR2 it writes
 // what it saw since the previous SIGUSR2 as JSON to the file named by BINDERY_BENCH_LOOP_PROBE, then starts over.
+// It also times each HTTP request inside the daemon, from Node's 'request' event to the response's end (what the
+// client measures besides: the time before the daemon reads the request and after it wrote the answer), and keeps the
+// slowest ones with their URLs.
+import { subscribe } from 'node:diagnostics_channel';
 import { writeFileSync } from 'node:fs';
-import { constants, monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { constants, createHistogram, monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
 import { isMainThread } from 'node:worker_threads';
 
 const out = process.env.BINDERY_BENCH_LOOP_PROBE;
@@ -37,6 +42,24 @@ if (isMainThread && out) {
       pauses.maxMs = Math.max(pauses.maxMs, entry.duration);
     }
   }).observe({ entryTypes: ['gc'] });
+  let served = createHistogram();
+  let slowest: { url: string; ms: number; atMs: number }[] = [];
+  const started = new WeakMap<IncomingMessage, number>();
+  let connections = 0;
+  subscribe('net.server.socket', () => connections++);
+  subscribe('http.server.request.start', (message) => started.set((message as { request: IncomingMessage }).request, performance.now()));
+  subscribe('http.server.response.finish', (message) => {
+    const { request } = message as { request: IncomingMessage; response: ServerResponse };
+    const at = started.get(request);
+    if (at === undefined) return;
+    const ms = performance.now() - at;
+    served.record(Math.max(1, Math.round(ms * 1000)));
+    if (slowest.length < 5 || ms > (slowest.at(-1)?.ms ?? 0)) {
+      slowest.push({ url: request.url ?? '', ms: Math.round(ms), atMs: Math.round(at - since) });
+      slowest.sort((a, b) => b.ms - a.ms);
+      slowest.length = Math.min(slowest.length, 5);
+    }
+  });
   let utilization = performance.eventLoopUtilization();
   let since = performance.now();
   const ms = (ns: number): number => Math.round(ns / 1e4) / 100;
@@ -46,12 +69,18 @@ if (isMainThread && out) {
       wallMs: performance.now() - since,
       delay: { p50: ms(delay.percentile(50)), p99: ms(delay.percentile(99)), p999: ms(delay.percentile(99.9)), max: ms(delay.max), mean: ms(delay.mean), count: delay.count },
       utilization: performance.eventLoopUtilization(utilization).utilization,
+      served: { p50: served.percentile(50) / 1000, p99: served.percentile(99) / 1000, max: served.max / 1000, count: served.count },
+      slowest,
+      connections,
       gc,
       heapUsedMb: heap.heapUsed / 2 ** 20,
       rssMb: heap.rss / 2 ** 20,
     };
     writeFileSync(out, JSON.stringify(report));
     delay.reset();
+    served = createHistogram();
+    slowest = [];
+    connections = 0;
     gc = {};
     utilization = performance.eventLoopUtilization();
     since = performance.now();
