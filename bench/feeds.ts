@@ -140,6 +140,7 @@ interface LoopReport {
   served: { p50: number; p99: number; max: number; count: number };
   slowest: { url: string; ms: number; atMs: number }[];
   connections: number;
+  lastAcceptMs: number;
   gc: Record<string, { count: number; ms: number; maxMs: number }>;
   heapUsedMb: number;
   rssMb: number;
@@ -191,7 +192,7 @@ async function watchLoop(run: Running): Promise<() => Promise<string>> {
       return p ? `${p.count}/${p.ms.toFixed(0)}` : '0/0';
     };
     const longest = Math.max(0, ...Object.values(report.gc).map((p) => p.maxMs));
-    slowestServed.push(`${run.version.label}, ${report.served.count} requests on ${report.connections} new connections: ${report.slowest.map((s) => `${s.ms} ms at ${s.atMs} ms ${s.url}`).join('; ')}`);
+    slowestServed.push(`${run.version.label}, ${report.served.count} requests on ${report.connections} new connections (the last accepted at ${report.lastAcceptMs} ms): ${report.slowest.map((s) => `${s.ms} ms at ${s.atMs} ms ${s.url}`).join('; ')}`);
     return ` ${report.served.p50.toFixed(0)} / ${report.served.p99.toFixed(0)} / ${report.served.max.toFixed(0)} | ${report.delay.p50} / ${report.delay.p99} / ${report.delay.max} | ${(report.utilization * 100).toFixed(0)} % | ${gc('minor')} · ${gc('major')} · ${gc('incremental')} · ${longest.toFixed(1)} | ${((wait / wall) * 100).toFixed(0)} % | ${(((ownCpu.user + ownCpu.system) / 1000 / wall) * 100).toFixed(0)} %, loop delay p99 / max ${(clientDelay.percentile(99) / 1e6).toFixed(0)} / ${(clientDelay.max / 1e6).toFixed(0)} ms | ${report.heapUsedMb.toFixed(0)} / ${report.rssMb.toFixed(0)} |`;
   };
 }

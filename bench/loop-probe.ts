@@ -46,7 +46,11 @@ if (isMainThread && out) {
   let slowest: { url: string; ms: number; atMs: number }[] = [];
   const started = new WeakMap<IncomingMessage, number>();
   let connections = 0;
-  subscribe('net.server.socket', () => connections++);
+  let lastAcceptMs = 0;
+  subscribe('net.server.socket', () => {
+    connections++;
+    lastAcceptMs = Math.round(performance.now() - since);
+  });
   subscribe('http.server.request.start', (message) => started.set((message as { request: IncomingMessage }).request, performance.now()));
   subscribe('http.server.response.finish', (message) => {
     const { request } = message as { request: IncomingMessage; response: ServerResponse };
@@ -72,6 +76,7 @@ if (isMainThread && out) {
       served: { p50: served.percentile(50) / 1000, p99: served.percentile(99) / 1000, max: served.max / 1000, count: served.count },
       slowest,
       connections,
+      lastAcceptMs,
       gc,
       heapUsedMb: heap.heapUsed / 2 ** 20,
       rssMb: heap.rss / 2 ** 20,
@@ -81,6 +86,7 @@ if (isMainThread && out) {
     served = createHistogram();
     slowest = [];
     connections = 0;
+    lastAcceptMs = 0;
     gc = {};
     utilization = performance.eventLoopUtilization();
     since = performance.now();
