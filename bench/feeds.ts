@@ -309,19 +309,42 @@ interface LoadFigures {
   p99: number;
   max: number;
   cpuPerRequest: number;
+  /** Latencies of each connection's first request, and of the others. */
+  firsts: number[];
+  later: number[];
 }
 
 async function cannon(run: Running, endpoint: Endpoint, plan: PagePlan, connections: number, headers: Record<string, string>, amount?: number): Promise<LoadFigures> {
   const before = cpuMs(run.daemon.pid);
-  const result = await autocannon({
+  // Each connection's first answer apart from the later ones: the first also waits for the daemon to accept it.
+  const firsts: number[] = [];
+  const later: number[] = [];
+  // setupClient is in autocannon's documentation, not in its types.
+  const options: Parameters<typeof autocannon>[0] & { setupClient: (client: NodeJS.EventEmitter) => void } = {
     url: run.daemon.url,
     connections,
     ...(amount ? { amount } : { duration }),
     headers: { ...headers, ...loadHeaders },
     requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: endpoint.path(plan.take()) }) }],
-  });
+    setupClient: (client) => {
+      let first = true;
+      client.on('response', (_status: number, _bytes: number, ms: number) => {
+        (first ? firsts : later).push(ms);
+        first = false;
+      });
+    },
+  };
+  const result = await autocannon(options);
   const cpuPerRequest = (cpuMs(run.daemon.pid) - before) / Math.max(1, result.requests.total);
-  return { requests: result.requests.total, perSecond: result.requests.average, failed: result.non2xx + result.errors + result.timeouts, p50: result.latency.p50, p99: result.latency.p99, max: result.latency.max, cpuPerRequest };
+  return { requests: result.requests.total, perSecond: result.requests.average, failed: result.non2xx + result.errors + result.timeouts, p50: result.latency.p50, p99: result.latency.p99, max: result.latency.max, cpuPerRequest, firsts, later };
+}
+
+/** p50 / p99 / max of a list of ms. */
+function percentiles(ms: number[]): string {
+  if (ms.length === 0) return '–';
+  const sorted = [...ms].sort((a, b) => a - b);
+  const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] as number;
+  return `${at(0.5).toFixed(0)} / ${at(0.99).toFixed(0)} / ${(sorted.at(-1) as number).toFixed(0)}`;
 }
 
 const latencies = (f: LoadFigures): string => `${f.p50} / ${f.p99} / ${f.max}`;
@@ -331,7 +354,7 @@ async function underLoad(run: Running, endpoint: Endpoint, plan: PagePlan, conne
   const writer = startWriter(run);
   const loop = values['loop-stats'] ? await watchLoop(run) : undefined;
   const figures = await cannon(run, endpoint, plan, connections, endpoint.headers(run));
-  const loopCells = loop ? await loop() : '';
+  const loopCells = loop ? ` ${percentiles(figures.later)} | ${percentiles(figures.firsts)} |${await loop()}` : '';
   const changes = await writer?.stop();
   const failed = figures.failed ? ` (${figures.failed} failed)` : '';
   const wrote = changes === undefined ? '' : `, ${changes} changes`;
@@ -434,10 +457,10 @@ for (const books of sizes) {
     const endpoints = all.filter((e) => !values.only || e.label.includes(values.only));
     const mode = [spreadAll ? 'every request a page not asked before' : `pages 1-${spreadPages} over and over`, writerEvery ? `a book renamed every ${writerEvery} ms by another process` : '', values['accept-encoding'] ? `Accept-Encoding: ${values['accept-encoding']}` : 'no Accept-Encoding'].filter(Boolean).join('; ');
     const coldConnections = Math.max(...connectionCounts);
-    const loopHeads = values['loop-stats'] ? ' inside the daemon p50 / p99 / max ms | loop delay p50 / p99 / max ms | loop busy | GC count/ms: minor · major · incremental · longest ms | main thread waiting for a CPU | bench: CPU, loop delay | heap / RSS MB |' : '';
+    const loopHeads = values['loop-stats'] ? ' after the first request of each connection: p50 / p99 / max ms | first requests: p50 / p99 / max ms | inside the daemon p50 / p99 / max ms | loop delay p50 / p99 / max ms | loop busy | GC count/ms: minor · major · incremental · longest ms | main thread waiting for a CPU | bench: CPU, loop delay | heap / RSS MB |' : '';
     console.log(`\n## ${books.toLocaleString('en')} books (daemons from the sources, load ${load()}; load runs: ${mode})\n`);
     console.log('| endpoint | code | server CPU ms/page, first asked | built | kept | first after a change | KiB |' + connectionCounts.map((c) => ` ${c} conn: req/s | p50 / p99 / max ms | CPU ms/req |${loopHeads}`).join('') + (values.cold ? ` cold sign-in, ${coldConnections} at once: p50 / p99 / max ms | CPU ms/req |` : '') + (spreadAll ? ' fresh pages |' : ''));
-    console.log('|---|---|---|---|---|---|---|' + connectionCounts.map(() => '---|---|---|' + (values['loop-stats'] ? '---|---|---|---|---|---|---|' : '')).join('') + (values.cold ? '---|---|' : '') + (spreadAll ? '---|' : ''));
+    console.log('|---|---|---|---|---|---|---|' + connectionCounts.map(() => '---|---|---|' + (values['loop-stats'] ? '---|---|---|---|---|---|---|---|---|' : '')).join('') + (values.cold ? '---|---|' : '') + (spreadAll ? '---|' : ''));
     const compression: [string, Buffer[]][] = [];
     for (const endpoint of endpoints) {
       for (const run of running) {
