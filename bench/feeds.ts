@@ -23,13 +23,18 @@
 //               every page to build);
 // --accept-encoding  what the load runs send (autocannon sends none, most real clients send gzip);
 // --compression  what each encoder and level costs on these pages (CPU ms per page, bytes), in this process.
+// --loop-stats  what the daemon's main thread went through during each load run (bench/loop-probe.ts, preloaded into
+//               both versions): event-loop delay p50/p99/max, event-loop utilization, GC pauses (count and ms by kind,
+//               longest), the main thread's time waiting for a CPU in the run queue, and this process's own CPU
+//               (autocannon shares the cores).
 import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
 import bcrypt from 'bcryptjs';
 import { execFileSync, spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import zlib from 'node:zlib';
 import { koboSettingsFor } from '../src/core/kobo/sync-settings.ts';
@@ -50,6 +55,7 @@ const { values } = parseArgs({
     cold: { type: 'boolean', default: false },
     'accept-encoding': { type: 'string', default: '' },
     compression: { type: 'boolean', default: false },
+    'loop-stats': { type: 'boolean', default: false },
   },
 });
 const spreadAll = values.spread === 'all';
@@ -111,13 +117,84 @@ interface Running {
   bearer: Record<string, string>;
   /** The version's catalog file. */
   catalog: string;
+  /** The version's data folder. */
+  dir: string;
 }
 
+/** The file a daemon's loop probe writes to (--loop-stats). */
+const probeFile = (dir: string): string => join(dir, 'loop-probe.json');
+
 async function start(version: Version, dir: string): Promise<Running> {
-  const daemon = await startDaemon(version.launcher, { dataDir: dir, env: { BINDERY_LOG_LEVEL: 'warn' } });
+  const probe: NodeJS.ProcessEnv = values['loop-stats']
+    ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${join(import.meta.dirname, 'loop-probe.ts')}`.trim(), BINDERY_BENCH_LOOP_PROBE: probeFile(dir) }
+    : {};
+  const daemon = await startDaemon(version.launcher, { dataDir: dir, env: { BINDERY_LOG_LEVEL: 'warn', ...probe } });
   const login = await fetch(`${daemon.url}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'admin-password' }) });
   const { accessToken } = (await login.json()) as { accessToken: string };
-  return { version, daemon, bearer: { authorization: `Bearer ${accessToken}` }, catalog: join(dir, 'bindery.sqlite') };
+  return { version, daemon, bearer: { authorization: `Bearer ${accessToken}` }, catalog: join(dir, 'bindery.sqlite'), dir };
+}
+
+interface LoopReport {
+  delay: { p50: number; p99: number; p999: number; max: number; mean: number };
+  utilization: number;
+  served: { p50: number; p99: number; max: number; count: number };
+  slowest: { url: string; ms: number; atMs: number }[];
+  connections: number;
+  lastAcceptMs: number;
+  gc: Record<string, { count: number; ms: number; maxMs: number }>;
+  heapUsedMb: number;
+  rssMb: number;
+}
+
+/** What the daemon's loop probe saw since it was last asked (and starts it over). */
+async function loopReport(run: Running): Promise<LoopReport> {
+  const file = probeFile(run.dir);
+  rmSync(file, { force: true });
+  process.kill(run.daemon.pid, 'SIGUSR2');
+  for (let waited = 0; waited < 10_000; waited += 5) {
+    if (existsSync(file)) {
+      try {
+        return JSON.parse(readFileSync(file, 'utf8')) as LoopReport;
+      } catch {
+        // still being written
+      }
+    }
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error('the daemon\'s loop probe did not answer');
+}
+
+/** Time the daemon's main thread has spent waiting in the run queue for a CPU, in ms (/proc schedstat, Linux). */
+function runQueueWaitMs(pid: number): number {
+  return Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[1]) / 1e6;
+}
+
+/** The slowest requests inside each daemon, per load run (--loop-stats), printed after the table. */
+const slowestServed: string[] = [];
+
+/** Starts watching the daemon for --loop-stats; the function returned gives the figures of the time since. */
+async function watchLoop(run: Running): Promise<() => Promise<string>> {
+  await loopReport(run);
+  const queued = runQueueWaitMs(run.daemon.pid);
+  const own = process.cpuUsage();
+  const started = performance.now();
+  // This process's own loop (autocannon's): a client stalled for a while reads every answer in flight late.
+  const clientDelay = monitorEventLoopDelay({ resolution: 1 });
+  clientDelay.enable();
+  return async () => {
+    const wall = performance.now() - started;
+    clientDelay.disable();
+    const report = await loopReport(run);
+    const wait = runQueueWaitMs(run.daemon.pid) - queued;
+    const ownCpu = process.cpuUsage(own);
+    const gc = (kind: string): string => {
+      const p = report.gc[kind];
+      return p ? `${p.count}/${p.ms.toFixed(0)}` : '0/0';
+    };
+    const longest = Math.max(0, ...Object.values(report.gc).map((p) => p.maxMs));
+    slowestServed.push(`${run.version.label}, ${report.served.count} requests on ${report.connections} new connections (the last accepted at ${report.lastAcceptMs} ms): ${report.slowest.map((s) => `${s.ms} ms at ${s.atMs} ms ${s.url}`).join('; ')}`);
+    return ` ${report.served.p50.toFixed(0)} / ${report.served.p99.toFixed(0)} / ${report.served.max.toFixed(0)} | ${report.delay.p50} / ${report.delay.p99} / ${report.delay.max} | ${(report.utilization * 100).toFixed(0)} % | ${gc('minor')} · ${gc('major')} · ${gc('incremental')} · ${longest.toFixed(1)} | ${((wait / wall) * 100).toFixed(0)} % | ${(((ownCpu.user + ownCpu.system) / 1000 / wall) * 100).toFixed(0)} %, loop delay p99 / max ${(clientDelay.percentile(99) / 1e6).toFixed(0)} / ${(clientDelay.max / 1e6).toFixed(0)} ms | ${report.heapUsedMb.toFixed(0)} / ${report.rssMb.toFixed(0)} |`;
+  };
 }
 
 /**
@@ -232,19 +309,42 @@ interface LoadFigures {
   p99: number;
   max: number;
   cpuPerRequest: number;
+  /** Latencies of each connection's first request, and of the others. */
+  firsts: number[];
+  later: number[];
 }
 
 async function cannon(run: Running, endpoint: Endpoint, plan: PagePlan, connections: number, headers: Record<string, string>, amount?: number): Promise<LoadFigures> {
   const before = cpuMs(run.daemon.pid);
-  const result = await autocannon({
+  // Each connection's first answer apart from the later ones: the first also waits for the daemon to accept it.
+  const firsts: number[] = [];
+  const later: number[] = [];
+  // setupClient is in autocannon's documentation, not in its types.
+  const options: Parameters<typeof autocannon>[0] & { setupClient: (client: NodeJS.EventEmitter) => void } = {
     url: run.daemon.url,
     connections,
     ...(amount ? { amount } : { duration }),
     headers: { ...headers, ...loadHeaders },
     requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: endpoint.path(plan.take()) }) }],
-  });
+    setupClient: (client) => {
+      let first = true;
+      client.on('response', (_status: number, _bytes: number, ms: number) => {
+        (first ? firsts : later).push(ms);
+        first = false;
+      });
+    },
+  };
+  const result = await autocannon(options);
   const cpuPerRequest = (cpuMs(run.daemon.pid) - before) / Math.max(1, result.requests.total);
-  return { requests: result.requests.total, perSecond: result.requests.average, failed: result.non2xx + result.errors + result.timeouts, p50: result.latency.p50, p99: result.latency.p99, max: result.latency.max, cpuPerRequest };
+  return { requests: result.requests.total, perSecond: result.requests.average, failed: result.non2xx + result.errors + result.timeouts, p50: result.latency.p50, p99: result.latency.p99, max: result.latency.max, cpuPerRequest, firsts, later };
+}
+
+/** p50 / p99 / max of a list of ms. */
+function percentiles(ms: number[]): string {
+  if (ms.length === 0) return '–';
+  const sorted = [...ms].sort((a, b) => a - b);
+  const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] as number;
+  return `${at(0.5).toFixed(0)} / ${at(0.99).toFixed(0)} / ${(sorted.at(-1) as number).toFixed(0)}`;
 }
 
 const latencies = (f: LoadFigures): string => `${f.p50} / ${f.p99} / ${f.max}`;
@@ -252,11 +352,13 @@ const latencies = (f: LoadFigures): string => `${f.p50} / ${f.p99} / ${f.max}`;
 /** autocannon over `connections` connections for --duration seconds, with the catalog writer when asked for. */
 async function underLoad(run: Running, endpoint: Endpoint, plan: PagePlan, connections: number): Promise<string> {
   const writer = startWriter(run);
+  const loop = values['loop-stats'] ? await watchLoop(run) : undefined;
   const figures = await cannon(run, endpoint, plan, connections, endpoint.headers(run));
+  const loopCells = loop ? ` ${percentiles(figures.later)} | ${percentiles(figures.firsts)} |${await loop()}` : '';
   const changes = await writer?.stop();
   const failed = figures.failed ? ` (${figures.failed} failed)` : '';
   const wrote = changes === undefined ? '' : `, ${changes} changes`;
-  return ` ${figures.perSecond.toFixed(0)}${failed}${wrote} | ${latencies(figures)} | ${figures.cpuPerRequest.toFixed(2)} |`;
+  return ` ${figures.perSecond.toFixed(0)}${failed}${wrote} | ${latencies(figures)} | ${figures.cpuPerRequest.toFixed(2)} |${loopCells}`;
 }
 
 let coldAccounts = 0;
@@ -355,9 +457,10 @@ for (const books of sizes) {
     const endpoints = all.filter((e) => !values.only || e.label.includes(values.only));
     const mode = [spreadAll ? 'every request a page not asked before' : `pages 1-${spreadPages} over and over`, writerEvery ? `a book renamed every ${writerEvery} ms by another process` : '', values['accept-encoding'] ? `Accept-Encoding: ${values['accept-encoding']}` : 'no Accept-Encoding'].filter(Boolean).join('; ');
     const coldConnections = Math.max(...connectionCounts);
+    const loopHeads = values['loop-stats'] ? ' after the first request of each connection: p50 / p99 / max ms | first requests: p50 / p99 / max ms | inside the daemon p50 / p99 / max ms | loop delay p50 / p99 / max ms | loop busy | GC count/ms: minor · major · incremental · longest ms | main thread waiting for a CPU | bench: CPU, loop delay | heap / RSS MB |' : '';
     console.log(`\n## ${books.toLocaleString('en')} books (daemons from the sources, load ${load()}; load runs: ${mode})\n`);
-    console.log('| endpoint | code | server CPU ms/page, first asked | built | kept | first after a change | KiB |' + connectionCounts.map((c) => ` ${c} conn: req/s | p50 / p99 / max ms | CPU ms/req |`).join('') + (values.cold ? ` cold sign-in, ${coldConnections} at once: p50 / p99 / max ms | CPU ms/req |` : '') + (spreadAll ? ' fresh pages |' : ''));
-    console.log('|---|---|---|---|---|---|---|' + connectionCounts.map(() => '---|---|---|').join('') + (values.cold ? '---|---|' : '') + (spreadAll ? '---|' : ''));
+    console.log('| endpoint | code | server CPU ms/page, first asked | built | kept | first after a change | KiB |' + connectionCounts.map((c) => ` ${c} conn: req/s | p50 / p99 / max ms | CPU ms/req |${loopHeads}`).join('') + (values.cold ? ` cold sign-in, ${coldConnections} at once: p50 / p99 / max ms | CPU ms/req |` : '') + (spreadAll ? ' fresh pages |' : ''));
+    console.log('|---|---|---|---|---|---|---|' + connectionCounts.map(() => '---|---|---|' + (values['loop-stats'] ? '---|---|---|---|---|---|---|---|---|' : '')).join('') + (values.cold ? '---|---|' : '') + (spreadAll ? '---|' : ''));
     const compression: [string, Buffer[]][] = [];
     for (const endpoint of endpoints) {
       for (const run of running) {
@@ -382,6 +485,7 @@ for (const books of sizes) {
       console.log('');
       for (const run of running) console.log(`Kobo sync, ${run.version.label} (${Math.min(books, 10_000)} books on the shelf, 100/page): ${await koboSync(run, koboToken, `bench-${run.daemon.pid}`)}, load ${load()}`);
     }
+    if (slowestServed.length) console.log(`\nSlowest requests inside the daemons (time from the run's start, URL):\n${slowestServed.splice(0).join('\n')}`);
     for (const run of running) console.log(`daemon RSS after the runs, ${run.version.label}: ${rssMb(run.daemon.pid).toFixed(0)} MB`);
   } catch (error) {
     for (const run of running) console.error(`${run.version.label} daemon said:\n${run.daemon.stderr().slice(-2000)}`);

@@ -9,9 +9,13 @@ interface Control {
   rollback: Database.Statement;
   dataVersion: Database.Statement;
   totalChanges: Database.Statement;
+  /** The connection's data_version as last read, with when (see dataVersionOf). */
+  seen?: { dataVersion: number; turn: number };
 }
 
 const controls = new WeakMap<Database.Database, Control>();
+/** The open connections of this process that controls were made for (each Store's: see sqliteBookkeeping). */
+const connections = new Set<Database.Database>();
 /** Connections inside a readSnapshot call (their `inTransaction` is ours, not a writer's). */
 const inSnapshot = new WeakSet<Database.Database>();
 
@@ -26,6 +30,7 @@ function controlOf(sqlite: Database.Database): Control {
       totalChanges: sqlite.prepare('SELECT total_changes()').pluck(),
     };
     controls.set(sqlite, c);
+    connections.add(sqlite);
   }
   return c;
 }
@@ -92,9 +97,47 @@ export interface Generation {
 /** Rows this connection changed through its bookkeeping statements: not changes of the catalog. */
 const bookkeepingChanges = new WeakMap<Database.Database, number>();
 
+/** Counts event-loop turns, for the data_version read once per turn. */
+let turn = 0;
+let turnEnding = false;
+
+function currentTurn(): number {
+  if (!turnEnding) {
+    turnEnding = true;
+    setImmediate(() => {
+      turn++;
+      turnEnding = false;
+    }).unref();
+  }
+  return turn;
+}
+
+/** Whether this process has more than one catalog connection open (closed ones are forgotten here). */
+function sharedProcess(): boolean {
+  if (connections.size < 2) return false;
+  for (const sqlite of connections) if (!sqlite.open) connections.delete(sqlite);
+  return connections.size > 1;
+}
+
+/**
+ * The connection's data_version, read at most once per event-loop turn: the PRAGMA takes and drops the WAL read lock
+ * (~6 µs), and a page asks for the generation dozens of times. Another process's commit is therefore seen from the
+ * next turn on. This connection's own writes never move its data_version (they show in `changes`, read every time);
+ * while this process has a second connection open (a restore, a copy), whose commits must show at once, it is read
+ * every time.
+ */
+function dataVersionOf(c: Control): number {
+  if (sharedProcess()) return c.dataVersion.get() as number;
+  const now = currentTurn();
+  if (c.seen?.turn === now) return c.seen.dataVersion;
+  const dataVersion = c.dataVersion.get() as number;
+  c.seen = { dataVersion, turn: now };
+  return dataVersion;
+}
+
 export function catalogGeneration(sqlite: Database.Database): Generation {
   const c = controlOf(sqlite);
-  return { dataVersion: c.dataVersion.get() as number, changes: (c.totalChanges.get() as number) - (bookkeepingChanges.get(sqlite) ?? 0) };
+  return { dataVersion: dataVersionOf(c), changes: (c.totalChanges.get() as number) - (bookkeepingChanges.get(sqlite) ?? 0) };
 }
 
 /**
