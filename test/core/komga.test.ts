@@ -11,7 +11,8 @@ import { bookOrder, loadBookRows, pageOfBooks, type KomgaBookRow } from '../../s
 import { bookDto, cleaned, collectionDto, humanSize, instant, libraryDto, pageDto, pageEnvelope, pageOf, pageRequest, readProgressDto, releaseDate, seriesDto, userDto } from '../../src/core/komga/dto.ts';
 import { authorNames, bookConditions, libraryIds, listParam, readStatuses, seriesCanMatch } from '../../src/core/komga/filters.ts';
 import { bookProgress, komgaPage, markBookProgress, markRead, markUnread } from '../../src/core/komga/read-progress.ts';
-import { findSeries, seriesBookIds, seriesId, seriesIndex, seriesOfBooks, seriesReadCounts, seriesSlug, summarize } from '../../src/core/komga/series.ts';
+import { seriesOfBooks } from '../../src/core/komga/book-series.ts';
+import { findSeries, seriesBookIds, seriesId, seriesIndex, seriesReadCounts, seriesSlug, summarize } from '../../src/core/komga/series.ts';
 import { UNKNOWN_SERIES } from '../../src/core/komga/sql.ts';
 import { openStore, type Store } from '../../src/core/store/store.ts';
 import { seedBook, seedLibrary } from '../helpers/catalog-seed.ts';

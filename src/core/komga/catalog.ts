@@ -2,12 +2,13 @@
 // filters and sorts), the rows BookDto is built from, and libraries. Series are in series.ts. See docs/komga.md.
 import type { RawBuilder, SqlBool } from 'kysely';
 import { sql } from 'kysely';
-import type { Principal } from '../auth/principal.ts';
+import { isAdmin, type Principal } from '../auth/principal.ts';
 import { canSeeLibrary } from '../auth/visibility.ts';
 import type { SqlDialect } from '../store/dialect.ts';
 import { sameGeneration, type Generation } from '../store/snapshot.ts';
 import type { Store } from '../store/store.ts';
 import { readsMetadata } from './filters.ts';
+import { compiledOnce, type Compiled } from '../store/compiled-once.ts';
 import { andAll, column, listedBooks, remembered } from './sql.ts';
 
 export { UNKNOWN_SERIES } from './sql.ts';
@@ -236,6 +237,11 @@ const MAX_LISTS = 64;
 const MAX_ENDS = 64;
 /** Below this offset, skipping the books before a page costs less than a second statement to compile. */
 const SEEK_FROM = 400;
+/**
+ * Books a page's statement may read (skipped and returned) for content restrictions to be tested book by book: a
+ * restriction collected as a set costs ~0.15 ms to collect at 100,000 books, tested per book ~0.2 µs more per book.
+ */
+const PER_ROW_ROWS = 1000;
 
 /**
  * Where the pages of a list ordered by id end, while the catalog is unchanged: a client pages through a list one page
@@ -266,18 +272,32 @@ export async function pageOfBooks(
   order: BookListOrder,
   slice: { offset: number; limit: number } | 'all',
 ): Promise<{ ids: number[]; total: number }> {
-  const base = listedBooks(store, principal).where(andAll(conditions));
-  const ordered = base.select('book.id').orderBy(order.sql);
+  const listed = (perRow: boolean) => listedBooks(store, principal, { perRow }).where(andAll(conditions)).select('book.id').orderBy(order.sql);
+  // The plain listing (no filter, by id: what readers page through) is compiled once per principal.
+  const plain = conditions.length === 0 && order.byId === true;
+  const statement = (shape: string, tail: readonly unknown[], build: () => Compiled): Compiled => (plain ? compiledOnce(principal, `komga-books:${shape}`, tail, build) : build());
   let ids: number[];
-  if (slice === 'all') ids = await column<number>(store, ordered.compile());
+  if (slice === 'all') ids = await column<number>(store, listed(false).compile());
   else {
-    const paged = ordered.limit(slice.limit).offset(slice.offset).compile();
-    // The list is the page's statement without its LIMIT and OFFSET, which Kysely binds last.
-    const [limit, offset] = paged.parameters.slice(-2);
-    const known = order.byId && limit === slice.limit && offset === slice.offset && slice.offset % slice.limit === 0 ? pageEndsOf(store, `${paged.sql}\u0000${JSON.stringify(paged.parameters.slice(0, -2))}`) : undefined;
-    const page = slice.offset / slice.limit;
-    const after = known && slice.offset >= SEEK_FROM ? known.ends.get(page - 1) : undefined;
-    ids = await column<number>(store, after === undefined ? paged : ordered.where('book.id', '>', after).limit(slice.limit).compile());
+    const { offset, limit } = slice;
+    // Kysely binds LIMIT and OFFSET last: the list is the page's statement without them.
+    const paged = statement('paged', [limit, offset], () => listed(false).limit(limit).offset(offset).compile());
+    const known = order.byId && offset % limit === 0 && paged.parameters.at(-2) === limit && paged.parameters.at(-1) === offset ? pageEndsOf(store, `${paged.sql}\u0000${JSON.stringify(paged.parameters.slice(0, -2))}`) : undefined;
+    const page = offset / limit;
+    const after = known && offset >= SEEK_FROM ? known.ends.get(page - 1) : undefined;
+    // Walking the id index with nothing but visibility to test, the statement reads about the books it skips and
+    // returns: up to PER_ROW_ROWS of them, content restrictions are cheaper tested per book than collected as a set.
+    const walked = after === undefined ? offset + limit : limit;
+    const perRow = plain && walked <= PER_ROW_ROWS && principal.restrictions.length > 0 && !isAdmin(principal);
+    const rows = perRow ? 'per-row' : 'set';
+    ids = await column<number>(
+      store,
+      after !== undefined
+        ? statement(`seek:${rows}`, [after, limit], () => listed(perRow).where('book.id', '>', after).limit(limit).compile())
+        : perRow
+          ? statement('paged:per-row', [limit, offset], () => listed(true).limit(limit).offset(offset).compile())
+          : paged,
+    );
     const last = ids.at(-1);
     // Kept only when nothing changed meanwhile and no write of this process is open (its rows may not stay).
     if (known && last !== undefined && !store.writeInFlight() && sameGeneration(known.generation, store.generation())) {
@@ -287,7 +307,7 @@ export async function pageOfBooks(
     }
   }
   if (slice === 'all') return { ids, total: ids.length };
-  const counted = listedBooks(store, principal, { metadata: readsMetadata(conditions) }).where(andAll(conditions)).select(sql<number>`count(*)`.as('n')).compile();
+  const counted = statement('count', [], () => listedBooks(store, principal, { metadata: readsMetadata(conditions) }).where(andAll(conditions)).select(sql<number>`count(*)`.as('n')).compile());
   return { ids, total: await remembered(store, counted, async () => (await column<number>(store, counted))[0] ?? 0) };
 }
 

@@ -10,7 +10,8 @@ import { libraryIds, type Query } from './filters.ts';
 import { readStateSql } from './read-progress.ts';
 import { parseBookSearch, parseSeriesSearch } from './search-condition.ts';
 import { searchSeries } from './series-search.ts';
-import { findSeries, seriesBookIds, seriesOfBooks } from './series.ts';
+import { seriesOfBooks } from './book-series.ts';
+import { findSeries, seriesBookIds } from './series.ts';
 import { andAll, column, HAS_SERIES, listedBooks, nocaseSql, NOTHING, seriesOrderSql } from './sql.ts';
 import { bookDtos, pageOfHeads, type KomgaReader } from './views.ts';
 

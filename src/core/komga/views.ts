@@ -8,7 +8,8 @@ import { collectionRows, findCollection, type Collection } from './collections.t
 import { bookDto, collectionDto, pageEnvelope, pageOf, pageRequest, seriesDto, sliceOf, type Json, type Links, type PageRequest } from './dto.ts';
 import { boolParam, bookConditions, libraryIds, listParam, readStatuses, seriesBookConditions, seriesCanMatch, textParam, type Query } from './filters.ts';
 import { bookProgress, type KomgaReadState } from './read-progress.ts';
-import { libraryDates, refOf, seriesBookIds, seriesIndex, seriesKeysWhere, seriesOfBooks, seriesReadCounts, summarizeMany, type SeriesHead, type SeriesRef } from './series.ts';
+import { seriesOfBooks } from './book-series.ts';
+import { libraryDates, refOf, seriesBookIds, seriesIndex, seriesKeysWhere, seriesReadCounts, summarizeMany, type SeriesHead, type SeriesRef } from './series.ts';
 import { inCollections, seriesState } from './series-search.ts';
 import { compareNocase } from './sql.ts';
 import { textMatches } from './text-match.ts';

@@ -15,7 +15,7 @@ import {
   type FeedKind,
   type NavEntry,
 } from './feed.ts';
-import { XmlWriter } from './xml.ts';
+import { escapeAttribute, escapeText, XmlWriter } from './xml.ts';
 
 export const NS = {
   atom: 'http://www.w3.org/2005/Atom',
@@ -64,47 +64,48 @@ function navEntry(w: XmlWriter, ctx: AtomContext, entry: NavEntry, updated: stri
   w.close();
 }
 
-function bookEntry(w: XmlWriter, ctx: AtomContext, book: BookEntry): void {
-  w.open('entry');
-  w.leaf('title', book.title);
-  w.leaf('id', `urn:booklore:book:${book.bookId}`);
-  w.leaf('updated', book.updated);
-  for (const name of book.authors) {
-    w.open('author').leaf('name', name).leaf('uri', authorHref(ctx.root, name)).close();
-  }
-  if (book.publisher) w.leaf('dc:publisher', book.publisher);
-  if (book.language) w.leaf('dc:language', book.language);
-  if (book.published) w.leaf('dc:issued', book.published);
-  if (book.isbn13) w.leaf('dc:identifier', `urn:isbn:${book.isbn13}`);
-  if (book.isbn10) w.leaf('dc:identifier', `urn:isbn:${book.isbn10}`);
-  for (const category of book.categories) w.leaf('category', undefined, { term: category, label: category });
+/** ` name="value"`, nothing when the value is undefined (as XmlWriter writes attributes). */
+const attr = (name: string, value: string | number | undefined): string =>
+  value === undefined ? '' : ` ${name}="${typeof value === 'number' ? String(value) : escapeAttribute(value)}"`;
+
+/** `<name>text</name>` on a line of its own at an entry's child depth. */
+const child = (name: string, text: string): string => `    <${name}>${escapeText(text)}</${name}>\n`;
+
+/**
+ * A book's entry as the lines XmlWriter would write for it inside the feed (the same bytes), built as one string: a page
+ * has fifty entries of twenty-odd elements each, and most of a page's rendering went into writing them element by
+ * element.
+ */
+function bookEntryXml(ctx: AtomContext, book: BookEntry): string {
+  let xml = `  <entry>\n${child('title', book.title)}${child('id', `urn:booklore:book:${book.bookId}`)}${child('updated', book.updated)}`;
+  for (const name of book.authors) xml += `    <author>\n      <name>${escapeText(name)}</name>\n      <uri>${escapeText(authorHref(ctx.root, name))}</uri>\n    </author>\n`;
+  if (book.publisher) xml += child('dc:publisher', book.publisher);
+  if (book.language) xml += child('dc:language', book.language);
+  if (book.published) xml += child('dc:issued', book.published);
+  if (book.isbn13) xml += child('dc:identifier', `urn:isbn:${book.isbn13}`);
+  if (book.isbn10) xml += child('dc:identifier', `urn:isbn:${book.isbn10}`);
+  for (const category of book.categories) xml += `    <category${attr('term', category)}${attr('label', category)}/>\n`;
   if (book.series) {
-    w.leaf('calibre:series', book.series.name);
-    if (book.series.position !== undefined) w.leaf('calibre:series_index', String(book.series.position));
+    xml += child('calibre:series', book.series.name);
+    if (book.series.position !== undefined) xml += child('calibre:series_index', String(book.series.position));
   }
-  if (book.description) w.leaf('summary', book.description, { type: 'text' });
+  if (book.description) xml += `    <summary type="text">${escapeText(book.description)}</summary>\n`;
   for (const file of book.files) {
-    w.leaf('link', undefined, { rel: REL.acquisition, href: downloadHref(ctx.root, book.bookId, file.id), type: file.type, title: file.title });
+    xml += `    <link rel="${REL.acquisition}"${attr('href', downloadHref(ctx.root, book.bookId, file.id))}${attr('type', file.type)}${attr('title', file.title)}/>\n`;
   }
   if (book.coverStamp !== undefined) {
     const cover = coverHrefs(ctx.root, book.bookId, book.coverStamp);
-    w.leaf('link', undefined, { rel: REL.image, href: cover.full, type: 'image/jpeg' });
-    w.leaf('link', undefined, { rel: REL.thumbnail, href: cover.thumbnail, type: 'image/jpeg' });
+    xml += `    <link rel="${REL.image}"${attr('href', cover.full)} type="image/jpeg"/>\n    <link rel="${REL.thumbnail}"${attr('href', cover.thumbnail)} type="image/jpeg"/>\n`;
   }
-  if (book.stream) {
-    w.leaf('link', undefined, {
-      rel: REL.stream,
-      href: pageTemplate(ctx.root, book, book.stream),
-      type: 'image/jpeg',
-      'pse:count': book.stream.count,
-      'pse:lastRead': book.stream.lastRead,
-      'pse:lastReadUpdate': book.stream.lastRead !== undefined ? book.stream.lastReadUpdate : undefined,
-    });
+  const stream = book.stream;
+  if (stream) {
+    const lastReadUpdate = stream.lastRead !== undefined ? stream.lastReadUpdate : undefined;
+    xml += `    <link rel="${REL.stream}"${attr('href', pageTemplate(ctx.root, book, stream))} type="image/jpeg"${attr('pse:count', stream.count)}${attr('pse:lastRead', stream.lastRead)}${attr('pse:lastReadUpdate', lastReadUpdate)}/>\n`;
   }
   if (book.series) {
-    w.leaf('link', undefined, { rel: 'related', href: seriesHref(ctx.root, book.series.name), type: ATOM_TYPE.acquisition, title: `More in ${book.series.name}` });
+    xml += `    <link rel="related"${attr('href', seriesHref(ctx.root, book.series.name))} type="${ATOM_TYPE.acquisition}"${attr('title', `More in ${book.series.name}`)}/>\n`;
   }
-  w.close();
+  return `${xml}  </entry>\n`;
 }
 
 export function renderAtom(feed: Feed, ctx: AtomContext): string {
@@ -147,7 +148,7 @@ export function renderAtom(feed: Feed, ctx: AtomContext): string {
   }
   for (const entry of feed.entries) {
     if (entry.type === 'nav') navEntry(w, ctx, entry, feed.updated);
-    else bookEntry(w, ctx, entry);
+    else w.lines(1, bookEntryXml(ctx, entry));
   }
   w.close();
   return w.toString();

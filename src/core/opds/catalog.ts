@@ -6,6 +6,7 @@ import { sql } from 'kysely';
 import { isAdmin, type Principal } from '../auth/principal.ts';
 import { visibleBookFilter } from '../auth/visibility.ts';
 import type { SqlDialect } from '../store/dialect.ts';
+import { compiledOnce, type Compiled } from '../store/compiled-once.ts';
 import { firstColumn, type SqlValue } from '../store/sql-exec.ts';
 import type { Store } from '../store/store.ts';
 import { searchKey } from '../text/search-key.ts';
@@ -128,27 +129,14 @@ function _joined(store: Store) {
   return store.db.selectFrom('book').leftJoin('book_metadata as m', 'm.book_id', 'book.id');
 }
 
-type Compiled = { sql: string; parameters: readonly unknown[] };
-
-/** Statements compiled per principal (one object per user, shared by their requests until the catalog changes). */
-const compiledFor = new WeakMap<Principal, Map<string, Compiled>>();
-const COMPILED_PER_PRINCIPAL = 64;
-
 /**
- * A statement about the principal's books matching `filter`, compiled once: building and compiling it costs more than
- * answering it from what is remembered. Magic shelf rules are compiled afresh (they may depend on the time of day).
+ * A statement about the principal's books matching `filter`, compiled once per principal (see compiled-once.ts):
+ * building and compiling it costs more than answering it from what is remembered. Magic shelf rules are compiled
+ * afresh (they may depend on the time of day).
  */
-function compiledOnce(store: Store, principal: Principal, filter: BookFilter, purpose: string, compile: () => Compiled): Compiled {
+function compiledForFilter(store: Store, principal: Principal, filter: BookFilter, purpose: string, compile: () => Compiled): Compiled {
   if (filter.rules) return compile();
-  let known = compiledFor.get(principal);
-  if (!known) compiledFor.set(principal, (known = new Map()));
-  const key = `${store.engine} ${purpose} ${JSON.stringify(filter)}`;
-  let compiled = known.get(key);
-  if (!compiled) {
-    if (known.size >= COMPILED_PER_PRINCIPAL) known.clear();
-    known.set(key, (compiled = compile()));
-  }
-  return compiled;
+  return compiledOnce(principal, `opds ${store.engine} ${purpose} ${JSON.stringify(filter)}`, [], compile);
 }
 
 /**
@@ -165,7 +153,7 @@ async function countMatching(store: Store, compiled: Compiled, filter: BookFilte
 export function countBooks(store: Store, principal: Principal, filter: BookFilter): Promise<number> {
   return countMatching(
     store,
-    compiledOnce(store, principal, filter, 'count', () => filteredBooks(store, principal, filter).select(sql<number>`count(*)`.as('n')).compile()),
+    compiledForFilter(store, principal, filter, 'count', () => filteredBooks(store, principal, filter).select(sql<number>`count(*)`.as('n')).compile()),
     filter,
   );
 }
@@ -186,7 +174,7 @@ async function orderedBookIds(store: Store, principal: Principal, filter: BookFi
   // Newest first is read straight off its index, which also holds every column the visibility and library filters
   // test: no sort at all. (A search is a set built once before the walk.) Filters on the metadata (series, magic
   // shelves) are left to the planner: they may match few books.
-  const compiled = compiledOnce(store, principal, filter, `ids ${order}`, () => {
+  const compiled = compiledForFilter(store, principal, filter, `ids ${order}`, () => {
     const walkNewest = order === 'RECENT' && filter.series === undefined && filter.rules === undefined;
     const ordered = filteredBooks(store, principal, filter, { withMetadata: ORDERS_WITH_METADATA.has(order), walkNewest })
       .select('book.id as v')
@@ -252,7 +240,7 @@ const FACET_LAG_MS = 60_000;
  */
 export async function formatCounts(store: Store, principal: Principal, filter: BookFilter): Promise<Map<string, number>> {
   const { format: _format, ...unformatted } = filter;
-  const compiled = compiledOnce(store, principal, unformatted, 'formats', () =>
+  const compiled = compiledForFilter(store, principal, unformatted, 'formats', () =>
     store.db
       .selectFrom('book_file as f')
       .select(['f.book_type as type', sql<number>`count(distinct f.book_id)`.as('n')])

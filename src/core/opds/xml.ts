@@ -130,6 +130,13 @@ export class XmlWriter {
     return this;
   }
 
+  /** Lines already written as XML (each ending with a line break) for elements at `depth`, the depth open now. */
+  lines(depth: number, xml: string): this {
+    if (depth !== this.#open.length) throw new Error(`lines for depth ${depth} written at depth ${this.#open.length}`);
+    this.#lines.push(xml);
+    return this;
+  }
+
   toString(): string {
     if (this.#open.length > 0) throw new Error(`unclosed elements: ${this.#open.join(' > ')}`);
     return this.#lines.join('');
