@@ -4,7 +4,7 @@
 import type { RawBuilder } from 'kysely';
 import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
-import { sameGeneration, type Generation } from '../store/snapshot.ts';
+import { sameGeneration, SharedLoads, type Generation } from '../store/snapshot.ts';
 import type { SqlExec } from '../store/sql-exec.ts';
 import type { Store } from '../store/store.ts';
 import { listedBooks, scopeConditions, type BookScope } from './book-scope.ts';
@@ -209,6 +209,7 @@ interface Cached extends Counted {
 }
 
 const cache = new WeakMap<Store, Map<string, Cached>>();
+const loadsByStore = new WeakMap<Store, SharedLoads<string, Counted>>();
 const CACHE_ENTRIES = 64;
 /**
  * Scopes of this many books are counted again at most every STALE_MS (counting 100,000 books takes about 1 s of CPU,
@@ -221,7 +222,9 @@ export const STALE_MS = 30_000;
 
 /**
  * Kept until the catalog changes; for a scope of tens of thousands of books, for up to 30 seconds even then, as
- * Grimmory keeps them: a reader's progress reports change the catalog every few seconds.
+ * Grimmory keeps them: a reader's progress reports change the catalog every few seconds. Callers asking while the same
+ * options are counted share that count; what is counted while this process has a write open is not kept (it may yet
+ * roll back), as with the other kept catalog results.
  */
 async function cached(store: Store, key: string, compute: () => Promise<Counted>): Promise<AppFilterOptions> {
   let entries = cache.get(store);
@@ -230,7 +233,10 @@ async function cached(store: Store, key: string, compute: () => Promise<Counted>
   const hit = entries.get(key);
   const now = Date.now();
   if (hit && (sameGeneration(hit.generation, generation) || (hit.books >= KEPT_AFTER_CHANGE_BOOKS && now - hit.at < STALE_MS))) return hit.options;
-  const counted = await compute();
+  let loads = loadsByStore.get(store);
+  if (!loads) loadsByStore.set(store, (loads = new SharedLoads()));
+  const counted = await loads.share(key, generation, compute);
+  if (store.writeInFlight() || entries.get(key)?.options === counted.options) return counted.options;
   entries.delete(key);
   entries.set(key, { ...counted, generation, at: now });
   if (entries.size > CACHE_ENTRIES) entries.delete(entries.keys().next().value as string);
