@@ -62,7 +62,7 @@ function sizeText(bytes: number | null): string {
 function fileLine(f: BookdropFileJson): string {
   const meta = f.fetchedMetadata ?? f.originalMetadata ?? {};
   const authors = meta.authors?.length ? ` — ${meta.authors.join(', ')}` : '';
-  return `${f.id}\t${f.fileName}\t${sizeText(f.fileSize)}\t${meta.title ?? ''}${authors}${f.status === 'PENDING_REVIEW' ? '' : `\t(${f.status})`}`;
+  return `${f.id}\t${f.fileName}\t${sizeText(f.fileSize)}\t${meta.title ?? ''}${authors}${f.status === 'PENDING_REVIEW' ? '' : `\t(${f.status}${f.originalLeft ? `: imported, the original could not be removed: ${f.originalLeft}` : ''})`}`;
 }
 
 async function pendingFiles(env: BookdropEnv, only?: number[]): Promise<BookdropFileJson[]> {

@@ -119,6 +119,8 @@ interface CompressedCopy {
   sent: number;
   /** At the live level, or being made again at it. */
   final: boolean;
+  /** Its length once made, as told to the body's owner (0 before). */
+  size: number;
 }
 
 /**
@@ -127,9 +129,16 @@ interface CompressedCopy {
  */
 const compressedCopies = new WeakMap<Buffer, Map<Encoding, CompressedCopy>>();
 
-/** Marks `body` as one that will be sent again unchanged: its compressed forms are then kept as long as it is. */
-export function keepCompressedCopies(body: Buffer): void {
+/** Per kept body: told how many bytes its compressed copies add or free, so that they count in its keeper's budget. */
+const copyBytesListeners = new WeakMap<Buffer, (delta: number) => void>();
+
+/**
+ * Marks `body` as one that will be sent again unchanged: its compressed forms are then kept as long as it is, and
+ * `onCopyBytes` (the first one given) is told the bytes each copy adds (and what a better copy adds or frees).
+ */
+export function keepCompressedCopies(body: Buffer, onCopyBytes?: (delta: number) => void): void {
   if (!compressedCopies.has(body)) compressedCopies.set(body, new Map());
+  if (onCopyBytes && !copyBytesListeners.has(body)) copyBytesListeners.set(body, onCopyBytes);
 }
 
 function compressedCopy(encoding: Encoding, body: Buffer): Promise<Buffer> {
@@ -137,11 +146,18 @@ function compressedCopy(encoding: Encoding, body: Buffer): Promise<Buffer> {
   if (!copies) return compressBuffer(encoding, body);
   const copy = copies.get(encoding);
   if (!copy) {
-    const first: CompressedCopy = { bytes: compressBuffer(encoding, body, FIRST_LEVELS[encoding]), sent: 1, final: FIRST_LEVELS[encoding] === LIVE_LEVELS[encoding] };
+    const first: CompressedCopy = { bytes: compressBuffer(encoding, body, FIRST_LEVELS[encoding]), sent: 1, final: FIRST_LEVELS[encoding] === LIVE_LEVELS[encoding], size: 0 };
     copies.set(encoding, first);
-    first.bytes.catch(() => {
-      if (copies.get(encoding) === first) copies.delete(encoding);
-    });
+    first.bytes.then(
+      (bytes) => {
+        if (copies.get(encoding) !== first) return;
+        first.size = bytes.length;
+        copyBytesListeners.get(body)?.(bytes.length);
+      },
+      () => {
+        if (copies.get(encoding) === first) copies.delete(encoding);
+      },
+    );
     return first.bytes;
   }
   if (!copy.final && copy.sent++ >= SENT_BEFORE_BETTER_COPY) {
@@ -151,7 +167,9 @@ function compressedCopy(encoding: Encoding, body: Buffer): Promise<Buffer> {
     setImmediate(() => {
       compressBuffer(encoding, body).then(
         (bytes) => {
-          if (copies.get(encoding) === copy) copies.set(encoding, { bytes: Promise.resolve(bytes), sent: copy.sent, final: true });
+          if (copies.get(encoding) !== copy) return;
+          copies.set(encoding, { bytes: Promise.resolve(bytes), sent: copy.sent, final: true, size: bytes.length });
+          copyBytesListeners.get(body)?.(bytes.length - copy.size);
         },
         () => undefined,
       );

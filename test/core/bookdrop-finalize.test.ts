@@ -3,14 +3,17 @@
 // for byte, nothing is left in the library, the file is back in review, and the other files of the same request
 // are imported.
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { hasClaimedImports, recoverAbandonedClaims } from '../../src/core/bookdrop/bookdrop-cleanup.ts';
+import { bookdropFileJson } from '../../src/core/bookdrop/bookdrop-files.ts';
 import { syncBookdrop, type BookdropEnv } from '../../src/core/bookdrop/intake.ts';
 import { finalizeImport, finalizeResultJson } from '../../src/core/bookdrop/finalize.ts';
 import { nodeImportFs, type ImportFs } from '../../src/core/bookdrop/safe-copy.ts';
 import { createLibrary, type Library } from '../../src/core/libraries/libraries.ts';
 import { openStore, type Store } from '../../src/core/store/store.ts';
+import { makeUndeletable } from '../helpers/undeletable.ts';
 import { makeTempLibrary, writeSimpleEpub, type TempLibrary } from '../helpers/library-fixtures.ts';
 
 let lib: TempLibrary;
@@ -50,6 +53,14 @@ afterEach(async () => {
   await store.close();
   lib.cleanup();
 });
+
+/** Import steps whose removal of this file fails (with this error code). */
+function refusing(fileName: string, code: string): ImportFs {
+  const messages: Record<string, string> = { EACCES: 'permission denied', EBUSY: 'resource busy' };
+  return { ...nodeImportFs, unlink: async (path) => (path.endsWith(fileName) ? Promise.reject(Object.assign(new Error(`${code}: ${messages[code]}`), { code })) : nodeImportFs.unlink(path)) };
+}
+
+const duneBooks = async (): Promise<number> => (await store.db.selectFrom('book_metadata').select('book_id').where('title', '=', 'Dune').execute()).length;
 
 const defaults = (): { defaultLibraryId: number; defaultPathId: number } => ({ defaultLibraryId: library.id, defaultPathId: library.paths[0]!.id });
 
@@ -235,5 +246,71 @@ describe('finalizing with a failing step', () => {
     const row = await store.db.selectFrom('bookdrop_file').select('status').where('file_name', '=', 'dune.epub').executeTakeFirstOrThrow();
     expect(row.status).toBe('FINALIZED');
     expect(await pendingIds()).toHaveLength(2);
+  });
+
+  it('an original that cannot be removed stays imported through every recovery, is reported, and goes once it can', async () => {
+    const dune = await idOf('dune.epub');
+    await finalizeImport(env, { files: [{ fileId: dune }], ...defaults() }, { fs: refusing('dune.epub', 'EACCES') });
+    const unlock = makeUndeletable(bookdrop());
+    if (!unlock) return; // neither chattr nor permissions can stop a removal here
+    try {
+      // The periodic look for interrupted imports (the daemon's, every few seconds) must not take it for one.
+      expect(await recoverAbandonedClaims(env)).toEqual({ completed: 0, released: 0 });
+      expect(await hasClaimedImports(store)).toBe(false);
+      const row = await store.db.selectFrom('bookdrop_file').selectAll().where('id', '=', dune).executeTakeFirstOrThrow();
+      expect(row).toMatchObject({ status: 'FINALIZED', import_owner: null, original_left: 'EACCES: permission denied' });
+      expect(bookdropFileJson(row)).toMatchObject({ status: 'FINALIZED', originalLeft: 'EACCES: permission denied' });
+      expect(await pendingIds()).not.toContain(dune);
+      // Importing everything waiting for review does not import it a second time.
+      const again = await finalizeImport(env, { selectAll: true, ...defaults() });
+      expect(again.results.map((r) => r.fileId)).not.toContain(dune);
+      // A rescan tries the removal again and reports what it still cannot remove.
+      const synced = await syncBookdrop(env, { settleMs: 0 });
+      // (Emma, imported just now into the locked folder, is left too.)
+      expect(synced.warnings).toContainEqual({ path: bookdrop('dune.epub'), reason: expect.stringMatching(/^imported, but the original could not be removed from the bookdrop: /) });
+      expect(await pendingIds()).not.toContain(dune);
+    } finally {
+      unlock();
+    }
+    expect(await duneBooks()).toBe(1);
+    // Once the removal works, the original and the row go.
+    const synced = await syncBookdrop(env, { settleMs: 0 });
+    expect(synced).toMatchObject({ added: [], warnings: [] });
+    expect(existsSync(bookdrop('dune.epub'))).toBe(false);
+    expect(await store.db.selectFrom('bookdrop_file').select('id').where('id', '=', dune).executeTakeFirst()).toBeUndefined();
+    expect(await duneBooks()).toBe(1);
+  });
+
+  it('an import killed after recording its book, whose original cannot be removed: the recovery keeps it imported', async () => {
+    const dune = await idOf('dune.epub');
+    await finalizeImport(env, { files: [{ fileId: dune }], ...defaults() }, { fs: refusing('dune.epub', 'EACCES') });
+    // What a kill between recording the book and removing the original leaves: the claim of a process not running it.
+    const owner = JSON.stringify((await store.liveness.register()).owner);
+    await store.db.updateTable('bookdrop_file').set({ import_owner: owner, original_left: null }).where('id', '=', dune).execute();
+    const unlock = makeUndeletable(bookdrop());
+    if (!unlock) return;
+    try {
+      expect(await recoverAbandonedClaims(env)).toEqual({ completed: 1, released: 0 });
+      const row = await store.db.selectFrom('bookdrop_file').selectAll().where('id', '=', dune).executeTakeFirstOrThrow();
+      expect(row).toMatchObject({ status: 'FINALIZED', import_owner: null, original_left: expect.stringMatching(/EPERM|EACCES/) });
+      expect(await recoverAbandonedClaims(env)).toEqual({ completed: 0, released: 0 });
+      expect(await pendingIds()).not.toContain(dune);
+    } finally {
+      unlock();
+    }
+    expect(await duneBooks()).toBe(1);
+  });
+
+  it('an original left behind that no longer holds the imported book goes back to review', async () => {
+    const dune = await idOf('dune.epub');
+    await finalizeImport(env, { files: [{ fileId: dune }], ...defaults() }, { fs: refusing('dune.epub', 'EBUSY') });
+    // Replaced by another book under the same name.
+    await writeSimpleEpub(bookdrop('dune.epub'), { title: 'Dune Messiah', authors: ['Frank Herbert'] });
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(bookdrop('dune.epub'), old, old);
+    await syncBookdrop(env, { settleMs: 0 });
+    const row = await store.db.selectFrom('bookdrop_file').selectAll().where('id', '=', dune).executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ status: 'PENDING_REVIEW', original_left: null });
+    expect(bookdropFileJson(row).originalMetadata?.title).toBe('Dune Messiah');
   });
 });

@@ -276,12 +276,14 @@ describe('keeping the queue true to the folder', () => {
     await finalizeImport(env, { files: [{ fileId: a!.id }], defaultLibraryId: library.id, defaultPathId: library.paths[0]!.id }, {
       fs: { ...(await import('../../src/core/bookdrop/safe-copy.ts')).nodeImportFs, unlink: async (p) => (p === bookdrop('a.epub') ? Promise.reject(Object.assign(new Error('killed'), { code: 'EINTR' })) : rmSync(p)) },
     });
+    // (A removal that fails while the process lives leaves the row imported, reason given; a kill leaves the claim.)
+    await store.db.updateTable('bookdrop_file').set({ original_left: null }).where('id', '=', a!.id).execute();
     // "b" was claimed and the process died before anything was recorded.
     await store.db.updateTable('bookdrop_file').set({ status: 'FINALIZED' }).where('id', '=', b!.id).execute();
     const old = new Date(Date.now() - STALE_CLAIM_MS - 1000).toISOString();
     await store.db.updateTable('bookdrop_file').set({ updated_at: old }).execute();
 
-    expect(await recoverInterruptedImports(env)).toEqual({ completed: 1, released: 1 });
+    expect(await recoverInterruptedImports(env)).toEqual({ completed: 1, released: 1, originalsLeft: [] });
     expect(existsSync(bookdrop('a.epub'))).toBe(false);
     expect(readFileSync(join(lib.root, 'A', 'A.epub'))).toEqual(original);
     const left = await rows();
@@ -300,7 +302,7 @@ describe('an import whose process still runs', () => {
       // On PostgreSQL the importer is made to look like a replica on another machine (a SQLite catalog never spans machines).
       const recorded = onPostgres ? { ...owner, host: 'replica-b.example', boot: 'boot-of-replica-b', pid: 4_000_000 } : owner;
       await store.db.updateTable('bookdrop_file').set({ status: 'FINALIZED', import_owner: JSON.stringify(recorded) }).execute();
-      expect(await recoverInterruptedImports(env)).toEqual({ completed: 0, released: 0 });
+      expect(await recoverInterruptedImports(env)).toEqual({ completed: 0, released: 0, originalsLeft: [] });
       expect((await rows()).map((r) => r.status)).toEqual(['FINALIZED']);
     } finally {
       const exited = new Promise((resolve) => holder.once('exit', resolve));

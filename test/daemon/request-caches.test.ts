@@ -215,6 +215,24 @@ describe('CatalogBytesCache', () => {
     expect(cache.size).toEqual(held);
   });
 
+  it('counts what an entry holds besides its bytes (its compressed copies) in its size, and stays within it', () => {
+    const cache = new CatalogBytesCache(3 * 1300, 2000);
+    const [a, b, c] = ['a', 'b', 'c'].map((key) => cache.get(d.store, key, () => `${key}:${'x'.repeat(1000)}`)) as [Buffer, Buffer, Buffer];
+    const held = cache.size.bytes;
+    cache.grow('b', b, 200);
+    expect(cache.size).toEqual({ entries: 3, bytes: held + 200 });
+    // Over the size: 'a', the least recently used, goes.
+    cache.grow('c', c, 400);
+    expect(cache.size.entries).toBe(2);
+    expect(cache.size.bytes).toBeLessThanOrEqual(3 * 1300);
+    expect(cache.size.bytes).toBe(held + 600 - (held / 3));
+    // Bytes of an entry no longer kept, or of other bytes under a kept key, are not counted.
+    const now = cache.size;
+    cache.grow('a', a, 100);
+    cache.grow('b', Buffer.from(b), 100);
+    expect(cache.size).toEqual(now);
+  });
+
   it('drops answers when they expire, without waiting for the next request', async () => {
     const expired: number[] = [];
     const cache = new CatalogBytesCache(1 << 20, 1 << 16, 50, (bytes) => expired.push(bytes));

@@ -4,7 +4,7 @@
 import type { RawBuilder } from 'kysely';
 import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
-import { sameGeneration, type Generation } from '../store/snapshot.ts';
+import { sameGeneration, SharedLoads, type Generation } from '../store/snapshot.ts';
 import type { SqlExec } from '../store/sql-exec.ts';
 import type { Store } from '../store/store.ts';
 import { listedBooks, scopeConditions, type BookScope } from './book-scope.ts';
@@ -141,7 +141,7 @@ export function languageLabel(code: string): string {
 
 const BUCKET_KEYS = new Set<string>(['ageRatings', 'matchScores', 'fileSizes', 'amazonRatings', 'goodreadsRatings', 'hardcoverRatings', 'lubimyczytacRatings', 'ranobedbRatings', 'audibleRatings', 'pageCounts']);
 
-function assemble(rows: { k: string; name: string | null; n: number }[]): AppFilterOptions {
+function assemble(rows: { k: string; name: string | null; n: number }[]): Counted {
   const lists = new Map<string, CountedOption[]>();
   const add = (key: string, name: string, count: number): void => {
     lists.set(key, [...(lists.get(key) ?? []), { name, count }]);
@@ -189,7 +189,7 @@ function assemble(rows: { k: string; name: string | null; n: number }[]): AppFil
   // Books without any progress row first, as UNSET.
   if (unset > 0) out.readStatuses = [{ name: 'UNSET', count: unset }, ...(out.readStatuses as CountedOption[])];
   out.languages = (lists.get('languages') ?? []).sort(byCount).slice(0, NAME_LIMIT).map((l) => ({ code: l.name, label: languageLabel(l.name), count: l.count }));
-  return out as AppFilterOptions;
+  return { options: out as AppFilterOptions, books: total };
 }
 
 function creatorName(joined: string): string {
@@ -197,37 +197,50 @@ function creatorName(joined: string): string {
   return `${name}:${CREATOR_LABELS[role] ?? role.toLowerCase()}`;
 }
 
-interface Cached {
+/** The options of a scope and how many books it has (what counting them costs grows with). */
+interface Counted {
+  options: AppFilterOptions;
+  books: number;
+}
+
+interface Cached extends Counted {
   generation: Generation;
   at: number;
-  costMs: number;
-  value: AppFilterOptions;
 }
 
 const cache = new WeakMap<Store, Map<string, Cached>>();
+const loadsByStore = new WeakMap<Store, SharedLoads<string, Counted>>();
 const CACHE_ENTRIES = 64;
-/** Counting that took longer than this is not done again for the same caller and scope within STALE_MS. */
-const EXPENSIVE_MS = 150;
+/**
+ * Scopes of this many books are counted again at most every STALE_MS (counting 100,000 books takes about 1 s of CPU,
+ * 10,000 about 100 ms; a few hundred, a few ms). Decided by the books, not by how long counting took: the same
+ * catalog behaves the same on a quiet machine and a busy one.
+ */
+export const KEPT_AFTER_CHANGE_BOOKS = 10_000;
 /** Grimmory keeps filter options for 30 seconds whatever changes. */
-const STALE_MS = 30_000;
+export const STALE_MS = 30_000;
 
 /**
- * Kept until the catalog changes; on a catalog where counting is expensive (tens of thousands of books), for up to 30
- * seconds even then, as Grimmory keeps them: a reader's progress reports change the catalog every few seconds.
+ * Kept until the catalog changes; for a scope of tens of thousands of books, for up to 30 seconds even then, as
+ * Grimmory keeps them: a reader's progress reports change the catalog every few seconds. Callers asking while the same
+ * options are counted share that count; what is counted while this process has a write open is not kept (it may yet
+ * roll back), as with the other kept catalog results.
  */
-async function cached(store: Store, key: string, compute: () => Promise<AppFilterOptions>): Promise<AppFilterOptions> {
+async function cached(store: Store, key: string, compute: () => Promise<Counted>): Promise<AppFilterOptions> {
   let entries = cache.get(store);
   if (!entries) cache.set(store, (entries = new Map()));
   const generation = store.generation();
   const hit = entries.get(key);
   const now = Date.now();
-  if (hit && (sameGeneration(hit.generation, generation) || (hit.costMs > EXPENSIVE_MS && now - hit.at < STALE_MS))) return hit.value;
-  const started = performance.now();
-  const value = await compute();
+  if (hit && (sameGeneration(hit.generation, generation) || (hit.books >= KEPT_AFTER_CHANGE_BOOKS && now - hit.at < STALE_MS))) return hit.options;
+  let loads = loadsByStore.get(store);
+  if (!loads) loadsByStore.set(store, (loads = new SharedLoads()));
+  const counted = await loads.share(key, generation, compute);
+  if (store.writeInFlight() || entries.get(key)?.options === counted.options) return counted.options;
   entries.delete(key);
-  entries.set(key, { generation, at: now, costMs: performance.now() - started, value });
+  entries.set(key, { ...counted, generation, at: now });
   if (entries.size > CACHE_ENTRIES) entries.delete(entries.keys().next().value as string);
-  return value;
+  return counted.options;
 }
 
 const hasRows = async (exec: SqlExec, table: string): Promise<boolean> => (await exec.get(`SELECT 1 FROM ${table} LIMIT 1`)) !== undefined;

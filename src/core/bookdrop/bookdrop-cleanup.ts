@@ -1,7 +1,7 @@
 // Keeping the queue true to the folder: rows whose file has gone, imports cut short by a crash, and discarding.
 import { readdir, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { nodeMoveFs } from '../moves/fs.ts';
+import { errorCode, nodeMoveFs } from '../moves/fs.ts';
 import { activeBatches, ownerStatus } from '../moves/journal.ts';
 import { ensureHeld, RegistrationLost, type Registration } from '../store/liveness.ts';
 import type { Store } from '../store/store.ts';
@@ -56,7 +56,10 @@ export const STALE_CLAIM_MS = 60 * 60 * 1000;
 export const importKey = (id: number): string => `bookdrop-import-${id}`;
 
 /** An import's trace, cleared whenever its row goes back to the queue. */
-export const NO_IMPORT = { import_owner: null, import_partial_path: null, import_target_path: null } as const;
+export const NO_IMPORT = { import_owner: null, import_partial_path: null, import_target_path: null, original_left: null } as const;
+
+/** How an import whose original stayed in the bookdrop is reported (the reason follows). */
+export const ORIGINAL_LEFT_NOTE = 'the original could not be removed from the bookdrop';
 
 async function claimIsAbandoned(store: Store, row: BookdropRow, cutoff: string): Promise<boolean> {
   if (row.import_owner === null) return (row.updated_at ?? '') < cutoff;
@@ -94,9 +97,17 @@ async function undoHalfImport(store: Store, row: BookdropRow): Promise<'recorded
   return 'undone';
 }
 
+/**
+ * Rows an import holds: FINALIZED and not yet done. A FINALIZED row with `original_left` is done (the book is in the
+ * library, only its original could not be removed) and is no claim.
+ */
+function claimedRows(store: Store) {
+  return store.db.selectFrom('bookdrop_file').where('status', '=', FINALIZED).where('original_left', 'is', null);
+}
+
 /** Whether any import is claimed (running, or cut short): one indexed look, what a periodic recovery costs when idle. */
 export async function hasClaimedImports(store: Store): Promise<boolean> {
-  return (await store.db.selectFrom('bookdrop_file').select('id').where('status', '=', FINALIZED).limit(1).executeTakeFirst()) !== undefined;
+  return (await claimedRows(store).select('id').limit(1).executeTakeFirst()) !== undefined;
 }
 
 /**
@@ -104,7 +115,7 @@ export async function hasClaimedImports(store: Store): Promise<boolean> {
  * at once (two replicas, a replica and the CLI) never both work on it: false when another got there first.
  */
 async function takeOver(store: Store, row: BookdropRow, me: string): Promise<boolean> {
-  const claim = store.db.updateTable('bookdrop_file').set({ import_owner: me, updated_at: nowIso() }).where('id', '=', row.id).where('status', '=', FINALIZED);
+  const claim = store.db.updateTable('bookdrop_file').set({ import_owner: me, updated_at: nowIso() }).where('id', '=', row.id).where('status', '=', FINALIZED).where('original_left', 'is', null);
   const res = await (row.import_owner === null ? claim.where('import_owner', 'is', null) : claim.where('import_owner', '=', row.import_owner)).executeTakeFirst();
   return Number(res.numUpdatedRows) === 1;
 }
@@ -125,11 +136,20 @@ async function recoverClaim(env: BookdropEnv, row: BookdropRow, me: string, regi
   }
   if (half === 'recorded' || (await importedCopyExists(env.store, row.file_path))) {
     ensureHeld(registration, 'recovery of a bookdrop import');
-    await unlink(row.file_path).catch(() => undefined);
+    const failure = await unlink(row.file_path).then(() => undefined, (error: unknown) => error as Error);
     if (!(await exists(row.file_path))) {
       await forget();
       return 'completed';
     }
+    // The book is in the library: it stays imported, its original reported as left behind, never offered again.
+    await db
+      .updateTable('bookdrop_file')
+      .set({ ...NO_IMPORT, original_left: failure?.message ?? 'the file is still there', updated_at: nowIso() })
+      .where('id', '=', row.id)
+      .where('import_owner', '=', me)
+      .execute();
+    env.log?.('warn', `bookdrop: ${row.file_name} is imported, but ${ORIGINAL_LEFT_NOTE}: ${failure?.message ?? 'the file is still there'}`, { path: row.file_path });
+    return 'completed';
   }
   await db.updateTable('bookdrop_file').set({ status: PENDING, updated_at: nowIso(), ...NO_IMPORT }).where('id', '=', row.id).where('import_owner', '=', me).execute();
   return 'released';
@@ -143,7 +163,7 @@ async function recoverClaim(env: BookdropEnv, row: BookdropRow, me: string, regi
  */
 export async function recoverAbandonedClaims(env: BookdropEnv, now = Date.now()): Promise<{ completed: number; released: number }> {
   const cutoff = new Date(now - STALE_CLAIM_MS).toISOString();
-  const claimed = await env.store.db.selectFrom('bookdrop_file').selectAll().where('status', '=', FINALIZED).execute();
+  const claimed = await claimedRows(env.store).selectAll().execute();
   const out = { completed: 0, released: 0 };
   let registration: Registration | undefined;
   try {
@@ -169,12 +189,60 @@ export async function recoverAbandonedClaims(env: BookdropEnv, now = Date.now())
   return out;
 }
 
-/** Recovers abandoned claims (`recoverAbandonedClaims`), then removes partial files of dead processes from the bookdrop. */
-export async function recoverInterruptedImports(env: BookdropEnv, now = Date.now()): Promise<{ completed: number; released: number }> {
+export interface RecoverySummary {
+  completed: number;
+  released: number;
+  /** Imported files whose original is still in the bookdrop because it cannot be removed. */
+  originalsLeft: { path: string; reason: string }[];
+}
+
+/**
+ * Recovers abandoned claims (`recoverAbandonedClaims`), tries again to remove the originals imports had to leave
+ * behind (`retryLeftOriginals`), then removes partial files of dead processes from the bookdrop.
+ */
+export async function recoverInterruptedImports(env: BookdropEnv, now = Date.now()): Promise<RecoverySummary> {
   const out = await recoverAbandonedClaims(env, now);
+  const originalsLeft = await retryLeftOriginals(env);
   const partials = await removeAbandonedPartials(env.store.liveness, resolve(env.bookdropDir));
   if (partials > 0) env.log?.('warn', `bookdrop: removed ${partials} partial file${partials === 1 ? '' : 's'} left by an interrupted upload`);
-  return out;
+  return { ...out, originalsLeft };
+}
+
+/**
+ * Imported files whose original could not be removed (`original_left`): the original is removed now when it still
+ * holds a book the library has (the row goes with it); one that is gone takes its row along; one that no longer
+ * matches any book of the library (replaced by another file, or the book deleted since) goes back to review. What
+ * still cannot be removed is returned and logged. Rescans only: the periodic look for interrupted imports leaves
+ * these rows alone, rather than retry a removal that keeps failing every few seconds.
+ */
+export async function retryLeftOriginals(env: BookdropEnv): Promise<{ path: string; reason: string }[]> {
+  const rows = await env.store.db.selectFrom('bookdrop_file').select(['id', 'file_path', 'original_left']).where('status', '=', FINALIZED).where('original_left', 'is not', null).execute();
+  const left: { path: string; reason: string }[] = [];
+  const done: number[] = [];
+  for (const row of rows) {
+    const leftRow = env.store.db.updateTable('bookdrop_file').where('id', '=', row.id).where('original_left', 'is not', null);
+    if (!(await exists(row.file_path))) {
+      done.push(row.id);
+      continue;
+    }
+    if (!(await importedCopyExists(env.store, row.file_path))) {
+      await leftRow.set({ status: PENDING, updated_at: nowIso(), ...NO_IMPORT }).execute();
+      await emitEvent(env.store.db, { kind: 'bookdrop-changed' });
+      continue;
+    }
+    const failure = await unlink(row.file_path).then(() => undefined, (error: unknown) => error);
+    if (failure === undefined || errorCode(failure) === 'ENOENT') {
+      done.push(row.id);
+      await removeEmptyFolders(resolve(env.bookdropDir), dirname(row.file_path)).catch(() => undefined);
+      continue;
+    }
+    const reason = (failure as Error).message;
+    if (reason !== row.original_left) await leftRow.set({ original_left: reason, updated_at: nowIso() }).execute();
+    left.push({ path: row.file_path, reason });
+  }
+  await deleteRows(env, done);
+  if (left.length > 0) env.log?.('warn', `bookdrop: ${left.length} imported file${left.length === 1 ? '' : 's'} left in the bookdrop (${ORIGINAL_LEFT_NOTE}): ${left.map((l) => `${l.path}: ${l.reason}`).join('; ')}`);
+  return left;
 }
 
 /** Whether a catalog file with the same size and content as `path` is on disk. */

@@ -25,6 +25,8 @@ export interface BookdropFileJson {
   createdAt: string | null;
   updatedAt: string | null;
   status: string;
+  /** Bindery's own: an imported file whose original could not be removed from the bookdrop, and why (only then). */
+  originalLeft?: string;
 }
 
 export function bookdropFileJson(row: BookdropRow): BookdropFileJson {
@@ -38,6 +40,7 @@ export function bookdropFileJson(row: BookdropRow): BookdropFileJson {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     status: row.status,
+    ...(row.original_left !== null ? { originalLeft: row.original_left } : {}),
   };
 }
 

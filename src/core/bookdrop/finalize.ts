@@ -16,7 +16,7 @@ import { ensureHeld, RegistrationLost, type Registration } from '../store/livene
 import type { SqlExec } from '../store/sql-exec.ts';
 import type { Store } from '../store/store.ts';
 import { nowIso } from '../time.ts';
-import { importKey, NO_IMPORT, removeEmptyFolders } from './bookdrop-cleanup.ts';
+import { importKey, NO_IMPORT, ORIGINAL_LEFT_NOTE, removeEmptyFolders } from './bookdrop-cleanup.ts';
 import { currentMetadata, FINALIZED, PENDING, rowsByIds, type BookdropRow } from './bookdrop-files.ts';
 import { dropMetadata, namingFacts, overlayMetadata, type DropMetadata } from './bookdrop-metadata.ts';
 import { bookdropCoverPath, partialName, removeBookdropCover } from './bookdrop-paths.ts';
@@ -234,8 +234,10 @@ async function importOne(im: Importer, row: BookdropRow, target: Target, claim: 
     await im.fs.unlink(source);
   } catch (error) {
     if (errorCode(error) !== 'ENOENT') {
-      // Imported and recorded; the row stays FINALIZED so the file is not offered again.
-      return { bookId, path: placed, warning: `the original could not be removed from the bookdrop: ${(error as Error).message}` };
+      // Imported and recorded: the row stays FINALIZED, no longer a claim, so that no recovery offers the file again.
+      const reason = (error as Error).message;
+      await markOriginalLeft(im.env.store, claim, reason);
+      return { bookId, path: placed, warning: `${ORIGINAL_LEFT_NOTE}: ${reason}` };
     }
   }
   await forgetClaimed(im.env.store, claim);
@@ -283,6 +285,10 @@ async function stillClaimed(store: Store, exec: SqlExec, claim: Claim): Promise<
 
 async function forgetClaimed(store: Store, claim: Claim): Promise<void> {
   await store.db.deleteFrom('bookdrop_file').where('id', '=', claim.id).where('import_owner', '=', claim.me).execute();
+}
+
+async function markOriginalLeft(store: Store, claim: Claim, reason: string): Promise<void> {
+  await updateClaimed(store, claim).set({ ...NO_IMPORT, original_left: reason, updated_at: nowIso() }).execute();
 }
 
 async function release(store: Store, claim: Claim): Promise<void> {

@@ -8,7 +8,7 @@ import { readSetting } from '../settings/app-settings.ts';
 import type { Store } from '../store/store.ts';
 import { forEachLimited } from '../scan/task-runner.ts';
 import { nowIso } from '../time.ts';
-import { recoverInterruptedImports, removeVanished } from './bookdrop-cleanup.ts';
+import { ORIGINAL_LEFT_NOTE, recoverInterruptedImports, removeVanished } from './bookdrop-cleanup.ts';
 import { PENDING } from './bookdrop-files.ts';
 import { baseName, dropMetadata, metadataFromExtraction, type DropMetadata } from './bookdrop-metadata.ts';
 import { bookdropCoversDir, isBookdropCandidate, isInsideDir, saveBookdropCover } from './bookdrop-paths.ts';
@@ -198,7 +198,8 @@ export async function syncBookdrop(env: BookdropEnv, options: IntakeOptions & { 
   const dir = resolve(env.bookdropDir);
   const summary: SyncSummary = { added: [], known: 0, unsettled: [], removed: 0, warnings: [] };
   const candidates = await bookdropCandidates(dir);
-  await recoverInterruptedImports(env);
+  const recovery = await recoverInterruptedImports(env);
+  for (const left of recovery.originalsLeft) summary.warnings.push({ path: left.path, reason: `imported, but ${ORIGINAL_LEFT_NOTE}: ${left.reason}` });
   summary.removed = await removeVanished(env, candidates.length === 0);
   await forEachLimited(candidates, options.concurrency ?? 4, (path) => intakeFile(env, path, options), (_path, outcome) => {
     if (outcome.kind === 'added') {

@@ -89,6 +89,19 @@ export class CatalogBytesCache<Meta = undefined> {
     return this.remember(key, bytes, meta) ? bytes : undefined;
   }
 
+  /**
+   * Counts `delta` more bytes held for the entry kept under `key` with exactly these `value` bytes (what is made from
+   * it and lives as long as it, such as its compressed copies), dropping the least recently used while over the size.
+   * Nothing when that entry is no longer kept.
+   */
+  grow(key: string, value: Buffer, delta: number): void {
+    const entry = this.entries.get(key);
+    if (entry?.value !== value) return;
+    entry.bytes += delta;
+    this.bytes += delta;
+    this.trim();
+  }
+
   clear(): void {
     this.entries.clear();
     this.bytes = 0;
@@ -130,12 +143,17 @@ export class CatalogBytesCache<Meta = undefined> {
     this.entries.set(key, { value, bytes, meta, expires: performance.now() + this.maxAgeMs });
     this.bytes += bytes;
     this.sweepLater(this.maxAgeMs);
+    this.trim();
+    return true;
+  }
+
+  /** Drops the least recently used entries while more than `maxBytes` is held. */
+  private trim(): void {
     for (const [oldest, entry] of this.entries) {
       if (this.bytes <= this.maxBytes) break;
       this.entries.delete(oldest);
       this.bytes -= entry.bytes;
     }
-    return true;
   }
 }
 

@@ -273,6 +273,7 @@ export interface BookdropFileTable {
   import_owner: string | null;
   import_partial_path: string | null;
   import_target_path: string | null;
+  original_left: string | null;
 }
 
 export interface CategoryTable {

@@ -20,6 +20,7 @@ import * as oidc from './021-oidc.ts';
 import * as auditLog from './024-audit-log.ts';
 import * as sessions from './025-sessions.ts';
 import * as bookdropImportTrace from './026-bookdrop-import-trace.ts';
+import * as bookdropOriginalLeft from './049-bookdrop-original-left.ts';
 import * as komga from './028-komga.ts';
 import * as importIdMap from './031-import-id-map.ts';
 import * as backupSchedule from './030-backup-schedule.ts';
@@ -62,6 +63,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '036-hardcover-push': hardcoverPush,
   '040-sign-in-failures': signInFailures,
   '043-series-order-index': seriesOrderIndex,
+  '049-bookdrop-original-left': bookdropOriginalLeft,
 };
 
 export const migrationProvider: MigrationProvider = {
