@@ -53,7 +53,7 @@ export function registerScan(program: Command, run: RunCommand): void {
     .argument('[library]', 'library id or name (default: every library)')
     .option('--full', 're-read every file, even unchanged ones', false)
     .option('--workers <n>', 'parallel file readers (default: from settings)')
-    .option('--thumbnails', 'make the cover thumbnails before returning (default: left to bindery serve)', false)
+    .option('--thumbnails', 'make the cover thumbnails before returning, rather than leave them to bindery serve', false)
     .action((name: string | undefined, opts: { full: boolean; workers?: string; thumbnails: boolean }) =>
       run(async (ctx) => {
         const { scanLibrary } = await import('../core/scan/scanner.ts');
