@@ -1,5 +1,5 @@
 // npm run bench:scan [-- --entries 1000] [--seed 14] [--baseline main] [--rounds 1] [--workers N] [--formats all|each|both] [--only EPUB,CBZ]
-//                    [--node-options '--max-semi-space-size=4'] [--synthetic --books 10000] [--keep] [--database postgres://…]
+//                    [--node-options '--max-semi-space-size=4'] [--synthetic --books 10000] [--keep] [--database postgres://…] [--calibre]
 // Scans the realistic corpus of bench/real-corpus.ts (built once under bench/.corpus/) into a fresh catalog, covers
 // and thumbnails included, then scans it again unchanged, and prints a table per format (EPUB, PDF, scanned PDF,
 // CBZ, CBR, M4B, MP3 folder; each format scanned on its own from a tree of hard links) and for the whole library:
@@ -11,8 +11,12 @@
 // and --max-semi-space-size=4 unless --node-options gives other flags ('' for none). --workers defaults to the
 // scanWorkers setting. --database URL (a PostgreSQL server the user may create databases on) adds this tree's code on
 // PostgreSQL to the versions compared: each scan gets a fresh database there (bench_scan_<pid>, dropped afterwards).
-import { execFileSync } from 'node:child_process';
-import { existsSync, linkSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+// A scan that leaves its thumbnails to be made afterwards (this tree's) then makes them in the same process as bindery
+// serve would, while the web UI's first page asks for its 50: both times are printed, apart from the scan's own.
+// --calibre adds, in each round of the whole library, `calibredb add -r` of the same folder into an empty calibre
+// library (calibre's own figures: wall, user + system CPU and peak RSS by /usr/bin/time).
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -36,6 +40,7 @@ const { values } = parseArgs({
     books: { type: 'string', default: '2000' },
     keep: { type: 'boolean', default: false },
     database: { type: 'string' },
+    calibre: { type: 'boolean', default: false },
   },
 });
 const here = import.meta.dirname;
@@ -44,7 +49,8 @@ const nodeOptions = (values['node-options'] as string).split(' ').filter(Boolean
 const env = { ...process.env, MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2' };
 const loadNow = (): string => loadavg()[0]!.toFixed(1);
 
-interface Figures { seconds: number; cpuSeconds: number; threadCpuSeconds: Record<string, number>; load: [number, number]; added: number; unchanged: number; failed: number; peakRssMb: number }
+interface ThumbnailFigures { pending: number; firstPageSeconds: number; allSeconds: number; cpuSeconds: number; peakRssMb: number }
+interface Figures { seconds: number; cpuSeconds: number; threadCpuSeconds: Record<string, number>; load: [number, number]; added: number; unchanged: number; failed: number; peakRssMb: number; thumbnails?: ThumbnailFigures }
 
 /** A set of book files to scan on its own. */
 interface Subset { name: string; root: string; entries: number; bytes: number }
@@ -90,10 +96,26 @@ function scan(tree: string, subset: Subset, dataDir: string, database?: string):
   return JSON.parse(execFileSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 26, env, cwd: tree })) as Figures;
 }
 
-interface Version { label: string; tree: string; server?: string }
+/** calibredb add -r of the folder into an empty library, timed by /usr/bin/time. */
+function calibre(subset: Subset): Figures {
+  const library = join(here, '.corpus', `calibre-${process.pid}`);
+  rmSync(library, { recursive: true, force: true });
+  mkdirSync(library);
+  const load = loadavg()[0] as number;
+  const timing = join(library, '..', `calibre-time-${process.pid}.txt`);
+  const result = spawnSync('/usr/bin/time', ['-f', '%e %U %S %M', '-o', timing, 'calibredb', 'add', '-r', '--library-path', library, subset.root], { encoding: 'utf8', maxBuffer: 1 << 26 });
+  const [wall, user, system, peakKb] = readFileSync(timing, 'utf8').trim().split('\n').at(-1)!.split(' ').map(Number) as [number, number, number, number];
+  const added = (result.stdout.match(/^Added book ids: (.*)$/m)?.[1] ?? '').split(',').filter((id) => id.trim() !== '').length;
+  rmSync(library, { recursive: true, force: true });
+  rmSync(timing, { force: true });
+  return { seconds: wall, cpuSeconds: user + system, threadCpuSeconds: {}, load: [load, loadavg()[0] as number], added, unchanged: 0, failed: 0, peakRssMb: Math.round(peakKb / 1024) };
+}
+
+interface Version { label: string; tree: string; server?: string; calibre?: boolean }
 const versions: Version[] = [{ label: 'after', tree: join(here, '..') }];
 if (values.baseline) versions.unshift({ label: `before (${values.baseline})`, tree: baselineTree(values.baseline) });
 if (values.database) versions.push({ label: 'after, postgres', tree: join(here, '..'), server: values.database });
+if (values.calibre) versions.push({ label: 'calibredb add -r', tree: '', calibre: true });
 
 /** A fresh, empty database on the server for one scan (its catalog is migrated when the scan opens it). */
 async function freshDatabase(server: string, create: boolean): Promise<string> {
@@ -122,6 +144,16 @@ for (let round = 0; round < rounds; round++) {
     // Alternate which version goes first, so neither always meets the machine in the same state.
     const order = (round + n) % 2 === 0 ? versions : [...versions].reverse();
     for (const version of order) {
+      if (version.calibre) {
+        if (subset.name !== 'whole library') continue;
+        const f = calibre(subset);
+        rows.push({ subset, version: version.label, first: f });
+        console.log(
+          `${subset.name.padEnd(14)} ${version.label.padEnd(16)} ${String(subset.entries).padStart(5)} entries: wall ${f.seconds.toFixed(1)} s, CPU ${f.cpuSeconds.toFixed(1)} s, ` +
+            `peak ${f.peakRssMb} MB, added ${f.added}, load ${f.load[0].toFixed(1)}→${f.load[1].toFixed(1)}`,
+        );
+        continue;
+      }
       const dataDir = join(here, '.corpus', `data-${process.pid}`);
       rmSync(dataDir, { recursive: true, force: true });
       const database = version.server ? await freshDatabase(version.server, true) : undefined;
@@ -140,6 +172,13 @@ for (let round = 0; round < rounds; round++) {
           (again ? `; unchanged rescan ${again.seconds.toFixed(2)} s, CPU ${again.cpuSeconds.toFixed(2)} s, peak ${again.peakRssMb} MB` : ''),
       );
       console.log(`${''.padEnd(32)}CPU ms/book by thread: ${perThread(f, subset.entries)}`);
+      const t = f.thumbnails;
+      if (t) {
+        console.log(
+          `${''.padEnd(32)}thumbnails after the scan: ${t.pending} to make; the first page's 50 in ${(t.firstPageSeconds * 1000).toFixed(0)} ms, ` +
+            `all in ${t.allSeconds.toFixed(1)} s (${((t.cpuSeconds * 1000) / t.pending).toFixed(1)} ms CPU each), peak ${t.peakRssMb} MB`,
+        );
+      }
     }
   }
 }
@@ -159,6 +198,7 @@ console.log(`|---|---|---|${versions.map(() => '---|---|---|---').join('|')}|`);
 for (const subset of sets) {
   const cells = versions.map((v) => {
     const mine = rows.filter((r) => r.subset === subset && r.version === v.label).map((r) => r.first);
+    if (mine.length === 0) return '– | – | – | –';
     return [
       median(mine.map((f) => subset.entries / f.seconds)).toFixed(1),
       median(mine.map((f) => (f.cpuSeconds * 1000) / subset.entries)).toFixed(1),
@@ -171,5 +211,14 @@ for (const subset of sets) {
 for (const v of versions) {
   const again = rows.filter((r) => r.version === v.label && r.again).map((r) => r.again as Figures);
   if (again.length > 0) console.log(`unchanged rescan, ${v.label}: ${median(again.map((f) => f.seconds)).toFixed(2)} s wall, ${median(again.map((f) => f.cpuSeconds)).toFixed(2)} s CPU, peak ${median(again.map((f) => f.peakRssMb))} MB`);
+}
+for (const v of versions) {
+  const made = rows.filter((r) => r.version === v.label && r.first.thumbnails).map((r) => r.first.thumbnails as ThumbnailFigures);
+  if (made.length > 0) {
+    console.log(
+      `thumbnails after the scan, ${v.label}: first page of 50 ${(median(made.map((t) => t.firstPageSeconds)) * 1000).toFixed(0)} ms, all ${median(made.map((t) => t.allSeconds)).toFixed(1)} s, ` +
+        `${median(made.map((t) => t.cpuSeconds)).toFixed(1)} s CPU`,
+    );
+  }
 }
 console.log(`load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);

@@ -40,6 +40,9 @@ function summaryLines(s: ScanSummary): string[] {
   for (const r of s.skippedRoots) lines.push(`  skipped ${r.path}: ${r.reason}`);
   for (const f of s.failed) lines.push(`  failed ${f.path}: [${f.code}] ${f.reason}`);
   for (const w of s.warnings) lines.push(`  warning ${w.path}: ${w.reason}`);
+  if (s.thumbnailsPending > 0) {
+    lines.push(`  ${s.thumbnailsPending} cover thumbnails still to be made: bindery serve makes them in the background, and any one asked for first at once (--thumbnails makes them before returning)`);
+  }
   return lines;
 }
 
@@ -50,7 +53,8 @@ export function registerScan(program: Command, run: RunCommand): void {
     .argument('[library]', 'library id or name (default: every library)')
     .option('--full', 're-read every file, even unchanged ones', false)
     .option('--workers <n>', 'parallel file readers (default: from settings)')
-    .action((name: string | undefined, opts: { full: boolean; workers?: string }) =>
+    .option('--thumbnails', 'make the cover thumbnails before returning, rather than leave them to bindery serve', false)
+    .action((name: string | undefined, opts: { full: boolean; workers?: string; thumbnails: boolean }) =>
       run(async (ctx) => {
         const { scanLibrary } = await import('../core/scan/scanner.ts');
         const store = await ctx.store();
@@ -64,6 +68,12 @@ export function registerScan(program: Command, run: RunCommand): void {
           } finally {
             progress.stop();
           }
+        }
+        if (opts.thumbnails) {
+          const { makePendingThumbnails, pendingThumbnailCount } = await import('../core/covers/thumbnail-backlog.ts');
+          await makePendingThumbnails(store, ctx.paths.covers, { concurrency: Math.max(1, workers + 1) });
+          const pending = await pendingThumbnailCount(store);
+          for (const summary of summaries) summary.thumbnailsPending = pending;
         }
         if (ctx.json) ctx.printJson(name ? summaries[0] : summaries);
         else if (summaries.length === 0) ctx.print('no libraries to scan: bindery library add NAME FOLDER');

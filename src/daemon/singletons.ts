@@ -7,7 +7,7 @@ import { DEFAULT_LEASE_CHECK_MS, SingletonKeeper, type Singleton, type StopSingl
 import type { LeaseHolding } from '../core/store/leases.ts';
 import type { DaemonContext } from './context.ts';
 
-export const SINGLETONS = ['bookdrop-watcher', 'hardcover-push', 'library-watcher', 'move-recovery', 'outbox-prune', 'scheduler'] as const;
+export const SINGLETONS = ['bookdrop-watcher', 'hardcover-push', 'library-watcher', 'move-recovery', 'outbox-prune', 'scheduler', 'thumbnail-backlog'] as const;
 
 const OUTBOX_PRUNE_MS = 60_000;
 
@@ -98,6 +98,43 @@ async function pushToHardcover(ctx: DaemonContext): Promise<StopSingleton> {
   return startHardcoverPush(ctx);
 }
 
+const THUMBNAIL_LOOK_MS = 2_000;
+
+/**
+ * Makes the thumbnails scans left (see src/core/covers/thumbnail-backlog.ts): at start, and whenever the catalog has
+ * changed since the last look (a scan by this process, a replica or a `bindery scan`), newest books first. A request
+ * for a thumbnail not made yet makes it at once, whichever process serves it.
+ */
+async function makeThumbnails(ctx: DaemonContext): Promise<StopSingleton> {
+  const [{ makePendingThumbnails }, { sameGeneration }] = await Promise.all([import('../core/covers/thumbnail-backlog.ts'), import('../core/store/snapshot.ts')]);
+  let stopped = false;
+  let running: Promise<void> | undefined;
+  let seen: ReturnType<typeof ctx.store.generation> | undefined;
+  const look = (): void => {
+    const generation = ctx.store.generation();
+    if (running || (seen && sameGeneration(seen, generation))) return;
+    seen = generation;
+    const started = performance.now();
+    running = makePendingThumbnails(ctx.store, ctx.paths.covers, {
+      stopped: () => stopped,
+      onError: (error, bookId, kind) => ctx.log.warn({ err: error, bookId, kind }, 'thumbnail not made; tried again after the next change'),
+    })
+      .then((made) => {
+        if (made > 0) ctx.log.info({ made, ms: Math.round(performance.now() - started) }, 'made the thumbnails a scan left');
+      })
+      .catch((error: unknown) => ctx.log.warn({ err: error }, 'thumbnails: look skipped'))
+      .finally(() => (running = undefined));
+  };
+  look();
+  const timer = setInterval(look, THUMBNAIL_LOOK_MS);
+  timer.unref();
+  return async () => {
+    stopped = true;
+    clearInterval(timer);
+    await running;
+  };
+}
+
 const STARTS: Record<(typeof SINGLETONS)[number], (ctx: DaemonContext) => Promise<StopSingleton>> = {
   'bookdrop-watcher': startBookdrop,
   'hardcover-push': pushToHardcover,
@@ -105,6 +142,7 @@ const STARTS: Record<(typeof SINGLETONS)[number], (ctx: DaemonContext) => Promis
   'move-recovery': recoverInterruptedWork,
   'outbox-prune': pruneOutbox,
   scheduler: startScheduler,
+  'thumbnail-backlog': makeThumbnails,
 };
 
 const keepers = new WeakMap<DaemonContext, SingletonKeeper>();

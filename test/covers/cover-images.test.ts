@@ -153,7 +153,7 @@ describe('makeCoverImages with a sink (scan workers)', () => {
       const staged = staging.finish(images);
       expect(staging.failure()).toBeUndefined();
       expect(readFileSync(staged.coverPath).equals(images.cover)).toBe(true);
-      expect(readFileSync(staged.thumbnailPath).equals(images.thumbnail)).toBe(true);
+      expect(readFileSync(staged.thumbnailPath!).equals(images.thumbnail)).toBe(true);
       const thumb = await sharp(images.thumbnail).metadata();
       expect([thumb.width, thumb.height]).toEqual(size);
     });

@@ -1,4 +1,5 @@
 // Turns whatever image a book carries into a bounded JPEG cover and a thumbnail.
+import { readFile } from 'node:fs/promises';
 import { loadSharp } from './sharp-loader.ts';
 import { FormatError } from '../formats/errors.ts';
 import { LIMITS } from '../formats/limits.ts';
@@ -140,30 +141,36 @@ export function decodeShrink(width: number, height: number, box: readonly [numbe
   return 1;
 }
 
-/**
- * The cover (the source itself when it can be kept, else a bounded JPEG) and a thumbnail. With `sink`, the cover is
- * written there first and the thumbnail read back from it at reduced scale; the images are returned either way.
- */
-export async function makeCoverImages(input: Buffer, kind: CoverKind, cropping: CoverCropping = DEFAULT_COVER_CROPPING, sink?: CoverSink): Promise<CoverImages> {
-  const sharp = await loadSharp();
-  const options: InputOptions = { limitInputPixels: LIMITS.maxImagePixels, failOn: 'error', animated: false, ignoreIcc: false };
-  const meta = await inspect(input, options);
-  options.ignoreIcc = isSrgbProfile(meta);
+/** A book's cover as it is stored: the source JPEG itself when it can be kept, else a bounded JPEG made from it. */
+export interface SettledCover {
+  cover: Buffer;
+  width: number;
+  height: number;
+  /** The cover has no colour profile to apply (none, or sRGB's): its thumbnail skips colour management. */
+  ignoreIcc: boolean;
+}
+
+const inputOptions = (ignoreIcc = false): InputOptions => ({ limitInputPixels: LIMITS.maxImagePixels, failOn: 'error', animated: false, ignoreIcc });
+
+/** Checks an image's size against the limits and reads what the decisions need. */
+async function inspectWithinLimits(input: Buffer): Promise<SourceInfo> {
+  const meta = await inspect(input, inputOptions());
   if (!meta.width || !meta.height) throw new FormatError('CORRUPT', 'cover image has no dimensions');
   if (meta.width * meta.height > LIMITS.maxImagePixels) {
     throw new FormatError('TOO_LARGE', `cover image is ${meta.width}x${meta.height} (limit ${LIMITS.maxImagePixels} pixels)`);
   }
-  const fit = kind === 'audiobook' ? 'cover' : 'inside';
-  const [tw, th] = SIZES[kind].thumbnail;
-  /** The thumbnail of a cover that is a JPEG of `width` x `height`, from its bytes or from the file `sink` wrote. */
-  const thumbnailOf = (cover: Buffer, width: number, height: number, coverOptions: InputOptions): Promise<Buffer> => {
-    const path = sink?.(cover);
-    const shrink = decodeShrink(width, height, [tw, th], fit);
-    // libvips reads load options from a file name's `[…]` suffix; a path that has brackets of its own is read whole.
-    const source = path !== undefined && shrink > 1 && !/[[\]]/.test(path) ? `${path}[shrink=${shrink}]` : cover;
-    return sharp(source, coverOptions).rotate().flatten({ background: '#ffffff' }).toColourspace('srgb').resize(tw, th, { fit, withoutEnlargement: true }).jpeg({ quality: 80 }).toBuffer();
-  };
+  return meta;
+}
+
+/**
+ * The cover a book's image becomes: the image itself when it is a JPEG that can be kept (no decoding at all, only its
+ * header read), else a JPEG within the cover box.
+ */
+export async function makeCover(input: Buffer, kind: CoverKind, cropping: CoverCropping = DEFAULT_COVER_CROPPING): Promise<SettledCover> {
+  const meta = await inspectWithinLimits(input);
+  const options = inputOptions(isSrgbProfile(meta));
   try {
+    const sharp = await loadSharp();
     let source = input;
     let width = meta.width;
     let height = meta.height;
@@ -174,22 +181,60 @@ export async function makeCoverImages(input: Buffer, kind: CoverKind, cropping: 
       height = trimmed.info.height;
     }
     const crop = cropFor(width, height, cropping);
-    if (canKeepAsCover(meta, input.length, kind, crop, cropping)) {
-      return { cover: input, thumbnail: await thumbnailOf(input, meta.width, meta.height, options), width: meta.width, height: meta.height };
-    }
+    if (canKeepAsCover(meta, input.length, kind, crop, cropping)) return { cover: input, width: meta.width, height: meta.height, ignoreIcc: options.ignoreIcc };
     const [cw, ch] = SIZES[kind].cover;
     let pipeline = sharp(source, options).rotate();
     if (crop) pipeline = pipeline.extract(crop);
     const { data: cover, info } = await pipeline
       .flatten({ background: '#ffffff' })
       .toColourspace('srgb')
-      .resize(cw, ch, { fit, withoutEnlargement: true })
+      .resize(cw, ch, { fit: kind === 'audiobook' ? 'cover' : 'inside', withoutEnlargement: true })
       .jpeg({ quality: 85 })
       .toBuffer({ resolveWithObject: true });
-    // The thumbnail comes from the cover just made (upright, cropped, sRGB, at most 1000 px): a far smaller decode
-    // than the source's.
-    return { cover, thumbnail: await thumbnailOf(cover, info.width, info.height, { ...options, ignoreIcc: true }), width: info.width, height: info.height };
+    // Upright, cropped, sRGB and without a profile: its thumbnail needs no colour management.
+    return { cover, width: info.width, height: info.height, ignoreIcc: true };
   } catch (error) {
     throw new FormatError('CORRUPT', `cover image cannot be converted: ${(error as Error).message}`);
   }
+}
+
+/**
+ * The thumbnail of a settled cover. Given the file the cover was written to, a JPEG is decoded from it at 1/2, 1/4 or
+ * 1/8 of its size (see `decodeShrink`); given bytes alone, sharp would decode it whole.
+ */
+export async function makeThumbnail(settled: SettledCover, kind: CoverKind, path?: string): Promise<Buffer> {
+  const sharp = await loadSharp();
+  const fit = kind === 'audiobook' ? 'cover' : 'inside';
+  const [tw, th] = SIZES[kind].thumbnail;
+  const shrink = decodeShrink(settled.width, settled.height, [tw, th], fit);
+  // libvips reads load options from a file name's `[…]` suffix; a path that has brackets of its own is read whole.
+  const source = path !== undefined && shrink > 1 && !/[[\]]/.test(path) ? `${path}[shrink=${shrink}]` : settled.cover;
+  try {
+    return await sharp(source, inputOptions(settled.ignoreIcc))
+      .rotate()
+      .flatten({ background: '#ffffff' })
+      .toColourspace('srgb')
+      .resize(tw, th, { fit, withoutEnlargement: true })
+      .jpeg({ quality: 80 })
+      .toBuffer();
+  } catch (error) {
+    throw new FormatError('CORRUPT', `cover image cannot be converted: ${(error as Error).message}`);
+  }
+}
+
+/** The thumbnail of a cover already stored as a file (a scan stores covers first and their thumbnails later). */
+export async function thumbnailOfCoverFile(path: string, kind: CoverKind): Promise<Buffer> {
+  const cover = await readFile(path);
+  const meta = await inspectWithinLimits(cover);
+  return makeThumbnail({ cover, width: meta.width, height: meta.height, ignoreIcc: isSrgbProfile(meta) }, kind, path);
+}
+
+/**
+ * The cover (see `makeCover`) and a thumbnail. With `sink`, the cover is written there first and the thumbnail read
+ * back from it at reduced scale; the images are returned either way.
+ */
+export async function makeCoverImages(input: Buffer, kind: CoverKind, cropping: CoverCropping = DEFAULT_COVER_CROPPING, sink?: CoverSink): Promise<CoverImages> {
+  const settled = await makeCover(input, kind, cropping);
+  const thumbnail = await makeThumbnail(settled, kind, sink?.(settled.cover));
+  return { cover: settled.cover, thumbnail, width: settled.width, height: settled.height };
 }

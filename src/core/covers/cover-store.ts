@@ -1,6 +1,6 @@
 // Cover files under the data directory: covers/<bookId>/{cover,thumbnail,audiobook-cover,audiobook-thumbnail}.jpg
 import { randomInt, randomUUID } from 'node:crypto';
-import { copyFileSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Liveness } from '../store/liveness.ts';
@@ -18,7 +18,8 @@ export interface StagedCoverImages {
   /** A staging folder holding just these two files, named as a book's cover folder names them. */
   dir?: string;
   coverPath: string;
-  thumbnailPath: string;
+  /** Absent when the thumbnail is left to be made later (a scan's covers: see thumbnail-backlog.ts). */
+  thumbnailPath?: string;
   width: number;
   height: number;
 }
@@ -80,10 +81,8 @@ function placeStaged(dir: string, kind: CoverKind, images: StagedCoverImages, ke
     }
   }
   const created = mkdirSync(dir, { recursive: true });
-  const targets: [string, string][] = [
-    [images.coverPath, join(dir, coverName(kind, 'cover'))],
-    [images.thumbnailPath, join(dir, coverName(kind, 'thumbnail'))],
-  ];
+  const targets: [string, string][] = [[images.coverPath, join(dir, coverName(kind, 'cover'))]];
+  if (images.thumbnailPath !== undefined) targets.push([images.thumbnailPath, join(dir, coverName(kind, 'thumbnail'))]);
   for (const [from, to] of targets) {
     if (!keepStaged) renameSync(from, to);
     else if (created !== undefined) copyFileSync(from, to);
@@ -93,6 +92,8 @@ function placeStaged(dir: string, kind: CoverKind, images: StagedCoverImages, ke
       renameSync(tmp, to);
     }
   }
+  // The thumbnail of the cover just replaced is stale: gone, it is made again from the new cover (thumbnail-backlog.ts).
+  if (images.thumbnailPath === undefined && created === undefined) rmSync(join(dir, coverName(kind, 'thumbnail')), { force: true });
 }
 
 /** One book's images staged in a folder of their own, which a new book's cover folder simply becomes. */
@@ -101,8 +102,8 @@ export interface CoverStaging {
   sink(cover: Buffer): string;
   /** The first failure to write, if any: not a problem of the book, so the caller stops the scan with it. */
   failure(): unknown;
-  /** Writes what is not written yet (the thumbnail, and the cover unless the sink did). */
-  finish(images: CoverImages): StagedCoverImages;
+  /** Writes what is not written yet (the thumbnail when there is one, and the cover unless the sink did). */
+  finish(images: CoverImages | Omit<CoverImages, 'thumbnail'>): StagedCoverImages;
 }
 
 /**
@@ -135,6 +136,7 @@ export function coverStaging(stagingDir: string): CoverStaging {
     failure: () => failed?.error,
     finish: (images) => {
       if (written !== images.cover) write(coverPath, images.cover);
+      if (!('thumbnail' in images)) return { dir, coverPath, width: images.width, height: images.height };
       write(thumbnailPath, images.thumbnail);
       return { dir, coverPath, thumbnailPath, width: images.width, height: images.height };
     },

@@ -17,7 +17,12 @@ export type CoverResource =
  */
 export async function coverResource(db: Db, coversRoot: string, bookId: number, kind: CoverKind, variant: CoverVariant): Promise<CoverResource> {
   const path = coverFile(coversRoot, bookId, kind, variant);
-  const info = await stat(path).catch(() => undefined);
+  let info = await stat(path).catch(() => undefined);
+  if (!info && variant === 'thumbnail') {
+    // A scan stores covers first and makes their thumbnails after: one asked for before its turn is made now, and kept.
+    const { ensureThumbnail } = await import('../covers/thumbnail-backlog.ts');
+    if ((await ensureThumbnail(coversRoot, bookId, kind)) !== 'no-cover') info = await stat(path).catch(() => undefined);
+  }
   if (!info?.isFile()) {
     return { kind: 'placeholder', data: await placeholderCover(), etag: '"no-cover"' };
   }

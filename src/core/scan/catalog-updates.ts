@@ -1,6 +1,7 @@
 // The catalog writes a scan makes, each inside the caller's transaction.
 import type { Transaction } from 'kysely';
-import { newCoverHash, saveCoverImages, type StagedCoverImages } from '../covers/cover-store.ts';
+import { isStaged, newCoverHash, saveCoverImages, type StagedCoverImages } from '../covers/cover-store.ts';
+import { queueThumbnail } from '../covers/thumbnail-backlog.ts';
 import type { CoverImages } from '../covers/cover-images.ts';
 import { fileRowValues, type FileRecord } from '../books/file-record.ts';
 import { writeBookMetadata, writeComicMetadata } from '../books/metadata-writer.ts';
@@ -36,16 +37,19 @@ export async function storeCover(db: Transaction<DB> | SqlExec, ctx: BookContext
   const now = nowIso();
   const audiobookCoverFree = kind === 'audiobook' && meta?.audiobook_cover_locked !== 1;
   const bookCoverFree = meta?.cover_locked !== 1 && (kind === 'book' || !meta?.cover_updated_on);
+  const thumbnailLater = isStaged(cover) && cover.thumbnailPath === undefined;
   if (audiobookCoverFree) {
     // Staged images are moved into place by their last use, copied by any earlier one.
     await saveCoverImages(ctx.coversRoot, bookId, 'audiobook', cover, bookCoverFree);
     await exec.run('update book set audiobook_cover_hash = ? where id = ?', [newCoverHash(), bookId]);
     await exec.run('update book_metadata set audiobook_cover_updated_on = ? where book_id = ?', [now, bookId]);
+    if (thumbnailLater) await queueThumbnail(exec, bookId, 'audiobook');
   }
   if (bookCoverFree) {
     await saveCoverImages(ctx.coversRoot, bookId, 'book', cover);
     await exec.run('update book set book_cover_hash = ? where id = ?', [newCoverHash(), bookId]);
     await exec.run('update book_metadata set cover_updated_on = ? where book_id = ?', [now, bookId]);
+    if (thumbnailLater) await queueThumbnail(exec, bookId, 'book');
   }
 }
 

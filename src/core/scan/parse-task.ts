@@ -2,7 +2,7 @@
 import { statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { isMainThread } from 'node:worker_threads';
-import { makeCoverImages, type CoverCropping, type CoverImages } from '../covers/cover-images.ts';
+import { makeCover, makeCoverImages, type CoverCropping, type CoverImages } from '../covers/cover-images.ts';
 import { coverStaging, type CoverSink, type StagedCoverImages } from '../covers/cover-store.ts';
 import { asFormatError } from '../formats/errors.ts';
 import { contentHash, combinedContentHash, fileFingerprints, folderPartialMd5 } from '../formats/hash.ts';
@@ -18,6 +18,8 @@ export interface ParseTask {
   /** Only fingerprint and extract; do not decode the cover (the cover is locked). */
   skipCover?: boolean;
   cropping: CoverCropping;
+  /** Settle and stage the cover only; its thumbnail is made later (see src/core/covers/thumbnail-backlog.ts). */
+  deferThumbnail?: boolean;
   /** Where to write the cover images (the result then names the files instead of carrying the bytes). */
   stagingDir: string;
 }
@@ -41,7 +43,7 @@ async function fingerprint(task: ParseTask): Promise<{ partialMd5: string; conte
   return { partialMd5: folderPartialMd5(firstPartial, task.tracks.length), contentHash: combinedContentHash(parts) };
 }
 
-type Parsed = Exclude<ParseResult, { kind: 'parsed' }> | (Omit<Extract<ParseResult, { kind: 'parsed' }>, 'cover'> & { images?: CoverImages });
+type Parsed = Exclude<ParseResult, { kind: 'parsed' }> | (Omit<Extract<ParseResult, { kind: 'parsed' }>, 'cover'> & { images?: CoverImages | Omit<CoverImages, 'thumbnail'> });
 
 async function parseFile(task: ParseTask, sink: CoverSink): Promise<Parsed> {
   try {
@@ -59,7 +61,8 @@ async function parseFile(task: ParseTask, sink: CoverSink): Promise<Parsed> {
     if (!rawCover) return { kind: 'parsed', ...prints, extraction };
     try {
       const kind = extraction.bookType === 'AUDIOBOOK' ? 'audiobook' : 'book';
-      return { kind: 'parsed', ...prints, extraction, images: await makeCoverImages(rawCover.data, kind, task.cropping, sink) };
+      const images = task.deferThumbnail ? await makeCover(rawCover.data, kind, task.cropping) : await makeCoverImages(rawCover.data, kind, task.cropping, sink);
+      return { kind: 'parsed', ...prints, extraction, images };
     } catch (error) {
       return { kind: 'parsed', ...prints, extraction, coverError: asFormatError(error).message };
     }

@@ -2,6 +2,7 @@
 import { rm } from 'node:fs/promises';
 import { DEFAULT_COVER_CROPPING, type CoverCropping } from '../covers/cover-cropping.ts';
 import { createStagingDir, type StagedCoverImages } from '../covers/cover-store.ts';
+import { pendingThumbnailCount } from '../covers/thumbnail-backlog.ts';
 import type { FileRecord } from '../books/file-record.ts';
 import { lockKeyForTransaction, libraryPathKey } from '../store/key-locks.ts';
 import type { SqlExec } from '../store/sql-exec.ts';
@@ -37,6 +38,12 @@ export interface ScanSummary {
   /** Books added or updated with part of their metadata or cover left out, and why. */
   warnings: { path: string; reason: string }[];
   skippedRoots: { path: string; reason: string }[];
+  /**
+   * Thumbnails still to be made when the scan returned, in any library: a scan stores every book with its cover and
+   * leaves the thumbnails to bindery serve (in the background, or on the first request for one); see
+   * src/core/covers/thumbnail-backlog.ts.
+   */
+  thumbnailsPending: number;
   durationMs: number;
 }
 
@@ -104,7 +111,7 @@ export async function scanLibrary(store: Store, library: Library, options: ScanO
   const startedAt = nowIso();
   const summary: ScanSummary = {
     libraryId: library.id, libraryName: library.name, added: 0, updated: 0, moved: 0, missing: 0, restored: 0, unchanged: 0,
-    failed: [], warnings: [], skippedRoots: [], durationMs: 0,
+    failed: [], warnings: [], skippedRoots: [], thumbnailsPending: 0, durationMs: 0,
   };
   const runner = createTaskRunner(options.workers);
   const stagingDir = await createStagingDir(options.coversRoot, store.liveness);
@@ -123,6 +130,7 @@ export async function scanLibrary(store: Store, library: Library, options: ScanO
   // When the library was last compared with its folders as a whole.
   if (!options.folders) await store.db.updateTable('library').set({ last_scanned_at: nowIso() }).where('id', '=', library.id).execute();
   summary.warnings.push(...(await writeSidecarsForNewBooks(store, library.id, startedAt, options.coversRoot)));
+  summary.thumbnailsPending = await pendingThumbnailCount(store);
   summary.durationMs = Math.round(performance.now() - started);
   const counts = `${summary.added} added, ${summary.updated} updated, ${summary.moved} moved, ${summary.missing} missing, ${summary.restored} back`;
   await emitEvent(store.db, { kind: 'log', audience: 'managers', message: `Finished scanning library: ${what} (${counts})`, severity: summary.failed.length > 0 ? 'WARN' : 'INFO' });
@@ -270,7 +278,7 @@ async function scanRoot(store: Store, runner: TaskRunner, stagingDir: string, li
       const kind = kinds[i];
       if (kind === SKIP) continue;
       const unit = unitAt(walk, i);
-      const task: ParseTask = { absolutePath: unit.absolutePath, cropping, stagingDir, ...(unit.tracks ? { tracks: unit.tracks } : {}) };
+      const task: ParseTask = { absolutePath: unit.absolutePath, cropping, stagingDir, deferThumbnail: true, ...(unit.tracks ? { tracks: unit.tracks } : {}) };
       if (kind === CHANGED) {
         yield { kind: 'changed', unit, task, fileId: changedFile.get(i) as number };
         continue;

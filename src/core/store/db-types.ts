@@ -376,6 +376,11 @@ export interface ComicTeamTable {
   name: string;
 }
 
+export interface CoverThumbnailPendingTable {
+  book_id: number;
+  kind: string;
+}
+
 export interface CustomFontTable {
   id: Generated<number>;
   user_id: number;
@@ -992,6 +997,7 @@ export interface DB {
   comic_metadata_location_mapping: ComicMetadataLocationMappingTable;
   comic_metadata_team_mapping: ComicMetadataTeamMappingTable;
   comic_team: ComicTeamTable;
+  cover_thumbnail_pending: CoverThumbnailPendingTable;
   custom_font: CustomFontTable;
   ebook_viewer_preference: EbookViewerPreferenceTable;
   email_provider_v2: EmailProviderV2Table;

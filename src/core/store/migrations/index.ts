@@ -29,6 +29,7 @@ import * as eventOutbox from './027-event-outbox.ts';
 import * as opdsUsernameNocase from './035-opds-username-nocase.ts';
 import * as leases from './032-leases.ts';
 import * as seriesMembersIndex from './039-series-members-index.ts';
+import * as coverThumbnailBacklog from './050-cover-thumbnail-backlog.ts';
 import * as hardcoverPush from './036-hardcover-push.ts';
 import * as signInFailures from './040-sign-in-failures.ts';
 import * as seriesOrderIndex from './043-series-order-index.ts';
@@ -64,6 +65,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '040-sign-in-failures': signInFailures,
   '043-series-order-index': seriesOrderIndex,
   '049-bookdrop-original-left': bookdropOriginalLeft,
+  '050-cover-thumbnail-backlog': coverThumbnailBacklog,
 };
 
 export const migrationProvider: MigrationProvider = {
