@@ -267,7 +267,8 @@ describe('a device session', () => {
     expect(first.more).toBe(true);
     expect(first.res.headers['x-kobo-sync']).toBe('continue');
     const t1 = decodeToken(first.token);
-    expect(t1).toEqual({ ongoingSyncPointId: expect.stringMatching(UUID), lastSuccessfulSyncPointId: null, rawKoboSyncToken: null });
+    // Mid-session the token also says how far the device has come (the last book id of the first page).
+    expect(t1).toEqual({ ongoingSyncPointId: expect.stringMatching(UUID), lastSuccessfulSyncPointId: null, rawKoboSyncToken: null, position: expect.stringMatching(/^A\d+$/) });
     const firstBooks = kinds(first.items, 'NewEntitlement');
     expect(firstBooks).toHaveLength(100);
     // No states or tags before the last page.
@@ -277,6 +278,7 @@ describe('a device session', () => {
     expect(second.more).toBe(false);
     expect(second.res.headers['x-kobo-sync']).toBe('');
     const t2 = decodeToken(second.token);
+    // A finished session's token has exactly Grimmory's three fields.
     expect(t2).toEqual({ ongoingSyncPointId: null, lastSuccessfulSyncPointId: t1.ongoingSyncPointId, rawKoboSyncToken: null });
     const secondBooks = kinds(second.items, 'NewEntitlement');
     expect(secondBooks).toHaveLength(SHELF_BOOKS + sideBooks.length - 100);
