@@ -10,16 +10,19 @@ import type { DB } from '../store/db-types.ts';
 import { parseFormatPriority } from '../books/book-json.ts';
 import { primaryOrderSql } from '../books/primary-file.ts';
 import { libraryPriorities } from './kobo-books.ts';
+import type { SyncToken } from './sync-token.ts';
 
 type Trx = Transaction<DB>;
 
 /** Snapshots nobody finished or came back to within this time are dropped (a device gone for good). */
 const FORGET_AFTER_DAYS = 90;
 
-export async function snapshotOf(trx: Trx, userId: number, id: string | null): Promise<string | undefined> {
-  if (!id) return undefined;
-  const row = await trx.selectFrom('kobo_library_snapshot').select('id').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
-  return row?.id;
+/** The snapshots a device's token names that still exist (one query for both). */
+export async function snapshotsOf(trx: Trx, userId: number, token: Pick<SyncToken, 'ongoingSyncPointId' | 'lastSuccessfulSyncPointId'>): Promise<{ ongoingId: string | undefined; previousId: string | undefined }> {
+  const named = [token.ongoingSyncPointId, token.lastSuccessfulSyncPointId].filter((id): id is string => id !== null);
+  const found = named.length === 0 ? new Set<string>() : new Set((await trx.selectFrom('kobo_library_snapshot').select('id').where('id', 'in', named).where('user_id', '=', userId).execute()).map((r) => r.id));
+  const existing = (id: string | null): string | undefined => (id !== null && found.has(id) ? id : undefined);
+  return { ongoingId: existing(token.ongoingSyncPointId), previousId: existing(token.lastSuccessfulSyncPointId) };
 }
 
 /**

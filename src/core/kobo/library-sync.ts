@@ -12,7 +12,7 @@ import type { AnnouncedDownload } from './download-file.ts';
 import { bookMetadata, changedMetadata, changedReadingState, newEntitlement, removedEntitlement, type Json, type KoboUrls } from './entitlements.ts';
 import { loadKoboBooks, loadPrimaries, type KoboBook, type KoboPrimaryFile } from './kobo-books.ts';
 import { koboShelfId } from './kobo-shelf.ts';
-import { createSnapshot, finishSession, removedAfter, snapshotOf, unsentAfter, type PageOfIds, type Removed } from './library-snapshot.ts';
+import { createSnapshot, finishSession, removedAfter, snapshotsOf, unsentAfter, type PageOfIds, type Removed } from './library-snapshot.ts';
 import { initialStates, pendingStates, type DeviceContext } from './reading-state-store.ts';
 import { orderedState } from './reading-state.ts';
 import type { LocationLoader } from './span-locations.ts';
@@ -131,11 +131,11 @@ export async function localSyncPage(input: SyncPageInput): Promise<LocalPage> {
   const now = input.now ?? new Date();
   const ctx = deviceContext(input);
   return store.db.transaction().execute(async (trx) => {
-    const shelfId = await koboShelfId(trx, principal.userId);
-    const previousId = await snapshotOf(trx, principal.userId, input.token.lastSuccessfulSyncPointId);
-    let currentId = await snapshotOf(trx, principal.userId, input.token.ongoingSyncPointId);
+    const { previousId, ongoingId } = await snapshotsOf(trx, principal.userId, input.token);
+    let currentId = ongoingId;
     const resumed = currentId !== undefined;
     if (currentId === undefined) {
+      const shelfId = await koboShelfId(trx, principal.userId);
       await autoAdd(trx, principal, settings, shelfId);
       currentId = await createSnapshot(trx, principal, shelfId, previousId);
     }
