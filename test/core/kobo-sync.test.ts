@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadPrincipal, type Principal } from '../../src/core/auth/principal.ts';
 import { javaStringHash } from '../../src/core/kobo/java-hash.ts';
 import { koboShelfId } from '../../src/core/kobo/kobo-shelf.ts';
-import { koboTimestamp, normalizeKoboTime, parseKoboTime } from '../../src/core/kobo/kobo-time.ts';
+import { koboTimeOf, koboTimestamp, normalizeKoboTime, parseKoboTime } from '../../src/core/kobo/kobo-time.ts';
 import { finishSync, localSyncPage, nextToken } from '../../src/core/kobo/library-sync.ts';
 import {
   keepsBinderyStatus,
@@ -262,6 +262,14 @@ describe('Kobo time and names', () => {
     expect(parseKoboTime('null')).toBeUndefined();
     expect(normalizeKoboTime('2025-01-02T10:00:00.987Z')).toBe('2025-01-02T10:00:00.0000000Z');
     expect(normalizeKoboTime('whenever')).toBe('whenever');
+  });
+
+  it('spells catalog instants as through a Date, whatever their spelling', () => {
+    for (const value of ['2024-01-02T03:04:05.678Z', '2024-02-30T00:00:00.000Z', '2024-01-02 03:04:05', '2024-01-02T03:04:05.6789+02:00', '', 'null', null, undefined]) {
+      const date = parseKoboTime(value);
+      expect(koboTimeOf(value)).toBe(date ? koboTimestamp(date) : undefined);
+    }
+    expect(koboTimeOf('2024-01-02T03:04:05.678Z')).toBe('2024-01-02T03:04:05.6780000Z');
   });
 
   it('names series as Java hashes them', () => {
