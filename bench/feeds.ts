@@ -1,4 +1,4 @@
-// npm run bench:feeds [-- --books 1000,100000] [--duration 5] [--pages 50] [--only opds] [--connections 8,64] [--baseline main]
+// npm run bench:feeds [-- --books 1000,100000] [--duration 5] [--pages 50] [--only opds] [--connections 8,64] [--baseline main] [--kobo-sessions 5]
 //                     [--spread 200|all] [--writer MS] [--cold] [--accept-encoding gzip] [--compression]
 // The paged answers devices and apps ask for, over real HTTP against `bindery serve` (a child process, from the
 // sources) on a synthetic catalog (bench/book-catalog.ts) of each size: OPDS 1.2 and 2.0 catalog pages, Komga book
@@ -56,6 +56,7 @@ const { values } = parseArgs({
     'accept-encoding': { type: 'string', default: '' },
     compression: { type: 'boolean', default: false },
     'loop-stats': { type: 'boolean', default: false },
+    'kobo-sessions': { type: 'string', default: '0' },
   },
 });
 const spreadAll = values.spread === 'all';
@@ -408,14 +409,14 @@ function compressionTable(label: string, bodies: Buffer[]): void {
   console.log(`| ${label} | ${(raw / 1024).toFixed(1)} KiB | ${cells.join(' | ')} |`);
 }
 
-/** One device's full sync: 100 books a page until the server says it is done (at most 20 pages). */
-async function koboSync(run: Running, koboToken: string, device: string): Promise<string> {
+/** Server CPU (ms) of each page of one device's sync from scratch, 100 books a page, until the server says it is done. */
+async function koboSession(run: Running, koboToken: string, device: string, maxPages: number): Promise<{ cpu: number[]; walls: number[] }> {
   const headers = { 'user-agent': 'Kobo Touch 0387/4.38.21908', 'x-kobo-deviceid': device, 'x-kobo-userkey': device };
   const base = `${run.daemon.url}/api/kobo/${koboToken}/v1/library/sync?Filter=ALL&DownloadUrlFilter=Generic,Android&PrioritizeRecentReads=true`;
   let token: string | undefined;
   const cpu: number[] = [];
   const walls: number[] = [];
-  for (let page = 0; page < 20; page++) {
+  for (let page = 0; page < maxPages; page++) {
     const before = cpuMs(run.daemon.pid);
     const started = performance.now();
     const res = await fetch(base, { headers: { ...headers, ...(token ? { 'x-kobo-synctoken': token } : {}) } });
@@ -426,8 +427,40 @@ async function koboSync(run: Running, koboToken: string, device: string): Promis
     token = res.headers.get('x-kobo-synctoken') ?? undefined;
     if (res.headers.get('x-kobo-sync') !== 'continue') break;
   }
+  return { cpu, walls };
+}
+
+/** One device's full sync (at most 20 pages). */
+async function koboSync(run: Running, koboToken: string, device: string): Promise<string> {
+  const { cpu, walls } = await koboSession(run, koboToken, device, 20);
   const avg = (xs: number[]): number => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
   return `${cpu.length} pages; first (takes the snapshot) ${cpu[0]?.toFixed(1)} ms CPU / ${walls[0]?.toFixed(0)} ms wall, the others ${avg(cpu.slice(1)).toFixed(2)} ms CPU / ${avg(walls.slice(1)).toFixed(1)} ms wall per page`;
+}
+
+/**
+ * `--kobo-sessions N`: whole sessions of a new device each (the shelf's every page), one version after the other, N
+ * rounds. The first round warms the JIT and is left out; of the others, the median server CPU of the middle pages (the
+ * first takes the snapshot, the last carries states and tags) and each first page.
+ */
+async function koboSessions(running: readonly Running[], koboToken: string, rounds: number): Promise<void> {
+  const middle = new Map<Running, number[]>(running.map((run) => [run, []]));
+  const firsts = new Map<Running, number[]>(running.map((run) => [run, []]));
+  const loads: string[] = [];
+  for (let round = 0; round < rounds; round++) {
+    for (const run of running) {
+      const { cpu } = await koboSession(run, koboToken, `session-${round}-${run.daemon.pid}`, 1000);
+      if (round === 0) continue;
+      middle.get(run)?.push(...cpu.slice(1, -1));
+      firsts.get(run)?.push(cpu[0] as number);
+    }
+    loads.push(load());
+  }
+  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+  console.log(`\nKobo sync, whole sessions interleaved (${rounds} rounds, the first left out), load ${loads.join(' / ')}:`);
+  for (const run of running) {
+    const pages = middle.get(run) ?? [];
+    console.log(`  ${run.version.label}: median page ${median(pages).toFixed(2)} ms CPU (p25 ${[...pages].sort((a, b) => a - b)[Math.floor(pages.length / 4)]?.toFixed(2)}, ${pages.length} pages); first pages ${(firsts.get(run) ?? []).map((x) => x.toFixed(0)).join(' / ')} ms`);
+  }
 }
 
 console.log(`machine: ${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, node ${process.version}, load ${load()}`);
@@ -484,6 +517,7 @@ for (const books of sizes) {
     if (!loadMode && (!values.only || 'kobo'.includes(values.only))) {
       console.log('');
       for (const run of running) console.log(`Kobo sync, ${run.version.label} (${Math.min(books, 10_000)} books on the shelf, 100/page): ${await koboSync(run, koboToken, `bench-${run.daemon.pid}`)}, load ${load()}`);
+      if (Number(values['kobo-sessions']) > 0) await koboSessions(running, koboToken, Number(values['kobo-sessions']));
     }
     if (slowestServed.length) console.log(`\nSlowest requests inside the daemons (time from the run's start, URL):\n${slowestServed.splice(0).join('\n')}`);
     for (const run of running) console.log(`daemon RSS after the runs, ${run.version.label}: ${rssMb(run.daemon.pid).toFixed(0)} MB`);

@@ -99,8 +99,15 @@ const ONE_SHOT_SYNC = { zstd: typeof zlib.zstdCompressSync === 'function' ? zlib
  */
 const SYNC_LIMIT_BYTES = 128 * 1024;
 
-function compressBuffer(encoding: Encoding, body: Buffer, options: ZlibOptions = LIVE_LEVELS[encoding]): Promise<Buffer> {
-  if (body.length <= SYNC_LIMIT_BYTES) {
+/**
+ * A body marked with compressFast is compressed on the calling thread up to this size: gzip 1 takes about 0.25 ms of a
+ * 200 KiB Kobo sync page there, while the pool's one-shot call costs twice that on this thread alone (its stream
+ * plumbing) besides the pool thread's own work.
+ */
+const FAST_SYNC_LIMIT_BYTES = 1024 * 1024;
+
+function compressBuffer(encoding: Encoding, body: Buffer, options: ZlibOptions = LIVE_LEVELS[encoding], syncLimit = SYNC_LIMIT_BYTES): Promise<Buffer> {
+  if (body.length <= syncLimit) {
     try {
       return Promise.resolve((ONE_SHOT_SYNC[encoding] as (input: Buffer, options: ZlibOptions) => Buffer)(body, options));
     } catch (error) {
@@ -141,9 +148,23 @@ export function keepCompressedCopies(body: Buffer, onCopyBytes?: (delta: number)
   if (onCopyBytes && !copyBytesListeners.has(body)) copyBytesListeners.set(body, onCopyBytes);
 }
 
+/**
+ * Bodies built for one answer that a client asks for many of in a row: a Kobo sync page (about 200 KiB of JSON, a
+ * hundred pages for a 10,000-book shelf). They are compressed at the first levels: gzip 1 costs about 40 % of gzip 6
+ * on such a page for about a third more bytes (a few percent of the JSON either way). Figures: docs/benchmarks.md,
+ * "Session 8: Kobo sync pages".
+ */
+const compressedFast = new WeakSet<Buffer>();
+
+/** Marks `body` (sent once) to be compressed at the fast first levels. */
+export function compressFast(body: Buffer): Buffer {
+  compressedFast.add(body);
+  return body;
+}
+
 function compressedCopy(encoding: Encoding, body: Buffer): Promise<Buffer> {
   const copies = compressedCopies.get(body);
-  if (!copies) return compressBuffer(encoding, body);
+  if (!copies) return compressedFast.has(body) ? compressBuffer(encoding, body, FIRST_LEVELS[encoding], FAST_SYNC_LIMIT_BYTES) : compressBuffer(encoding, body);
   const copy = copies.get(encoding);
   if (!copy) {
     const first: CompressedCopy = { bytes: compressBuffer(encoding, body, FIRST_LEVELS[encoding]), sent: 1, final: FIRST_LEVELS[encoding] === LIVE_LEVELS[encoding], size: 0 };

@@ -1,11 +1,13 @@
 // A whole Kobo device session over real HTTP, in the order a device makes its calls (kobo-wire-reference.json):
 // initialization, device auth, account calls, paged library sync, metadata, reading state both ways, download,
 // covers, removal; and every response's status, headers and shape.
+import { gunzipSync, gzipSync } from 'node:zlib';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import yauzl from 'yauzl';
 import { createLibrary } from '../../src/core/libraries/libraries.ts';
 import { scanLibrary } from '../../src/core/scan/scanner.ts';
+import { FIRST_LEVELS } from '../../src/daemon/compression.ts';
 import { startTestDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { koboDevice, propertyNames, type DeviceResponse, type KoboDevice } from '../helpers/kobo-device.ts';
 import { makeTempLibrary, writeSimpleEpub, type TempLibrary } from '../helpers/library-fixtures.ts';
@@ -267,7 +269,8 @@ describe('a device session', () => {
     expect(first.more).toBe(true);
     expect(first.res.headers['x-kobo-sync']).toBe('continue');
     const t1 = decodeToken(first.token);
-    expect(t1).toEqual({ ongoingSyncPointId: expect.stringMatching(UUID), lastSuccessfulSyncPointId: null, rawKoboSyncToken: null });
+    // Mid-session the token also says how far the device has come (the last book id of the first page).
+    expect(t1).toEqual({ ongoingSyncPointId: expect.stringMatching(UUID), lastSuccessfulSyncPointId: null, rawKoboSyncToken: null, position: expect.stringMatching(/^A\d+$/) });
     const firstBooks = kinds(first.items, 'NewEntitlement');
     expect(firstBooks).toHaveLength(100);
     // No states or tags before the last page.
@@ -276,7 +279,16 @@ describe('a device session', () => {
     const second = await sync(first.token);
     expect(second.more).toBe(false);
     expect(second.res.headers['x-kobo-sync']).toBe('');
+    // The device retries the second page (its answer lost): the same books again, gzip-compressed at the fast level
+    // as real devices ask (Accept-Encoding: gzip).
+    const retried = await device.call('GET', '/v1/library/sync?Filter=ALL&DownloadUrlFilter=Generic,Android&PrioritizeRecentReads=true', { syncToken: first.token, headers: { 'accept-encoding': 'gzip, deflate' } });
+    expect(retried.headers['content-encoding']).toBe('gzip');
+    const unzipped = gunzipSync(retried.body);
+    expect(retried.body).toEqual(gzipSync(unzipped, FIRST_LEVELS.gzip));
+    const ids = (items: Json[]): string[] => kinds(items, 'NewEntitlement').map((e) => e.BookEntitlement.Id as string);
+    expect(ids(JSON.parse(unzipped.toString('utf8')) as Json[])).toEqual(ids(second.items));
     const t2 = decodeToken(second.token);
+    // A finished session's token has exactly Grimmory's three fields.
     expect(t2).toEqual({ ongoingSyncPointId: null, lastSuccessfulSyncPointId: t1.ongoingSyncPointId, rawKoboSyncToken: null });
     const secondBooks = kinds(second.items, 'NewEntitlement');
     expect(secondBooks).toHaveLength(SHELF_BOOKS + sideBooks.length - 100);

@@ -3,7 +3,7 @@
 import { koboFormat } from './compatibility.ts';
 import { javaStringHash } from './java-hash.ts';
 import type { KoboBook, KoboPrimaryFile } from './kobo-books.ts';
-import { koboTimestamp, parseKoboTime } from './kobo-time.ts';
+import { koboTimeOf, koboTimestamp } from './kobo-time.ts';
 import type { KoboReadingState } from './reading-state.ts';
 import type { KoboServerSettings } from './server-settings.ts';
 
@@ -23,7 +23,7 @@ export function downloadUrl(urls: KoboUrls, bookId: number): string {
 }
 
 function createdOf(book: Pick<KoboBook, 'addedOn'>, now: Date): string {
-  return koboTimestamp(parseKoboTime(book.addedOn) ?? now);
+  return koboTimeOf(book.addedOn) ?? koboTimestamp(now);
 }
 
 export function bookEntitlement(book: Pick<KoboBook, 'id' | 'addedOn'>, removed: boolean, now: Date): Json {

@@ -27,6 +27,24 @@ export function parseKoboTime(value: string | null | undefined): Date | undefine
   return Number.isNaN(time) ? undefined : new Date(time);
 }
 
+/** How the catalog writes instants (`toISOString`): Kobo's spelling is these 23 characters and `0000Z`. */
+const CATALOG_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/**
+ * A catalog instant (a book's `added_on`) as Kobo writes it, or undefined when it is none. The catalog's own spelling
+ * is rewritten as text: a page spells a hundred of them, each different, and going through a Date for each would also
+ * keep evicting the page's `now` from koboTimestamp's one-entry memory.
+ */
+export function koboTimeOf(value: string | null | undefined): string | undefined {
+  if (typeof value === 'string' && CATALOG_INSTANT.test(value)) {
+    const time = Date.parse(value);
+    // Only an instant spelled exactly as toISOString would (no 30 February rolled over into March).
+    if (!Number.isNaN(time) && new Date(time).toISOString() === value) return `${value.slice(0, 23)}0000Z`;
+  }
+  const date = parseKoboTime(value);
+  return date ? koboTimestamp(date) : undefined;
+}
+
 /** A timestamp as Kobo writes it, truncated to the second; text that is no timestamp is returned unchanged. */
 export function normalizeKoboTime(value: string | null | undefined): string | null | undefined {
   const date = parseKoboTime(value);

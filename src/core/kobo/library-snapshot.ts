@@ -10,16 +10,19 @@ import type { DB } from '../store/db-types.ts';
 import { parseFormatPriority } from '../books/book-json.ts';
 import { primaryOrderSql } from '../books/primary-file.ts';
 import { libraryPriorities } from './kobo-books.ts';
+import type { SyncToken } from './sync-token.ts';
 
 type Trx = Transaction<DB>;
 
 /** Snapshots nobody finished or came back to within this time are dropped (a device gone for good). */
 const FORGET_AFTER_DAYS = 90;
 
-export async function snapshotOf(trx: Trx, userId: number, id: string | null): Promise<string | undefined> {
-  if (!id) return undefined;
-  const row = await trx.selectFrom('kobo_library_snapshot').select('id').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
-  return row?.id;
+/** The snapshots a device's token names that still exist (one query for both). */
+export async function snapshotsOf(trx: Trx, userId: number, token: Pick<SyncToken, 'ongoingSyncPointId' | 'lastSuccessfulSyncPointId'>): Promise<{ ongoingId: string | undefined; previousId: string | undefined }> {
+  const named = [token.ongoingSyncPointId, token.lastSuccessfulSyncPointId].filter((id): id is string => id !== null);
+  const found = named.length === 0 ? new Set<string>() : new Set((await trx.selectFrom('kobo_library_snapshot').select('id').where('id', 'in', named).where('user_id', '=', userId).execute()).map((r) => r.id));
+  const existing = (id: string | null): string | undefined => (id !== null && found.has(id) ? id : undefined);
+  return { ongoingId: existing(token.ongoingSyncPointId), previousId: existing(token.lastSuccessfulSyncPointId) };
 }
 
 /**
@@ -60,15 +63,34 @@ const SYNCED_BEFORE = sql.raw(
   `CASE WHEN p.book_id IS NOT NULL AND ${bothEqual('p.file_hash', 's.file_hash')} AND ${bothEqual('p.metadata_updated_at', 's.metadata_updated_at')} AND ${bothEqual('p.cover_hash', 's.cover_hash')} THEN 1 ELSE 0 END`,
 );
 
-/** Whether the previous snapshot holds exactly the shelf as it is, every book synced in its present state. */
+/**
+ * Whether the previous snapshot holds exactly the shelf as it is. A finished snapshot is entirely on the device
+ * (whatever its `synced` flags say: they record what was already there when it was written).
+ */
 async function sameAsPrevious(trx: Trx, contents: ShelfContents, previousId: string): Promise<boolean> {
   const counts = await sql<{ books: number | string; synced: number | string | null; previous: number | string }>`SELECT count(*) AS books,
-      SUM(CASE WHEN p.synced = 1 THEN ${SYNCED_BEFORE} ELSE 0 END) AS synced,
+      SUM(${SYNCED_BEFORE}) AS synced,
       (SELECT count(*) FROM kobo_library_snapshot_book WHERE snapshot_id = ${previousId}) AS previous
     FROM ${contents} AS s LEFT JOIN kobo_library_snapshot_book p ON p.snapshot_id = ${previousId} AND p.book_id = s.book_id`.execute(trx);
   const row = counts.rows[0];
   const books = Number(row?.books ?? 0);
   return books === Number(row?.previous ?? -1) && books === Number(row?.synced ?? 0);
+}
+
+/**
+ * A device starts a session from `referenceId`: it got the whole session that ended on it, so it needs neither the
+ * snapshot that session was compared with (kept until now for a retry of its last page) nor any other session begun
+ * from the same reference and given up (an aborted sync, a first page whose answer was lost). Snapshots belong to the
+ * device whose sessions wrote them, so another device's are never among these.
+ */
+async function forgetBefore(trx: Trx, userId: number, referenceId: string): Promise<void> {
+  const reference = await trx.selectFrom('kobo_library_snapshot').select('previous_snapshot_id').where('id', '=', referenceId).executeTakeFirst();
+  await trx
+    .deleteFrom('kobo_library_snapshot')
+    .where('user_id', '=', userId)
+    .where('id', '!=', referenceId)
+    .where((eb) => eb.or([eb('previous_snapshot_id', '=', referenceId), ...(reference?.previous_snapshot_id ? [eb('id', '=', reference.previous_snapshot_id)] : [])]))
+    .execute();
 }
 
 /**
@@ -78,6 +100,7 @@ async function sameAsPrevious(trx: Trx, contents: ShelfContents, previousId: str
  * they are). Neither the shelf's books nor the previous snapshot's rows pass through JavaScript.
  */
 export async function createSnapshot(trx: Trx, principal: Principal, shelfId: number | undefined, previousId: string | undefined): Promise<string> {
+  if (previousId !== undefined) await forgetBefore(trx, principal.userId, previousId);
   const contents = shelfId === undefined ? undefined : await shelfContents(trx, principal, shelfId);
   if (previousId !== undefined) {
     const unchanged = contents === undefined
@@ -86,7 +109,7 @@ export async function createSnapshot(trx: Trx, principal: Principal, shelfId: nu
     if (unchanged) return previousId;
   }
   const id = randomUUID();
-  await trx.insertInto('kobo_library_snapshot').values({ id, user_id: principal.userId, created_date: new Date().toISOString() }).execute();
+  await trx.insertInto('kobo_library_snapshot').values({ id, user_id: principal.userId, created_date: new Date().toISOString(), previous_snapshot_id: previousId ?? null }).execute();
   if (contents !== undefined) {
     await sql`INSERT INTO kobo_library_snapshot_book (snapshot_id, book_id, synced, file_hash, metadata_updated_at, cover_hash)
       SELECT CAST(${id} AS text), s.book_id, ${SYNCED_BEFORE}, s.file_hash, s.metadata_updated_at, s.cover_hash
@@ -95,38 +118,36 @@ export async function createSnapshot(trx: Trx, principal: Principal, shelfId: nu
   return id;
 }
 
-export interface Taken {
+export interface PageOfIds {
   ids: number[];
-  /** More books of this kind wait for a later page. */
+  /** More books of this phase wait for a later page. */
   more: boolean;
 }
 
-const take = (rows: { book_id: number }[], limit: number): Taken => ({ ids: rows.slice(0, limit).map((r) => r.book_id), more: rows.length > limit });
-
-async function markSynced(trx: Trx, snapshotId: string, ids: number[]): Promise<void> {
-  if (ids.length === 0) return;
-  await trx.updateTable('kobo_library_snapshot_book').set({ synced: 1 }).where('snapshot_id', '=', snapshotId).where('book_id', 'in', ids).execute();
-}
+const pageOf = (ids: number[], limit: number): PageOfIds => ({ ids: ids.slice(0, limit), more: ids.length > limit });
 
 /**
- * The next unsynced books of the current snapshot: those the previous one lacked (`added`) or those it had in another
- * state (`changed`), marked synced as they are handed out. `limit` may be 0: the answer then only says whether any wait.
+ * The next books of the current snapshot the device lacks after `afterBookId`, in book id order: those the previous
+ * snapshot lacked (`added`) or held in another state (`changed`). Rows are never updated while a session pages through
+ * them: which row is unsent was settled when the snapshot was written (`synced` = the device already had the book as
+ * it is), and how far the device has come is the position in its token. So the same token always gives the same page.
+ * `limit` may be 0: the answer then only says whether any wait.
  */
-export async function takeUnsynced(trx: Trx, currentId: string, previousId: string | undefined, kind: 'added' | 'changed', limit: number): Promise<Taken> {
-  if (kind === 'changed' && previousId === undefined) return { ids: [], more: false };
+export async function unsentAfter(trx: Trx, currentId: string, previousId: string | undefined, kind: 'added' | 'changed', afterBookId: number, limit: number): Promise<PageOfIds> {
+  // A reused snapshot (nothing changed) is its own previous: nothing of it is unsent.
+  if ((kind === 'changed' && previousId === undefined) || currentId === previousId) return { ids: [], more: false };
   const inPrevious = sql<boolean>`exists (select 1 from kobo_library_snapshot_book p where p.snapshot_id = ${previousId ?? ''} and p.book_id = c.book_id)`;
   const rows = await trx
     .selectFrom('kobo_library_snapshot_book as c')
     .select('c.book_id')
     .where('c.snapshot_id', '=', currentId)
     .where('c.synced', '=', 0)
+    .where('c.book_id', '>', afterBookId)
     .where(kind === 'added' ? sql<boolean>`not ${inPrevious}` : inPrevious)
     .orderBy('c.book_id')
     .limit(limit + 1)
     .execute();
-  const taken = take(rows, limit);
-  await markSynced(trx, currentId, taken.ids);
-  return taken;
+  return pageOf(rows.map((r) => r.book_id), limit);
 }
 
 export interface Removed {
@@ -134,32 +155,24 @@ export interface Removed {
   coverHash: string | null;
 }
 
-/** Books of the previous snapshot missing from the current one and not yet reported in this session. */
-export async function takeRemoved(trx: Trx, userId: number, currentId: string, previousId: string | undefined, limit: number): Promise<{ removed: Removed[]; more: boolean }> {
-  if (previousId === undefined) return { removed: [], more: false };
+/** The previous snapshot's books the current one lacks, after `afterBookId` in book id order. */
+export async function removedAfter(trx: Trx, currentId: string, previousId: string | undefined, afterBookId: number, limit: number): Promise<{ removed: Removed[]; more: boolean }> {
+  if (previousId === undefined || currentId === previousId) return { removed: [], more: false };
   const rows = await trx
     .selectFrom('kobo_library_snapshot_book as p')
     .select(['p.book_id', 'p.cover_hash'])
     .where('p.snapshot_id', '=', previousId)
+    .where('p.book_id', '>', afterBookId)
     .where(sql<boolean>`not exists (select 1 from kobo_library_snapshot_book c where c.snapshot_id = ${currentId} and c.book_id = p.book_id)`)
-    .where(sql<boolean>`not exists (select 1 from kobo_removed_books_tracking t where t.snapshot_id = ${currentId} and t.user_id = ${userId} and t.book_id_synced = p.book_id)`)
     .orderBy('p.book_id')
     .limit(limit + 1)
     .execute();
-  const removed = rows.slice(0, limit).map((r) => ({ bookId: r.book_id, coverHash: r.cover_hash }));
-  if (removed.length > 0) {
-    await trx
-      .insertInto('kobo_removed_books_tracking')
-      .values(removed.map((r) => ({ snapshot_id: currentId, user_id: userId, book_id_synced: r.bookId })))
-      .onConflict((oc) => oc.doNothing())
-      .execute();
-  }
-  return { removed, more: rows.length > limit };
+  return { removed: rows.slice(0, limit).map((r) => ({ bookId: r.book_id, coverHash: r.cover_hash })), more: rows.length > limit };
 }
 
-/** The session is over: the current snapshot becomes the device's reference, the previous one and stale ones go. */
-export async function finishSession(trx: Trx, userId: number, currentId: string, previousId: string | undefined): Promise<void> {
-  if (previousId !== undefined && previousId !== currentId) await trx.deleteFrom('kobo_library_snapshot').where('id', '=', previousId).execute();
+/** The session is over: the current snapshot becomes the device's reference. Snapshots nobody came back to go. */
+export async function finishSession(trx: Trx, userId: number, currentId: string): Promise<void> {
+  // Left by versions that tracked reported removals in a table (the position in the token does it now).
   await trx.deleteFrom('kobo_removed_books_tracking').where('snapshot_id', '=', currentId).where('user_id', '=', userId).execute();
   const cutoff = new Date(Date.now() - FORGET_AFTER_DAYS * 24 * 3600 * 1000).toISOString();
   await trx.deleteFrom('kobo_library_snapshot').where('user_id', '=', userId).where('id', '!=', currentId).where('created_date', '<', cutoff).execute();

@@ -1,5 +1,7 @@
 // One /v1/library/sync page: at most 100 books (new, then changed, then removed), and once every book is out the
-// reading states and shelf tags. The session's progress lives in the snapshot rows and the token the device returns.
+// reading states and shelf tags. The session's books are fixed by its snapshot (written when it starts, never updated
+// while it is paged through); how far the device has come is the position in the token it sends back, so a page
+// writes nothing and the same token always gives the same page.
 import type { Transaction } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
 import { visibleBookFilter } from '../auth/visibility.ts';
@@ -10,14 +12,14 @@ import type { AnnouncedDownload } from './download-file.ts';
 import { bookMetadata, changedMetadata, changedReadingState, newEntitlement, removedEntitlement, type Json, type KoboUrls } from './entitlements.ts';
 import { loadKoboBooks, loadPrimaries, type KoboBook, type KoboPrimaryFile } from './kobo-books.ts';
 import { koboShelfId } from './kobo-shelf.ts';
-import { createSnapshot, finishSession, snapshotOf, takeRemoved, takeUnsynced } from './library-snapshot.ts';
+import { createSnapshot, finishSession, removedAfter, snapshotsOf, unsentAfter, type PageOfIds, type Removed } from './library-snapshot.ts';
 import { initialStates, pendingStates, type DeviceContext } from './reading-state-store.ts';
 import { orderedState } from './reading-state.ts';
 import type { LocationLoader } from './span-locations.ts';
 import type { KoboServerSettings } from './server-settings.ts';
 import { shelfTags } from './shelf-tags.ts';
 import type { KoboSettingsRow } from './sync-settings.ts';
-import type { SyncToken } from './sync-token.ts';
+import { SESSION_START, type SyncPosition, type SyncToken } from './sync-token.ts';
 
 /** Books per page, as Kobo's store pages them. */
 export const SYNC_PAGE_SIZE = 100;
@@ -40,6 +42,8 @@ export interface LocalPage {
   downloads: AnnouncedDownload[];
   /** More books wait: the device must call again (X-Kobo-sync: continue). */
   more: boolean;
+  /** Where the next page starts (`done` once every book is out). */
+  next: SyncPosition;
   currentId: string;
   previousId: string | undefined;
 }
@@ -79,6 +83,45 @@ function deviceContext(input: SyncPageInput): DeviceContext {
   };
 }
 
+interface PageBooks {
+  added: number[];
+  changed: number[];
+  removed: Removed[];
+  next: SyncPosition;
+}
+
+/**
+ * The books of the page starting at `from`: up to SYNC_PAGE_SIZE, phase after phase, and the position after them. A
+ * phase found exhausted moves the position on even when the page is full, so the device is told `continue` only when
+ * books really wait.
+ */
+async function booksOfPage(trx: Transaction<DB>, currentId: string, previousId: string | undefined, from: SyncPosition): Promise<PageBooks> {
+  const out: PageBooks = { added: [], changed: [], removed: [], next: from };
+  let room = SYNC_PAGE_SIZE;
+  const walk = (taken: PageOfIds, phase: SyncPosition['phase'], following: SyncPosition['phase']): boolean => {
+    room -= taken.ids.length;
+    const last = taken.ids.at(-1);
+    out.next = taken.more ? { phase, afterBookId: last ?? out.next.afterBookId } : { phase: following, afterBookId: 0 };
+    return taken.more;
+  };
+  if (out.next.phase === 'added') {
+    const taken = await unsentAfter(trx, currentId, previousId, 'added', out.next.afterBookId, room);
+    out.added = taken.ids;
+    if (walk(taken, 'added', 'changed')) return out;
+  }
+  if (out.next.phase === 'changed') {
+    const taken = await unsentAfter(trx, currentId, previousId, 'changed', out.next.afterBookId, room);
+    out.changed = taken.ids;
+    if (walk(taken, 'changed', 'removed')) return out;
+  }
+  if (out.next.phase === 'removed') {
+    const taken = await removedAfter(trx, currentId, previousId, out.next.afterBookId, room);
+    out.removed = taken.removed;
+    walk({ ids: taken.removed.map((r) => r.bookId), more: taken.more }, 'removed', 'done');
+  }
+  return out;
+}
+
 /**
  * The library part of a page, in one transaction. The last page (`more` false) also carries the reading states and
  * tags; the session is finished separately (finishSync), after the Kobo store had its say when forwarding.
@@ -88,25 +131,22 @@ export async function localSyncPage(input: SyncPageInput): Promise<LocalPage> {
   const now = input.now ?? new Date();
   const ctx = deviceContext(input);
   return store.db.transaction().execute(async (trx) => {
-    const shelfId = await koboShelfId(trx, principal.userId);
-    const previousId = await snapshotOf(trx, principal.userId, input.token.lastSuccessfulSyncPointId);
-    let currentId = await snapshotOf(trx, principal.userId, input.token.ongoingSyncPointId);
+    const { previousId, ongoingId } = await snapshotsOf(trx, principal.userId, input.token);
+    let currentId = ongoingId;
+    const resumed = currentId !== undefined;
     if (currentId === undefined) {
+      const shelfId = await koboShelfId(trx, principal.userId);
       await autoAdd(trx, principal, settings, shelfId);
       currentId = await createSnapshot(trx, principal, shelfId, previousId);
     }
 
-    let room = SYNC_PAGE_SIZE;
-    const added = await takeUnsynced(trx, currentId, previousId, 'added', room);
-    room -= added.ids.length;
-    const changed = added.more ? { ids: [], more: true } : await takeUnsynced(trx, currentId, previousId, 'changed', room);
-    room -= changed.ids.length;
-    const removed = added.more || changed.more ? { removed: [], more: true } : await takeRemoved(trx, principal.userId, currentId, previousId, room);
-    const more = added.more || changed.more || removed.more;
+    const { added, changed, removed, next } = await booksOfPage(trx, currentId, previousId, resumed ? (input.token.position ?? SESSION_START) : SESSION_START);
+    const more = next.phase !== 'done';
 
-    const books = await loadKoboBooks(trx, [...added.ids, ...changed.ids]);
+    const books = await loadKoboBooks(trx, [...added, ...changed]);
     const byId = new Map(books.map((b) => [b.id, b]));
-    const states = await initialStates(trx, ctx, books.filter((b) => added.ids.includes(b.id)), now, input.locations);
+    const addedIds = new Set(added);
+    const states = await initialStates(trx, ctx, books.filter((b) => addedIds.has(b.id)), now, input.locations);
     const items: Json[] = [];
     const downloads: AnnouncedDownload[] = [];
     const metadataOf = (book: KoboBook, primary: KoboPrimaryFile): Json => {
@@ -114,38 +154,41 @@ export async function localSyncPage(input: SyncPageInput): Promise<LocalPage> {
       downloads.push({ metadata, primary });
       return metadata;
     };
-    for (const id of added.ids) {
+    for (const id of added) {
       const book = byId.get(id);
       const state = states.get(id);
       if (book && state && syncsToKobo(book.primary)) items.push(newEntitlement(book, metadataOf(book, book.primary), orderedState(state), now));
     }
-    for (const id of changed.ids) {
+    for (const id of changed) {
       const book = byId.get(id);
       if (book && syncsToKobo(book.primary)) items.push(changedMetadata(book, metadataOf(book, book.primary), now));
     }
-    if (removed.removed.length > 0) {
+    if (removed.length > 0) {
       const addedOn = new Map(
-        (await trx.selectFrom('book').select(['id', 'added_on']).where('id', 'in', removed.removed.map((r) => r.bookId)).execute()).map((r) => [r.id, r.added_on]),
+        (await trx.selectFrom('book').select(['id', 'added_on']).where('id', 'in', removed.map((r) => r.bookId)).execute()).map((r) => [r.id, r.added_on]),
       );
-      for (const r of removed.removed) items.push(removedEntitlement(r.bookId, addedOn.get(r.bookId) ?? null, r.coverHash, now));
+      for (const r of removed) items.push(removedEntitlement(r.bookId, addedOn.get(r.bookId) ?? null, r.coverHash, now));
     }
 
     if (!more) {
       for (const state of await pendingStates(trx, ctx, currentId, (ids) => loadPrimaries(trx, ids), now, input.locations)) items.push(changedReadingState(orderedState(state)));
       items.push(...(await shelfTags(trx, store, principal, currentId)));
     }
-    return { items, downloads, more, currentId, previousId };
+    return { items, downloads, more, next, currentId, previousId };
   });
 }
 
 /** The device has everything: its reference becomes the current snapshot. */
-export async function finishSync(store: Store, userId: number, page: Pick<LocalPage, 'currentId' | 'previousId'>): Promise<void> {
-  await store.db.transaction().execute((trx) => finishSession(trx, userId, page.currentId, page.previousId));
+export async function finishSync(store: Store, userId: number, page: Pick<LocalPage, 'currentId'>): Promise<void> {
+  await store.db.transaction().execute((trx) => finishSession(trx, userId, page.currentId));
 }
 
-/** The token for the device's next call. */
-export function nextToken(token: SyncToken, page: Pick<LocalPage, 'currentId'>, more: boolean, rawKoboSyncToken: string | null = token.rawKoboSyncToken): SyncToken {
+/**
+ * The token for the device's next call. `more` may be true after the library's last page (the Kobo store has more):
+ * the position is then `done`, and the following pages carry the store's part alone.
+ */
+export function nextToken(token: SyncToken, page: Pick<LocalPage, 'currentId' | 'next'>, more: boolean, rawKoboSyncToken: string | null = token.rawKoboSyncToken): SyncToken {
   return more
-    ? { ongoingSyncPointId: page.currentId, lastSuccessfulSyncPointId: token.lastSuccessfulSyncPointId, rawKoboSyncToken }
+    ? { ongoingSyncPointId: page.currentId, lastSuccessfulSyncPointId: token.lastSuccessfulSyncPointId, rawKoboSyncToken, position: page.next }
     : { ongoingSyncPointId: null, lastSuccessfulSyncPointId: page.currentId, rawKoboSyncToken };
 }

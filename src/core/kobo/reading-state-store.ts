@@ -7,7 +7,7 @@ import { progressKey } from '../reading/progress-rows.ts';
 import type { Db } from '../store/store.ts';
 import type { KoboPrimaryFile } from './kobo-books.ts';
 import type { LocationLoader } from './span-locations.ts';
-import { koboTimestamp, parseKoboTime } from './kobo-time.ts';
+import { koboTimeOf, koboTimestamp, parseKoboTime } from './kobo-time.ts';
 import {
   bookmarkFromProgress,
   emptyBookmark,
@@ -253,10 +253,9 @@ export async function initialStates(db: Exec, ctx: DeviceContext, books: readonl
     const resolve = resolverFor(book.id);
     let bookmark = row && webReaderIsNewer(row, ctx.twoWay) ? bookmarkFromProgress(row, file, ctx.twoWay, now, resolve) : existing;
     if (!bookmark) bookmark = row && hasBookmarkData(row, ctx.twoWay) ? bookmarkFromProgress(row, file, ctx.twoWay, now, resolve) : emptyBookmark(now);
-    const added = parseKoboTime(book.addedOn);
     out.set(book.id, {
       EntitlementId: String(book.id),
-      Created: added ? koboTimestamp(added) : at,
+      Created: koboTimeOf(book.addedOn) ?? at,
       LastModified: at,
       StatusInfo: row ? statusInfoFromProgress(row, at) : { LastModified: at, Status: 'ReadyToRead', TimesStartedReading: 0 },
       Statistics: { LastModified: at },

@@ -484,6 +484,7 @@ export interface KoboLibrarySnapshotTable {
   id: string;
   user_id: number;
   created_date: Generated<string>;
+  previous_snapshot_id: string | null;
 }
 
 export interface KoboLibrarySnapshotBookTable {

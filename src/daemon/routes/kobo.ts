@@ -33,6 +33,7 @@ import { bookOfCover, isCoverToken, koboThumbnail } from '../../core/kobo/thumbn
 import { attachmentDisposition } from '../../core/media/content-types.ts';
 import { setPersonalRating } from '../../core/reading/personal-rating.ts';
 import { filterRejection } from '../authenticate.ts';
+import { compressFast } from '../compression.ts';
 import type { DaemonContext } from '../context.ts';
 import { syncToHardcover } from '../hardcover-sync.ts';
 import { ApiError, badRequest, bookNotFound, forbidden, notFound } from '../http-errors.ts';
@@ -196,7 +197,8 @@ async function librarySync(call: KoboCall): Promise<unknown> {
   }
   if (!more) await finishSync(ctx.store, device.principal.userId, page);
   call.reply.header('x-kobo-synctoken', encodeSyncToken(nextToken(token, page, more, raw))).header('X-Kobo-sync', more ? 'continue' : '');
-  return json(call.reply, items);
+  // A device pulls these pages one after the other, each built for it alone: compressed fast (see compressFast).
+  return call.reply.type('application/json; charset=utf-8').send(compressFast(Buffer.from(JSON.stringify(items))));
 }
 
 async function thumbnail(call: KoboCall): Promise<unknown> {
