@@ -4,6 +4,7 @@
 import type { RawBuilder } from 'kysely';
 import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
+import { readingAware } from '../store/reading-state.ts';
 import { sameGeneration, type Generation } from '../store/snapshot.ts';
 import type { SqlExec } from '../store/sql-exec.ts';
 import type { Store } from '../store/store.ts';
@@ -218,7 +219,8 @@ const STALE_MS = 30_000;
 async function cached(store: Store, key: string, compute: () => Promise<AppFilterOptions>): Promise<AppFilterOptions> {
   let entries = cache.get(store);
   if (!entries) cache.set(store, (entries = new Map()));
-  const generation = store.generation();
+  // The options count books by the caller's read status and rating.
+  const generation = readingAware(store).generation();
   const hit = entries.get(key);
   const now = Date.now();
   if (hit && (sameGeneration(hit.generation, generation) || (hit.costMs > EXPENSIVE_MS && now - hit.at < STALE_MS))) return hit.value;

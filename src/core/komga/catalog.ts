@@ -6,6 +6,7 @@ import type { Principal } from '../auth/principal.ts';
 import { canSeeLibrary } from '../auth/visibility.ts';
 import type { SqlDialect } from '../store/dialect.ts';
 import { sameGeneration, type Generation } from '../store/snapshot.ts';
+import { sourceForSql } from '../store/reading-state.ts';
 import type { Store } from '../store/store.ts';
 import { readsMetadata } from './filters.ts';
 import { andAll, column, listedBooks, remembered } from './sql.ts';
@@ -245,7 +246,7 @@ const SEEK_FROM = 400;
 function pageEndsOf(store: Store, list: string): PageEnds {
   let lists = pageEndsByStore.get(store);
   if (!lists) pageEndsByStore.set(store, (lists = new Map()));
-  const generation = store.generation();
+  const generation = sourceForSql(store, list).generation();
   let known = lists.get(list);
   if (!known || !sameGeneration(known.generation, generation)) {
     lists.delete(list);
@@ -280,7 +281,7 @@ export async function pageOfBooks(
     ids = await column<number>(store, after === undefined ? paged : ordered.where('book.id', '>', after).limit(slice.limit).compile());
     const last = ids.at(-1);
     // Kept only when nothing changed meanwhile and no write of this process is open (its rows may not stay).
-    if (known && last !== undefined && !store.writeInFlight() && sameGeneration(known.generation, store.generation())) {
+    if (known && last !== undefined && !store.writeInFlight() && sameGeneration(known.generation, sourceForSql(store, paged.sql).generation())) {
       known.ends.delete(page);
       if (known.ends.size >= MAX_ENDS) known.ends.delete(known.ends.keys().next().value as number);
       known.ends.set(page, last);
