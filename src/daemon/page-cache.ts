@@ -197,7 +197,9 @@ function shelvesOf(ctx: DaemonContext): { content: PageShelf; reading: PageShelf
 
 function shelfOf(ctx: DaemonContext, request: FastifyRequest): PageShelf {
   const both = shelvesOf(ctx);
-  return CONTENT_ONLY_ROUTES.has(request.routeOptions.url ?? '') ? both.content : both.reading;
+  // A request without route options (built by hand) is taken to show reading state: the safe side.
+  const route = (request.routeOptions as Partial<FastifyRequest['routeOptions']> | undefined)?.url;
+  return route !== undefined && CONTENT_ONLY_ROUTES.has(route) ? both.content : both.reading;
 }
 
 /**
