@@ -107,8 +107,23 @@ describe('a progress write', () => {
     expect(pageCacheSize(d.ctx).builds).toBe(built + 1);
   });
 
+  it('changes at once the lists and totals that filter by read status', async () => {
+    const [alpha, , gamma] = books as [number, number, number];
+    const komgaRead = async () => (await komga('/books?read_status=READ&size=5')).totalElements;
+    const appRead = async () => (await app('/api/v1/app/books?page=0&size=5&status=READ')).totalElements;
+    const before = { komga: await komgaRead(), app: await appRead() };
+    // Kept: asked again at once, the same.
+    expect(await komgaRead()).toBe(before.komga);
+    expect((await komgaProgress(gamma, { completed: true })).statusCode).toBe(204);
+    expect(await komgaRead()).toBe((before.komga as number) + 1);
+    expect(await appRead()).toBe((before.app as number) + 1);
+    expect((await d.inject({ method: 'DELETE', url: `/komga/api/v1/books/${alpha}/read-progress`, headers: { authorization: basic } })).statusCode).toBe(204);
+    expect(await komgaRead()).toBe(before.komga);
+    expect(await appRead()).toBe(before.app);
+  });
+
   it('made by another connection is seen at once, and the lists are still kept', async () => {
-    const gamma = books[2] as number;
+    const gamma = books[1] as number;
     await komga('/books?sort=metadata.numberSort,asc&size=5');
     const built = listsBuilt;
     const before = d.store.readingState.generation();
