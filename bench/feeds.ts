@@ -1,5 +1,6 @@
 // npm run bench:feeds [-- --books 1000,100000] [--duration 5] [--pages 50] [--only opds] [--connections 8,64] [--baseline main] [--kobo-sessions 5]
-//                     [--spread 200|all] [--writer MS] [--cold] [--accept-encoding gzip] [--compression]
+//                     [--spread 200|all] [--writer MS] [--writer-kind rename|progress] [--cold] [--accept-encoding gzip]
+//                     [--compression] [--loop-stats]
 // The paged answers devices and apps ask for, over real HTTP against `bindery serve` (a child process, from the
 // sources) on a synthetic catalog (bench/book-catalog.ts) of each size: OPDS 1.2 and 2.0 catalog pages, Komga book
 // and series pages, app API book pages (newest first, by title, series and page count, and deep pages three quarters
@@ -18,6 +19,9 @@
 //               the next; the share of fresh pages is printed, as a small catalog runs out of them);
 // --writer MS   another process (bench/catalog-writer.ts) renames a book every MS ms during each run, which drops
 //               every kept page and kept id list;
+// --writer-kind progress  instead, a reader's device reports reading progress on a book every MS ms through the
+//               daemon's app API (signed in as the benchmark's user): pages showing progress are built again, the
+//               lists and totals under them are kept;
 // --cold        for the HTTP Basic feeds, a first wave: one request on each of the 64 (the largest --connections)
 //               connections at once, signed in with an OPDS account created just before (no credential remembered,
 //               every page to build);
@@ -52,6 +56,7 @@ const { values } = parseArgs({
     baseline: { type: 'string' },
     spread: { type: 'string', default: '200' },
     writer: { type: 'string', default: '' },
+    'writer-kind': { type: 'string', default: 'rename' },
     cold: { type: 'boolean', default: false },
     'accept-encoding': { type: 'string', default: '' },
     compression: { type: 'boolean', default: false },
@@ -62,6 +67,8 @@ const { values } = parseArgs({
 const spreadAll = values.spread === 'all';
 const spreadPages = spreadAll ? Number.POSITIVE_INFINITY : Number(values.spread);
 const writerEvery = values.writer ? Number(values.writer) : 0;
+const writerKind = values['writer-kind'];
+if (writerKind !== 'rename' && writerKind !== 'progress') throw new Error(`--writer-kind: rename or progress, not ${writerKind}`);
 const loadHeaders: Record<string, string> = values['accept-encoding'] ? { 'accept-encoding': values['accept-encoding'] } : {};
 const sizes = values.books.split(',').map(Number);
 const duration = Number(values.duration);
@@ -289,7 +296,8 @@ async function pagesOf(run: Running, endpoint: Endpoint): Promise<number> {
 /** The catalog writer (--writer) running beside a load run; `stop` gives the number of changes it made. */
 function startWriter(run: Running): { stop(): Promise<number> } | undefined {
   if (!writerEvery) return undefined;
-  const child = spawn(process.execPath, [join(import.meta.dirname, 'catalog-writer.ts'), run.catalog, String(writerEvery)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const args = [join(import.meta.dirname, 'catalog-writer.ts'), run.catalog, String(writerEvery), writerKind, run.daemon.url, run.bearer.authorization ?? ''];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const ended = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -488,7 +496,7 @@ for (const books of sizes) {
       { label: `web UI /books/page (50/page) from page ${deep}`, path: (p) => `/api/v1/books/page?page=${deep + p}&size=50`, headers: (run) => run.bearer, perPage: 50, basic: false },
     ];
     const endpoints = all.filter((e) => !values.only || e.label.includes(values.only));
-    const mode = [spreadAll ? 'every request a page not asked before' : `pages 1-${spreadPages} over and over`, writerEvery ? `a book renamed every ${writerEvery} ms by another process` : '', values['accept-encoding'] ? `Accept-Encoding: ${values['accept-encoding']}` : 'no Accept-Encoding'].filter(Boolean).join('; ');
+    const mode = [spreadAll ? 'every request a page not asked before' : `pages 1-${spreadPages} over and over`, writerEvery ? (writerKind === 'progress' ? `a book's reading progress reported every ${writerEvery} ms through the app API` : `a book renamed every ${writerEvery} ms by another process`) : '', values['accept-encoding'] ? `Accept-Encoding: ${values['accept-encoding']}` : 'no Accept-Encoding'].filter(Boolean).join('; ');
     const coldConnections = Math.max(...connectionCounts);
     const loopHeads = values['loop-stats'] ? ' after the first request of each connection: p50 / p99 / max ms | first requests: p50 / p99 / max ms | inside the daemon p50 / p99 / max ms | loop delay p50 / p99 / max ms | loop busy | GC count/ms: minor · major · incremental · longest ms | main thread waiting for a CPU | bench: CPU, loop delay | heap / RSS MB |' : '';
     console.log(`\n## ${books.toLocaleString('en')} books (daemons from the sources, load ${load()}; load runs: ${mode})\n`);

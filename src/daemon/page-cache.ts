@@ -6,7 +6,8 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { parseBasic } from '../core/opds/users.ts';
 import { CatalogBytesCache } from '../core/store/catalog-bytes-cache.ts';
-import { sameGeneration, type Generation } from '../core/store/snapshot.ts';
+import { readingAware } from '../core/store/reading-state.ts';
+import { sameGeneration, type Generation, type GenerationSource } from '../core/store/snapshot.ts';
 import { keepCompressedCopies } from './compression.ts';
 import type { DaemonContext } from './context.ts';
 import { noteReleased } from './idle-memory.ts';
@@ -74,6 +75,19 @@ const PAGE_ROUTES = new Set([
   ].map((path) => `/api/v1/app${path}`),
 ]);
 
+/**
+ * Komga's lists of names (genres, tags, authors…) show nothing of anyone's reading: kept while the catalog is unchanged
+ * whatever is read meanwhile. Every other page shows or filters by the caller's reading state (progress, read status,
+ * read counts, OPDS comic streams' last page read, magic shelves' read-status rules) and is also dropped when reading
+ * state changes.
+ */
+const CONTENT_ONLY_ROUTES = new Set([
+  ...['/libraries', '/libraries/{libraryId}', '/genres', '/tags', '/publishers', '/authors', '/authors/names', '/authors/roles', '/age-ratings', '/languages', '/sharing-labels', '/tags/book', '/tags/series', '/series/release-dates'].map(
+    (path) => `/komga/api/v1${path}`,
+  ),
+  '/komga/api/v2/authors',
+]);
+
 export function isCachedPageRoute(head: Pick<RouteHead, 'method' | 'url'>): boolean {
   return head.method === 'GET' && PAGE_ROUTES.has(head.url);
 }
@@ -100,8 +114,16 @@ const BUILD_SLOTS = 2;
 const FEEDS_REMEMBERED = 2048;
 
 type Headers = Partial<Record<(typeof KEPT_HEADERS)[number], string>>;
+
+/** Where pages of one kind are kept, and the generation they are kept under. */
+interface PageShelf {
+  cache: CatalogBytesCache<Headers>;
+  source: GenerationSource;
+}
+
 interface Pending {
   key: string;
+  shelf: PageShelf;
   feed: string;
   since: Generation | undefined;
   /** The generation the build started at (kept or not). */
@@ -150,7 +172,7 @@ interface Builds {
   count: number;
 }
 
-const caches = new WeakMap<DaemonContext, CatalogBytesCache<Headers>>();
+const shelves = new WeakMap<DaemonContext, { content: PageShelf; reading: PageShelf }>();
 const builds = new WeakMap<DaemonContext, Builds>();
 const hits = new WeakMap<DaemonContext, number>();
 const pending = new WeakMap<FastifyRequest, Pending>();
@@ -163,10 +185,21 @@ function buildsOf(ctx: DaemonContext): Builds {
   return state;
 }
 
-function cacheOf(ctx: DaemonContext): CatalogBytesCache<Headers> {
-  let cache = caches.get(ctx);
-  if (!cache) caches.set(ctx, (cache = new CatalogBytesCache<Headers>(CACHE_BYTES, CACHE_BYTES / 16, MAX_AGE_MS, noteReleased)));
-  return cache;
+function shelvesOf(ctx: DaemonContext): { content: PageShelf; reading: PageShelf } {
+  let known = shelves.get(ctx);
+  if (!known) {
+    // The budget split: the lists of names are few and small, the pages of books many.
+    const cache = (bytes: number): CatalogBytesCache<Headers> => new CatalogBytesCache<Headers>(bytes, CACHE_BYTES / 16, MAX_AGE_MS, noteReleased);
+    shelves.set(ctx, (known = { content: { cache: cache(CACHE_BYTES / 4), source: ctx.store }, reading: { cache: cache((CACHE_BYTES * 3) / 4), source: readingAware(ctx.store) } }));
+  }
+  return known;
+}
+
+function shelfOf(ctx: DaemonContext, request: FastifyRequest): PageShelf {
+  const both = shelvesOf(ctx);
+  // A request without route options (built by hand) is taken to show reading state: the safe side.
+  const route = (request.routeOptions as Partial<FastifyRequest['routeOptions']> | undefined)?.url;
+  return route !== undefined && CONTENT_ONLY_ROUTES.has(route) ? both.content : both.reading;
 }
 
 /**
@@ -204,7 +237,8 @@ function keyOf(request: RouteRequest, caller: string): string {
 }
 
 function answerKept(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext, key: string): boolean {
-  const hit = cacheOf(ctx).lookup(ctx.store, key);
+  const shelf = shelfOf(ctx, request);
+  const hit = shelf.cache.lookup(shelf.source, key);
   if (!hit) return false;
   hits.set(ctx, (hits.get(ctx) ?? 0) + 1);
   reply.headers(hit.meta ?? {});
@@ -243,9 +277,10 @@ function answerOrBuild(request: RouteRequest, reply: FastifyReply, ctx: DaemonCo
 function build(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext, key: string, done: () => void, waited: boolean): void {
   const state = buildsOf(ctx);
   const feed = feedOf(key);
+  const shelf = shelfOf(ctx, request);
   // Once only: when the catalog keeps changing faster than a first build ends, waiting again after each change would
   // build the feed's pages one at a time, each redoing the shared work.
-  const warm = waited || isWarm(state, feed, cacheOf(ctx).generationNow(ctx.store));
+  const warm = waited || isWarm(state, feed, shelf.cache.generationNow(shelf.source));
   const first = warm ? undefined : state.firstBuilds.get(feed);
   if (first) {
     void first.then(() => {
@@ -269,8 +304,8 @@ function build(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext, k
       return;
     }
     state.count++;
-    const since = cacheOf(ctx).generationNow(ctx.store);
-    pending.set(request, { key, feed, since, startedAt: since, released: false });
+    const since = shelf.cache.generationNow(shelf.source);
+    pending.set(request, { key, shelf, feed, since, startedAt: since, released: false });
     buildEnds.set(request, ended);
     done();
   });
@@ -329,12 +364,13 @@ function offerPage(reply: FastifyReply, ctx: DaemonContext, wanted: Pending, pay
     const value = reply.getHeader(name);
     if (value !== undefined) headers[name] = String(value);
   }
-  const kept = cacheOf(ctx).offer(ctx.store, wanted.key, wanted.since, payload, headers);
+  const kept = wanted.shelf.cache.offer(wanted.shelf.source, wanted.key, wanted.since, payload, headers);
   wanted.since = undefined;
   return kept;
 }
 
 /** What the cache holds, how many answers it gave and how many pages were built (tests, figures). */
 export function pageCacheSize(ctx: DaemonContext): { entries: number; bytes: number; hits: number; builds: number } {
-  return { ...cacheOf(ctx).size, hits: hits.get(ctx) ?? 0, builds: builds.get(ctx)?.count ?? 0 };
+  const { content, reading } = shelvesOf(ctx);
+  return { entries: content.cache.size.entries + reading.cache.size.entries, bytes: content.cache.size.bytes + reading.cache.size.bytes, hits: hits.get(ctx) ?? 0, builds: builds.get(ctx)?.count ?? 0 };
 }

@@ -8,7 +8,10 @@ import { Kysely, SqliteDialect } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { migrationProvider } from '../../src/core/store/migrations/index.ts';
-import { sameGeneration } from '../../src/core/store/snapshot.ts';
+import { readingAware, sourceForSql } from '../../src/core/store/reading-state.ts';
+import { CatalogMemo, sameGeneration } from '../../src/core/store/snapshot.ts';
+import { createUser } from '../../src/core/users/users.ts';
+import { seedBook, seedLibrary } from '../helpers/catalog-seed.ts';
 import { openStore, StoreError, type Store } from '../../src/core/store/store.ts';
 import { emptyTestDatabase, onPostgres } from '../helpers/engine.ts';
 
@@ -235,6 +238,85 @@ describe('bookkeeping writes', () => {
     } finally {
       await writer.close();
       await reader.close();
+    }
+  });
+});
+
+// Store.readingState: progress is written without moving the catalog's generation, and moves one of its own.
+describe('reading-state writes', () => {
+  it('leave the catalog generation alone and move the reading generation, for this process and the others', async () => {
+    const path = join(dir, 'catalog.sqlite');
+    const writer = await openStore(path);
+    const reader = await openStore(path);
+    try {
+      const library = await seedLibrary(writer.db, dir, 'L');
+      const { bookId } = await seedBook(writer.db, library, { title: 'Kept' });
+      const userId = await createUser(writer.db, { username: 'r', password: 'r-password', name: 'r', permissions: {}, libraryIds: [library] });
+      for (const store of [writer, reader]) await expect.poll(() => sameGeneration(store.generation(), store.generation())).toBe(true);
+      const writerCatalog = writer.generation();
+      const readerCatalog = reader.generation();
+      const writerReading = writer.readingState.generation();
+      const readerReading = reader.readingState.generation();
+
+      // Through the builder, in a transaction of its own (as the progress writers do).
+      await writer.readingState.db.transaction().execute(async (trx) => {
+        await trx.insertInto('user_book_progress').values({ user_id: userId, book_id: bookId, read_status: 'READING' }).execute();
+      });
+      expect(writer.generation()).toEqual(writerCatalog);
+      expect(sameGeneration(writer.readingState.generation(), writerReading)).toBe(false);
+      await expect.poll(() => sameGeneration(reader.readingState.generation(), readerReading)).toBe(false);
+      if (reader.engine === 'postgres') expect(reader.generation()).toEqual(readerCatalog);
+
+      // Raw statements too.
+      const afterBuilder = writer.readingState.generation();
+      await writer.readingState.exec.run('UPDATE user_book_progress SET read_status = ? WHERE user_id = ? AND book_id = ?', ['READ', userId, bookId]);
+      expect(writer.generation()).toEqual(writerCatalog);
+      expect(sameGeneration(writer.readingState.generation(), afterBuilder)).toBe(false);
+
+      // A rolled-back reading transaction does not move the catalog either.
+      await expect(
+        writer.readingState.db.transaction().execute(async (trx) => {
+          await trx.updateTable('user_book_progress').set({ read_status: 'UNREAD' }).where('user_id', '=', userId).execute();
+          throw new Error('rolled back');
+        }),
+      ).rejects.toThrow('rolled back');
+      expect(writer.generation()).toEqual(writerCatalog);
+
+      // A catalog write through the store still moves the catalog.
+      await writer.db.updateTable('book_metadata').set({ title: 'Renamed' }).where('book_id', '=', bookId).execute();
+      expect(sameGeneration(writer.generation(), writerCatalog)).toBe(false);
+    } finally {
+      await writer.close();
+      await reader.close();
+    }
+  });
+
+  it('drop a value kept under the reading generation, and keep one kept under the catalog only', async () => {
+    const store = await openStore(join(dir, 'catalog.sqlite'));
+    try {
+      const library = await seedLibrary(store.db, dir, 'L');
+      const { bookId } = await seedBook(store.db, library, { title: 'Kept' });
+      const userId = await createUser(store.db, { username: 'r', password: 'r-password', name: 'r', permissions: {}, libraryIds: [library] });
+      const memo = new CatalogMemo<string, number>(10);
+      let computed = 0;
+      const titles = 'SELECT count(*) AS n FROM book_metadata';
+      const progress = 'SELECT count(*) AS n FROM user_book_progress WHERE read_status = ?';
+      const count = (sql: string, params: string[] = []) =>
+        memo.getAsync(sourceForSql(store, sql), sql, async () => {
+          computed++;
+          return Number((await store.exec.get(sql, params))?.n);
+        });
+      expect(await count(titles)).toBe(1);
+      expect(await count(progress, ['READ'])).toBe(0);
+      expect(computed).toBe(2);
+      await store.readingState.exec.run('INSERT INTO user_book_progress (user_id, book_id, read_status) VALUES (?, ?, ?)', [userId, bookId, 'READ']);
+      expect(await count(titles)).toBe(1);
+      expect(computed).toBe(2);
+      expect(await count(progress, ['READ'])).toBe(1);
+      expect(computed).toBe(3);
+      expect(sameGeneration(readingAware(store).generation(), store.generation())).toBe(false);
+    } finally {
+      await store.close();
     }
   });
 });

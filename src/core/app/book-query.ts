@@ -9,6 +9,7 @@ import { firstColumn, type SqlValue } from '../store/sql-exec.ts';
 import type { Store } from '../store/store.ts';
 import { filterConditions, type BookFilters, type Cond } from './book-filters.ts';
 import { listedBooks, listedBooksByMetadata, scopeConditions, type BookScope, type ListedBooks } from './book-scope.ts';
+import { readingAware, sourceForSql } from '../store/reading-state.ts';
 import { CatalogMemo } from '../store/snapshot.ts';
 import { columnOf, direction, rememberedCount, rowsOf, type Compiled } from './sql.ts';
 import { resumedPage, type ResumableRow } from '../store/resumed-pages.ts';
@@ -96,12 +97,13 @@ const DEEP_OFFSET = 2_000;
 const sortedLists = new WeakMap<Store, CatalogMemo<string, Uint32Array>>();
 const SORTED_LISTS = 8;
 
-async function sortedList(store: Store, list: string, load: () => Promise<number[]>): Promise<Uint32Array> {
+async function sortedList(store: Store, list: string, byProgress: boolean, load: () => Promise<number[]>): Promise<Uint32Array> {
   // A write of this process still open may roll back: what is read meanwhile is not kept.
   if (store.writeInFlight()) return Uint32Array.from(await load());
   let memo = sortedLists.get(store);
   if (!memo) sortedLists.set(store, (memo = new CatalogMemo(SORTED_LISTS)));
-  return memo.getAsync(store, list, async () => Uint32Array.from(await load()));
+  // Ordered or filtered by the caller's progress: kept under the reading state's generation too.
+  return memo.getAsync(byProgress ? readingAware(store) : sourceForSql(store, list), list, async () => Uint32Array.from(await load()));
 }
 
 /** Per catalog and caller (a caller's principal is a new object once the catalog changes): the count of the whole list. */
@@ -149,7 +151,7 @@ export async function pageOfAppBooks(store: Store, principal: Principal, conditi
   // A page deep in the list with no kept point near it (a catalog change drops them all) would walk every row before
   // it (tens of ms at 100,000 books, one page after another): from this deep, every page is a slice of the whole list.
   if (!order.column.resumable || page.offset >= DEEP_OFFSET) {
-    const ids = await sortedList(store, list, async () => {
+    const ids = await sortedList(store, list, order.column.progress === true, async () => {
       // The whole list sorted (tens of ms at 100,000 books), as one JSON array read aside: other requests are answered
       // meanwhile, and 100,000 ids come back as one text rather than 100,000 rows.
       const listed = ordered(query, 'v').compile();

@@ -4,6 +4,7 @@
 import type { RawBuilder } from 'kysely';
 import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
+import { readingAware } from '../store/reading-state.ts';
 import { sameGeneration, SharedLoads, type Generation } from '../store/snapshot.ts';
 import type { SqlExec } from '../store/sql-exec.ts';
 import type { Store } from '../store/store.ts';
@@ -229,7 +230,8 @@ export const STALE_MS = 30_000;
 async function cached(store: Store, key: string, compute: () => Promise<Counted>): Promise<AppFilterOptions> {
   let entries = cache.get(store);
   if (!entries) cache.set(store, (entries = new Map()));
-  const generation = store.generation();
+  // The options count books by the caller's read status and rating.
+  const generation = readingAware(store).generation();
   const hit = entries.get(key);
   const now = Date.now();
   if (hit && (sameGeneration(hit.generation, generation) || (hit.books >= KEPT_AFTER_CHANGE_BOOKS && now - hit.at < STALE_MS))) return hit.options;

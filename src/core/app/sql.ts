@@ -3,6 +3,7 @@
 // paging through a list asks for them again.
 import { sql, type RawBuilder } from 'kysely';
 import { CatalogMemo } from '../store/snapshot.ts';
+import { sourceForSql } from '../store/reading-state.ts';
 import { firstColumn, type SqlExec, type SqlValue } from '../store/sql-exec.ts';
 import type { Store } from '../store/store.ts';
 
@@ -28,7 +29,8 @@ export async function remembered<T>(store: Store, compiled: Compiled, compute: (
   if (store.writeInFlight()) return compute();
   let memo = memos.get(store);
   if (!memo) memos.set(store, (memo = new CatalogMemo(128)));
-  return memo.getAsync(store, `${compiled.sql}\u0000${JSON.stringify(compiled.parameters)}`, compute) as Promise<T>;
+  // Kept under the reading state's generation too when the statement reads it (read-status filters, progress sorts).
+  return memo.getAsync(sourceForSql(store, compiled.sql), `${compiled.sql}\u0000${JSON.stringify(compiled.parameters)}`, compute) as Promise<T>;
 }
 
 /**

@@ -13,6 +13,8 @@ export interface CatalogReader {
   exec: SqlExec;
   /** A snapshot's: the generation it began at (ReadScope.snapshotGeneration). */
   snapshotGeneration?: Generation;
+  /** A snapshot's: the reading state's generation taken with it (ReadScope.snapshotReadingGeneration). */
+  snapshotReadingGeneration?: Generation;
 }
 
 /**

@@ -7,6 +7,7 @@ import { visibleBookFilter } from '../auth/visibility.ts';
 import { dialectOf } from '../store/dialect.ts';
 import type { DB } from '../store/db-types.ts';
 import { resumedPage, type ResumableRow } from '../store/resumed-pages.ts';
+import { readingAware, touchesReadingState } from '../store/reading-state.ts';
 import { CatalogMemo, readerSource } from '../store/snapshot.ts';
 import type { Store } from '../store/store.ts';
 import type { CatalogReader } from './book-bundles.ts';
@@ -101,7 +102,8 @@ const memos = new WeakMap<Store, CatalogMemo<string, number>>();
 function memoNumber(store: Store, reader: CatalogReader, query: Compiled): Promise<number> {
   let memo = memos.get(store);
   if (!memo) memos.set(store, (memo = new CatalogMemo(100)));
-  return memo.getAsync(readerSource(store, reader), `${query.sql}\n${JSON.stringify(query.parameters)}`, async () =>
+  const source = touchesReadingState(query.sql) ? readingAware(store, reader) : readerSource(store, reader);
+  return memo.getAsync(source, `${query.sql}\n${JSON.stringify(query.parameters)}`, async () =>
     Number(Object.values((await reader.exec.get(query.sql, query.parameters as number[])) as Record<string, unknown>)[0]),
   );
 }

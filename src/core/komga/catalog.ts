@@ -6,6 +6,7 @@ import { isAdmin, type Principal } from '../auth/principal.ts';
 import { canSeeLibrary } from '../auth/visibility.ts';
 import type { SqlDialect } from '../store/dialect.ts';
 import { sameGeneration, type Generation } from '../store/snapshot.ts';
+import { sourceForSql } from '../store/reading-state.ts';
 import type { Store } from '../store/store.ts';
 import { readsMetadata } from './filters.ts';
 import { compiledOnce, type Compiled } from '../store/compiled-once.ts';
@@ -251,7 +252,7 @@ const PER_ROW_ROWS = 1000;
 function pageEndsOf(store: Store, list: string): PageEnds {
   let lists = pageEndsByStore.get(store);
   if (!lists) pageEndsByStore.set(store, (lists = new Map()));
-  const generation = store.generation();
+  const generation = sourceForSql(store, list).generation();
   let known = lists.get(list);
   if (!known || !sameGeneration(known.generation, generation)) {
     lists.delete(list);
@@ -300,7 +301,7 @@ export async function pageOfBooks(
     );
     const last = ids.at(-1);
     // Kept only when nothing changed meanwhile and no write of this process is open (its rows may not stay).
-    if (known && last !== undefined && !store.writeInFlight() && sameGeneration(known.generation, store.generation())) {
+    if (known && last !== undefined && !store.writeInFlight() && sameGeneration(known.generation, sourceForSql(store, paged.sql).generation())) {
       known.ends.delete(page);
       if (known.ends.size >= MAX_ENDS) known.ends.delete(known.ends.keys().next().value as number);
       known.ends.set(page, last);

@@ -147,9 +147,9 @@ export async function writeProgression(store: Store, userId: number, target: Pro
   const position = positionAt(target.positions, href, progression.locator.locations.progression);
   const total = totalProgressionAt(target.positions, href, progression.locator.locations.progression);
   const percent = total >= 0.99 ? 100 : roundPercent(Math.min(READ_THRESHOLD - 0.5, total * 100));
-  await recordProgress(store.db, userId, { bookId: target.bookId, fileProgress: { bookFileId: target.fileId, positionData: null, positionHref: href, progressPercent: percent } }, now);
+  await recordProgress(store.readingState.db, userId, { bookId: target.bookId, fileProgress: { bookFileId: target.fileId, positionData: null, positionHref: href, progressPercent: percent } }, now);
   const locator = JSON.stringify(withTotal({ ...progression.locator, href }, position, total));
-  await store.exec.run(
+  await store.readingState.exec.run(
     `INSERT INTO komga_progression (user_id, book_id, locator, device_id, device_name, modified, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (user_id, book_id) DO UPDATE SET locator = excluded.locator, device_id = excluded.device_id, device_name = excluded.device_name,
        modified = excluded.modified, recorded_at = excluded.recorded_at`,

@@ -116,7 +116,7 @@ export interface ProgressTarget {
  */
 export async function markBookProgress(store: Store, userId: number, target: ProgressTarget, update: { page?: number; completed?: boolean }, now: string = nowIso()): Promise<void> {
   await storeBookProgress(store, userId, target, update, now);
-  await emitEvent(store.db, { kind: 'read-progress', userId, bookIds: [target.bookId], deleted: false });
+  await emitEvent(store.readingState.exec, { kind: 'read-progress', userId, bookIds: [target.bookId], deleted: false });
 }
 
 async function storeBookProgress(store: Store, userId: number, target: ProgressTarget, update: { page?: number; completed?: boolean }, now: string): Promise<void> {
@@ -124,9 +124,9 @@ async function storeBookProgress(store: Store, userId: number, target: ProgressT
   const paged = (kind === 'cbx' || kind === 'pdf') && target.primaryFileId !== undefined;
   if (update.completed === true) {
     if (paged) {
-      await recordProgress(store.db, userId, { bookId: target.bookId, fileProgress: { bookFileId: target.primaryFileId as number, positionData: String(Math.max(1, target.pagesCount)), progressPercent: 100 } }, now);
+      await recordProgress(store.readingState.db, userId, { bookId: target.bookId, fileProgress: { bookFileId: target.primaryFileId as number, positionData: String(Math.max(1, target.pagesCount)), progressPercent: 100 } }, now);
     } else {
-      await setReadStatus(store.db, userId, [target.bookId], 'READ', now);
+      await setReadStatus(store.readingState.db, userId, [target.bookId], 'READ', now);
     }
     return;
   }
@@ -134,10 +134,10 @@ async function storeBookProgress(store: Store, userId: number, target: ProgressT
   const page = Math.max(1, update.page);
   const percent = target.pagesCount > 0 ? roundPercent(Math.min(100, (page / target.pagesCount) * 100)) : 0;
   if (paged) {
-    await recordProgress(store.db, userId, { bookId: target.bookId, fileProgress: { bookFileId: target.primaryFileId as number, positionData: String(page), progressPercent: percent } }, now);
+    await recordProgress(store.readingState.db, userId, { bookId: target.bookId, fileProgress: { bookFileId: target.primaryFileId as number, positionData: String(page), progressPercent: percent } }, now);
     return;
   }
-  await store.write(async ({ db: trx }) => {
+  await store.readingState.db.transaction().execute(async (trx) => {
     // Locked until commit: a progress write through another replica waits instead of deciding on the same old state.
     const existing = await trx
       .selectFrom('user_book_progress')
@@ -164,8 +164,8 @@ async function storeBookProgress(store: Store, userId: number, target: ProgressT
 /** Komga's `DELETE …/read-progress`: the books become unread (Bindery's own reading progress is reset). */
 export async function markUnread(store: Store, userId: number, bookIds: readonly number[], now: string = nowIso()): Promise<void> {
   if (bookIds.length === 0) return;
-  await resetProgress(store.db, userId, bookIds, 'BOOKLORE', now);
-  await emitEvent(store.db, { kind: 'read-progress', userId, bookIds: [...bookIds], deleted: true });
+  await resetProgress(store.readingState.db, userId, bookIds, 'BOOKLORE', now);
+  await emitEvent(store.readingState.exec, { kind: 'read-progress', userId, bookIds: [...bookIds], deleted: true });
 }
 
 /** Marks books read (those already read keep their finish date). */
@@ -178,6 +178,6 @@ export async function markRead(store: Store, userId: number, bookIds: readonly n
   const read = new Set(rows.map((r) => r.book_id as number));
   const unread = bookIds.filter((id) => !read.has(id));
   if (unread.length === 0) return;
-  await setReadStatus(store.db, userId, unread, 'READ', now);
-  await emitEvent(store.db, { kind: 'read-progress', userId, bookIds: unread, deleted: false });
+  await setReadStatus(store.readingState.db, userId, unread, 'READ', now);
+  await emitEvent(store.readingState.exec, { kind: 'read-progress', userId, bookIds: unread, deleted: false });
 }

@@ -6,6 +6,7 @@ import type { Principal } from '../auth/principal.ts';
 import type { SqlDialect } from '../store/dialect.ts';
 import { visibleBookFilter } from '../auth/visibility.ts';
 import { sameGeneration, SharedLoads, type Generation } from '../store/snapshot.ts';
+import { sourceForSql } from '../store/reading-state.ts';
 import type { SqlValue } from '../store/sql-exec.ts';
 import type { Store } from '../store/store.ts';
 
@@ -152,10 +153,11 @@ const COSTLY_MS = 15;
  * Infinity.
  */
 export async function remembered<T>(store: Store, compiled: Compiled, compute: () => Promise<T>, lagMs = 0, keepMs = REMEMBER_MS): Promise<T> {
+  // `compiled` must name every table `compute` reads: a result that reads reading state is kept under its generation too.
   let cache = rememberedByStore.get(store);
   if (!cache) rememberedByStore.set(store, (cache = new Map()));
   const key = `${compiled.sql}\u0000${JSON.stringify(compiled.parameters)}`;
-  const generation = store.generation();
+  const generation = sourceForSql(store, compiled.sql).generation();
   const now = Date.now();
   const hit = cache.get(key);
   if (hit && hit.expires > now && (sameGeneration(hit.generation, generation) || (hit.cost >= COSTLY_MS && now - hit.computedAt < lagMs))) return hit.value as T;

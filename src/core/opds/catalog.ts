@@ -8,6 +8,7 @@ import { visibleBookFilter } from '../auth/visibility.ts';
 import type { SqlDialect } from '../store/dialect.ts';
 import { compiledOnce, type Compiled } from '../store/compiled-once.ts';
 import { firstColumn, type SqlValue } from '../store/sql-exec.ts';
+import { sourceForSql } from '../store/reading-state.ts';
 import type { Store } from '../store/store.ts';
 import { searchKey } from '../text/search-key.ts';
 import { idList, IdListMemo, type IdList } from './id-lists.ts';
@@ -185,7 +186,8 @@ async function orderedBookIds(store: Store, principal: Principal, filter: BookFi
   let memo = lists.get(store);
   if (!memo) lists.set(store, (memo = new IdListMemo(LIST_BUDGET)));
   return memo.get(
-    store,
+    // A magic shelf's rules may test read status: its list is then kept under the reading state's generation too.
+    sourceForSql(store, compiled.sql),
     `${compiled.sql}\u0000${JSON.stringify(compiled.parameters)}`,
     async () => {
       // A sort over the whole feed (tens of ms at 100,000 books): read aside, other requests are answered meanwhile.

@@ -10,6 +10,7 @@ import { postgresLeases } from './leases-postgres.ts';
 import { postgresLiveness } from './liveness-postgres.ts';
 import { migrate } from './migrate.ts';
 import { PostgresSchemaPlugin } from './postgres-schema.ts';
+import { isReadingStateQuery, markReadingState, ReadingStatePlugin } from './reading-state.ts';
 import type { Generation } from './snapshot.ts';
 import { kyselyExec } from './sql-exec.ts';
 import { StoreError, type OpenStoreOptions, type Store } from './store.ts';
@@ -18,6 +19,8 @@ import { StoreError, type OpenStoreOptions, type Store } from './store.ts';
 export const CATALOG_CHANNEL = 'bindery_catalog';
 /** Bookkeeping rows changed (Store.bookkeeping): the others drop what they knew of those rows, and nothing else. */
 export const BOOKKEEPING_CHANNEL = 'bindery_bookkeeping';
+/** Reading state committed (Store.readingState): the others drop what shows progress, and keep the catalog's lists. */
+export const READING_STATE_CHANNEL = 'bindery_reading_state';
 
 const INT8 = 20;
 const NUMERIC = 1700;
@@ -75,6 +78,9 @@ class ChangeTracker {
   /** Bookkeeping changes: notifications from other processes, and this process's own. */
   bookkeepingRemote = 0;
   bookkeepingLocal = 0;
+  /** Reading-state changes: notifications from other processes, and this process's own commits. */
+  readingRemote = 0;
+  readingLocal = 0;
   openWrites = 0;
   listening = false;
   private blind = 0;
@@ -89,13 +95,22 @@ class ChangeTracker {
     if (!this.listening) return { dataVersion: -1, changes: ++this.blind };
     return { dataVersion: this.bookkeepingRemote, changes: this.bookkeepingLocal };
   }
+
+  readingGeneration(): Generation {
+    if (!this.listening) return { dataVersion: -1, changes: ++this.blind };
+    return { dataVersion: this.readingRemote, changes: this.readingLocal };
+  }
 }
 
-/** Counts write transactions, and announces each committed write to the other processes. */
+/**
+ * Counts write transactions, and announces each committed write to the other processes: on the catalog's channel, or
+ * for statements through Store.readingState on the reading state's.
+ */
 class AnnouncingDriver extends PostgresDriver {
   private readonly tracker: ChangeTracker;
   private readonly inTransaction = new WeakSet<DatabaseConnection>();
   private readonly writing = new WeakSet<DatabaseConnection>();
+  private readonly writingReadingState = new WeakSet<DatabaseConnection>();
   /** The pool hands the same connection out again and again: it is wrapped once, not once per use. */
   private readonly wrapped = new WeakSet<DatabaseConnection>();
 
@@ -109,14 +124,18 @@ class AnnouncingDriver extends PostgresDriver {
     if (this.wrapped.has(connection)) return connection;
     this.wrapped.add(connection);
     const execute = connection.executeQuery.bind(connection);
-    const announce = (): Promise<QueryResult<unknown>> => execute(CompiledQuery.raw('select pg_notify($1, $2)', [CATALOG_CHANNEL, this.tracker.instance]));
+    const announce = (channel: string): Promise<QueryResult<unknown>> => execute(CompiledQuery.raw('select pg_notify($1, $2)', [channel, this.tracker.instance]));
     connection.executeQuery = (async <R>(query: CompiledQuery): Promise<QueryResult<R>> => {
       const result = await execute<R>(query);
       if (isWrite(query)) {
-        if (this.inTransaction.has(connection)) this.writing.add(connection);
-        else {
+        const reading = isReadingStateQuery(query);
+        if (this.inTransaction.has(connection)) (reading ? this.writingReadingState : this.writing).add(connection);
+        else if (reading) {
+          this.tracker.readingLocal++;
+          await announce(READING_STATE_CHANNEL);
+        } else {
           this.tracker.local++;
-          await announce();
+          await announce(CATALOG_CHANNEL);
         }
       }
       return result;
@@ -132,19 +151,24 @@ class AnnouncingDriver extends PostgresDriver {
 
   override async commitTransaction(connection: DatabaseConnection): Promise<void> {
     const wrote = this.writing.has(connection);
+    const wroteReadingState = this.writingReadingState.has(connection);
     this.writing.delete(connection);
+    this.writingReadingState.delete(connection);
     try {
       // Delivered at commit, and only if the transaction commits.
       if (wrote) await connection.executeQuery(CompiledQuery.raw('select pg_notify($1, $2)', [CATALOG_CHANNEL, this.tracker.instance]));
+      if (wroteReadingState) await connection.executeQuery(CompiledQuery.raw('select pg_notify($1, $2)', [READING_STATE_CHANNEL, this.tracker.instance]));
       await super.commitTransaction(connection);
     } finally {
       this.endTransaction(connection);
       if (wrote) this.tracker.local++;
+      if (wroteReadingState) this.tracker.readingLocal++;
     }
   }
 
   override async rollbackTransaction(connection: Parameters<PostgresDriver['rollbackTransaction']>[0]): Promise<void> {
     this.writing.delete(connection);
+    this.writingReadingState.delete(connection);
     try {
       await super.rollbackTransaction(connection);
     } finally {
@@ -184,6 +208,7 @@ function listenForChanges(url: string, tracker: ChangeTracker, onError: (error: 
     next.on('notification', (message) => {
       if (message.payload === tracker.instance) return;
       if (message.channel === BOOKKEEPING_CHANNEL) tracker.bookkeepingRemote++;
+      else if (message.channel === READING_STATE_CHANNEL) tracker.readingRemote++;
       else tracker.remote++;
     });
     next.on('error', (error) => {
@@ -195,11 +220,12 @@ function listenForChanges(url: string, tracker: ChangeTracker, onError: (error: 
     try {
       client = next;
       await next.connect();
-      await next.query(`LISTEN ${CATALOG_CHANNEL}; LISTEN ${BOOKKEEPING_CHANNEL}`);
+      await next.query(`LISTEN ${CATALOG_CHANNEL}; LISTEN ${BOOKKEEPING_CHANNEL}; LISTEN ${READING_STATE_CHANNEL}`);
       if (closed) return;
       // Whatever happened while deaf counts as a change.
       tracker.remote++;
       tracker.bookkeepingRemote++;
+      tracker.readingRemote++;
       tracker.listening = true;
     } catch (error) {
       void next.end().catch(() => undefined);
@@ -255,6 +281,7 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
   if (!options.readonly) await migrate(db.withPlugin(new PostgresSchemaPlugin()), url);
   const stopListening = listenForChanges(url, tracker, () => undefined);
   const exec = kyselyExec(db);
+  const readingDb = db.withPlugin(new ReadingStatePlugin());
   const liveness = postgresLiveness(url, exec);
   // The same pool, without the announcing driver: bookkeeping is announced on its own channel.
   const unannounced = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
@@ -272,15 +299,17 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
     readAside: async (sql, params) => exec.all(sql, params),
     read: (reader) => {
       const generation = tracker.generation();
+      const readingGeneration = tracker.readingGeneration();
       return db
         .transaction()
         .setIsolationLevel('repeatable read')
         .setAccessMode('read only')
-        .execute(async (trx) => reader({ db: trx, exec: kyselyExec(trx), snapshotGeneration: generation }));
+        .execute(async (trx) => reader({ db: trx, exec: kyselyExec(trx), snapshotGeneration: generation, snapshotReadingGeneration: readingGeneration }));
     },
     write: (writer) => db.transaction().execute((trx) => writer({ db: trx, exec: kyselyExec(trx) })),
     generation: () => tracker.generation(),
     bookkeeping: { exec: bookkeepingExec, generation: () => tracker.bookkeepingGeneration() },
+    readingState: { db: readingDb, exec: kyselyExec(readingDb, undefined, markReadingState), generation: () => tracker.readingGeneration() },
     writeInFlight: () => tracker.openWrites > 0,
     leases: (instance) => postgresLeases(url, exec, instance),
     liveness,

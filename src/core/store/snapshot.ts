@@ -92,10 +92,26 @@ export async function snapshotsEnded(sqlite: Database.Database): Promise<void> {
 export interface Generation {
   dataVersion: number;
   changes: number;
+  /** Also the reading state's generation, for values that show or filter by it (reading-state.ts `readingAware`). */
+  reading?: Generation;
 }
 
 /** Rows this connection changed through its bookkeeping statements: not changes of the catalog. */
 const bookkeepingChanges = new WeakMap<Database.Database, number>();
+/** Rows this connection changed through Store.readingState: counted in its reading generation, not the catalog's. */
+const readingChanges = new WeakMap<Database.Database, number>();
+
+/** Runs one statement and adds the rows it changed (triggers' included) to `tally`'s count for the connection. */
+function countedIn<T>(tally: WeakMap<Database.Database, number>, sqlite: Database.Database, statement: () => T): T {
+  const c = controlOf(sqlite);
+  const before = c.totalChanges.get() as number;
+  try {
+    return statement();
+  } finally {
+    const changed = (c.totalChanges.get() as number) - before;
+    if (changed > 0) tally.set(sqlite, (tally.get(sqlite) ?? 0) + changed);
+  }
+}
 
 /** Counts event-loop turns, for the data_version read once per turn. */
 let turn = 0;
@@ -137,7 +153,24 @@ function dataVersionOf(c: Control): number {
 
 export function catalogGeneration(sqlite: Database.Database): Generation {
   const c = controlOf(sqlite);
-  return { dataVersion: dataVersionOf(c), changes: (c.totalChanges.get() as number) - (bookkeepingChanges.get(sqlite) ?? 0) };
+  return { dataVersion: dataVersionOf(c), changes: (c.totalChanges.get() as number) - (bookkeepingChanges.get(sqlite) ?? 0) - (readingChanges.get(sqlite) ?? 0) };
+}
+
+/**
+ * Store.readingState.generation() on SQLite: moves with this connection's reading-state changes and with any commit of
+ * another connection (which may have been reading state: data_version does not tell).
+ */
+export function sqliteReadingGeneration(sqlite: Database.Database): Generation {
+  return { dataVersion: dataVersionOf(controlOf(sqlite)), changes: readingChanges.get(sqlite) ?? 0 };
+}
+
+/**
+ * Runs one statement of Store.readingState (synchronously, as better-sqlite3 does) and files the rows it changed,
+ * triggers' included, under reading state. Counted as it runs: a catalog generation read at any moment after it
+ * already leaves them out.
+ */
+export function countedAsReadingState<T>(sqlite: Database.Database, statement: () => T): T {
+  return countedIn(readingChanges, sqlite, statement);
 }
 
 /**
@@ -149,22 +182,14 @@ export function catalogGeneration(sqlite: Database.Database): Generation {
 export function sqliteBookkeeping(sqlite: Database.Database): { exec: SyncSqlExec; generation(): Generation } {
   const c = controlOf(sqlite);
   const exec = sqliteExec(sqlite);
-  const counted = <T>(statement: () => T): T => {
-    const before = c.totalChanges.get() as number;
-    try {
-      return statement();
-    } finally {
-      const changed = (c.totalChanges.get() as number) - before;
-      if (changed > 0) bookkeepingChanges.set(sqlite, (bookkeepingChanges.get(sqlite) ?? 0) + changed);
-    }
-  };
+  const counted = <T>(statement: () => T): T => countedIn(bookkeepingChanges, sqlite, statement);
   return {
     exec: {
       get: (sql, params) => counted(() => exec.get(sql, params)),
       all: (sql, params) => counted(() => exec.all(sql, params)),
       run: (sql, params) => counted(() => exec.run(sql, params)),
     },
-    generation: () => ({ dataVersion: c.dataVersion.get() as number, changes: bookkeepingChanges.get(sqlite) ?? 0 }),
+    generation: () => ({ dataVersion: dataVersionOf(c), changes: bookkeepingChanges.get(sqlite) ?? 0 }),
   };
 }
 
@@ -184,7 +209,9 @@ export function readerSource(store: GenerationSource, reader: { snapshotGenerati
 }
 
 export function sameGeneration(a: Generation, b: Generation): boolean {
-  return a.dataVersion === b.dataVersion && a.changes === b.changes;
+  if (a.dataVersion !== b.dataVersion || a.changes !== b.changes) return false;
+  if (a.reading === undefined || b.reading === undefined) return a.reading === b.reading;
+  return sameGeneration(a.reading, b.reading);
 }
 
 /**

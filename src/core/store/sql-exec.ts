@@ -113,12 +113,13 @@ function forPostgres(sql: string): string {
 
 /**
  * The same statements through Kysely (a transaction, or the pool on PostgreSQL), on either engine. `afterChange` runs
- * after each statement that inserted, updated or deleted rows.
+ * after each statement that inserted, updated or deleted rows; `mark` is given each statement before it runs
+ * (Store.readingState marks its own).
  */
-export function kyselyExec(db: Kysely<DB> | Transaction<DB>, afterChange?: () => Promise<void>): SqlExec {
+export function kyselyExec(db: Kysely<DB> | Transaction<DB>, afterChange?: () => Promise<void>, mark: (query: CompiledQuery) => CompiledQuery = (query) => query): SqlExec {
   const postgres = engineOf(db) === 'postgres';
   const query = async (sql: string, params: readonly SqlValue[]): Promise<SqlRow[]> => {
-    const result = await db.executeQuery<SqlRow>(CompiledQuery.raw(postgres ? forPostgres(sql) : sql, [...params]));
+    const result = await db.executeQuery<SqlRow>(mark(CompiledQuery.raw(postgres ? forPostgres(sql) : sql, [...params])));
     if (afterChange && (result.numAffectedRows ?? 0n) > 0n) await afterChange();
     return result.rows;
   };

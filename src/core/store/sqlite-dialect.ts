@@ -2,7 +2,8 @@
 import type Database from 'better-sqlite3';
 import type { DatabaseConnection, Driver } from 'kysely';
 import { CompiledQuery, SqliteDialect, SqliteDriver } from 'kysely';
-import { snapshotsEnded } from './snapshot.ts';
+import { isReadingStateQuery } from './reading-state.ts';
+import { countedAsReadingState, snapshotsEnded } from './snapshot.ts';
 import { statementPreparer } from './sql-exec.ts';
 
 /**
@@ -16,6 +17,20 @@ class ImmediateSqliteDriver extends SqliteDriver {
   constructor(database: Database.Database) {
     super({ database: withStatementCache(database) });
     this.database = database;
+  }
+
+  /** The driver has one connection: its statements are wrapped once. */
+  private readonly wrapped = new WeakSet<DatabaseConnection>();
+
+  /** Statements through Store.readingState have their changes filed under reading state (see snapshot.ts). */
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    const connection = await super.acquireConnection();
+    if (this.wrapped.has(connection)) return connection;
+    this.wrapped.add(connection);
+    const execute = connection.executeQuery.bind(connection);
+    // Kysely's SQLite connection runs the statement synchronously when called: counting around the call is exact.
+    connection.executeQuery = ((query) => (isReadingStateQuery(query) ? countedAsReadingState(this.database, () => execute(query)) : execute(query))) as typeof connection.executeQuery;
+    return connection;
   }
 
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {

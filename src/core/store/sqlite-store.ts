@@ -9,9 +9,10 @@ import { sqliteLeases } from './leases.ts';
 import { localLiveness } from './liveness.ts';
 import { migrate } from './migrate.ts';
 import { registerReadAside, sqliteReadAside, type ReadAside } from './read-aside.ts';
-import { catalogGeneration, readSnapshot, sqliteBookkeeping, writeInFlight } from './snapshot.ts';
+import { markReadingState, ReadingStatePlugin } from './reading-state.ts';
+import { catalogGeneration, readSnapshot, sqliteBookkeeping, sqliteReadingGeneration, writeInFlight } from './snapshot.ts';
 import { ConcurrentSqliteDialect } from './sqlite-dialect.ts';
-import { sqliteExec, type SqlValue } from './sql-exec.ts';
+import { kyselyExec, sqliteExec, type SqlValue } from './sql-exec.ts';
 import { StoreError, type OpenStoreOptions, type Store } from './store.ts';
 
 export async function openSqliteStore(path: string, options: OpenStoreOptions = {}): Promise<Store> {
@@ -49,6 +50,7 @@ export async function openSqliteStore(path: string, options: OpenStoreOptions = 
     path === ':memory:'
       ? { read: async (sql: string, params?: readonly SqlValue[]) => exec.all(sql, params), threads: () => 0, close: async () => undefined }
       : sqliteReadAside(path, { busyTimeoutMs, idleMs: options.readAsideIdleMs });
+  const readingDb = db.withPlugin(new ReadingStatePlugin());
   const write: Store['write'] = (writer) => db.transaction().execute((trx) => writer({ db: trx, exec }));
   return registerReadAside<Store>({
     db,
@@ -60,11 +62,13 @@ export async function openSqliteStore(path: string, options: OpenStoreOptions = 
     readAside: (sql, params) => aside.read(sql, params),
     read: (reader) => {
       const generation = catalogGeneration(sqlite);
-      return readSnapshot(sqlite, () => reader({ db, exec, snapshotGeneration: generation }));
+      const readingGeneration = sqliteReadingGeneration(sqlite);
+      return readSnapshot(sqlite, () => reader({ db, exec, snapshotGeneration: generation, snapshotReadingGeneration: readingGeneration }));
     },
     write,
     generation: () => catalogGeneration(sqlite),
     bookkeeping: sqliteBookkeeping(sqlite),
+    readingState: { db: readingDb, exec: kyselyExec(readingDb, undefined, markReadingState), generation: () => sqliteReadingGeneration(sqlite) },
     writeInFlight: () => writeInFlight(sqlite),
     leases: (instance) => sqliteLeases({ exec, write }, instance),
     liveness: localLiveness,

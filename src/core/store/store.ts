@@ -21,6 +21,8 @@ export interface ReadScope {
    * under store.generation() read later: a change committed meanwhile would be filed as already seen.
    */
   snapshotGeneration: Generation;
+  /** The reading state's generation taken with snapshotGeneration (for values that show reading state). */
+  snapshotReadingGeneration?: Generation;
 }
 
 export interface WriteScope {
@@ -35,6 +37,19 @@ export interface WriteScope {
  * Nothing cached against the catalog's generation may read a table written this way.
  */
 export interface Bookkeeping {
+  exec: SqlExec;
+  generation(): Generation;
+}
+
+/**
+ * Reading state (reading-state.ts READING_STATE_TABLES: progress, read status, device positions, reading sessions),
+ * written apart from the catalog: statements through `db` or `exec` (and the transactions of `db`) move this
+ * generation() and not the catalog's, in every process (SQLite: another process's commit moves both; PostgreSQL: its
+ * own NOTIFY channel). They must write nothing else (but the events outbox, whose poller watches both generations):
+ * lists, counts and pages kept under the catalog's generation would not see it. What shows or filters by reading state is kept under both generations (reading-state.ts readingAware).
+ */
+export interface ReadingState {
+  db: Db;
   exec: SqlExec;
   generation(): Generation;
 }
@@ -67,6 +82,8 @@ export interface Store {
   generation(): Generation;
   /** Writes that are not catalog changes, and how to tell that they happened (see Bookkeeping). */
   bookkeeping: Bookkeeping;
+  /** Progress and read status, written without moving the catalog's generation (see ReadingState). */
+  readingState: ReadingState;
   /** Whether this process has a write transaction open: what is read now may yet roll back, so must not be cached. */
   writeInFlight(): boolean;
   /**

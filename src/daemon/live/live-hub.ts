@@ -7,6 +7,7 @@ import { isAdmin, principalFor } from '../../core/auth/principal.ts';
 import { eventsAfter, onEventAppended, type OutboxRow } from '../../core/events/outbox.ts';
 import { OutboxCursor } from '../../core/events/outbox-cursor.ts';
 import { libraryHealth } from '../../core/libraries/library-health.ts';
+import { readingAware } from '../../core/store/reading-state.ts';
 import { sameGeneration, type Generation } from '../../core/store/snapshot.ts';
 import type { DaemonContext } from '../context.ts';
 import { revocationMessages, translate, type Outbound, type Protocol, type Recipient } from './live-messages.ts';
@@ -158,7 +159,8 @@ export class LiveHub {
     try {
       do {
         this.pollAgain = false;
-        const generation = this.ctx.store.generation();
+        // Reading state too: progress events (Komga read-progress) are appended with it, apart from the catalog.
+        const generation = readingAware(this.ctx.store).generation();
         if (!this.woken && this.lastGeneration && sameGeneration(generation, this.lastGeneration)) return;
         this.woken = false;
         this.lastGeneration = generation;

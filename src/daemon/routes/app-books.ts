@@ -172,7 +172,7 @@ export const appBookRoutes: RouteSpec[] = [
       if (!carriesProgress(input)) throw badRequest('Validation error', ['progressValid: At least one progress field must be provided']);
       const principal = principalOf(request);
       await requireBookAccess(ctx, principal, input.bookId);
-      const percent = await appWork(() => recordProgress(ctx.store.db, principal.userId, input));
+      const percent = await appWork(() => recordProgress(ctx.store.readingState.db, principal.userId, input));
       syncToHardcover(ctx, principal.userId, input.bookId, percent);
       return reply.status(200).send();
     },
@@ -189,7 +189,7 @@ export const appBookRoutes: RouteSpec[] = [
       if (!readStatus) throw badRequest('Request body is missing or malformed.');
       const principal = principalOf(request);
       await requireBookAccess(ctx, principal, bookIdOf(request));
-      await setReadStatus(ctx.store.db, principal.userId, [bookIdOf(request)], readStatus);
+      await setReadStatus(ctx.store.readingState.db, principal.userId, [bookIdOf(request)], readStatus);
       return reply.status(200).send();
     },
   },
@@ -202,7 +202,7 @@ export const appBookRoutes: RouteSpec[] = [
       const { rating = null } = request.body as { rating?: number | null };
       const principal = principalOf(request);
       await requireBookAccess(ctx, principal, bookIdOf(request));
-      await setPersonalRating(ctx.store.db, principal.userId, [bookIdOf(request)], rating);
+      await setPersonalRating(ctx.store.readingState.db, principal.userId, [bookIdOf(request)], rating);
       return reply.status(200).send();
     },
   },

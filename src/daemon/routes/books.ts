@@ -12,6 +12,7 @@ import { bookFiles, type LocatedFile } from '../../core/books/file-locations.ts'
 import { createPhysicalBook, setPhysical } from '../../core/books/physical-books.ts';
 import { FormatError } from '../../core/formats/errors.ts';
 import { CatalogBytesCache } from '../../core/store/catalog-bytes-cache.ts';
+import { readingAware } from '../../core/store/reading-state.ts';
 import type { Store } from '../../core/store/store.ts';
 import type { Principal } from '../../core/auth/principal.ts';
 import { requireBookAccess, requireLibraryAccess } from '../access.ts';
@@ -74,13 +75,15 @@ async function cachedPage(store: Store, principal: Principal, query: string, com
   let cache = pageCaches.get(store);
   if (!cache) pageCaches.set(store, (cache = new CatalogBytesCache(PAGE_CACHE_BYTES)));
   const key = `${principal.userId} ${query}`;
-  const hit = cache.lookup(store, key);
+  // The pages carry the user's progress and read status: reading state moves them too.
+  const source = readingAware(store);
+  const hit = cache.lookup(source, key);
   // Kept bytes are sent again as they are: their compressed forms are made once, not once per request.
   if (hit) return compressedOnce(hit.value);
   // Taken before the snapshot starts: a change committed meanwhile moves the generation, and the page is not kept.
-  const since = cache.generationNow(store);
+  const since = cache.generationNow(source);
   const text = JSON.stringify(await compute());
-  const kept = since ? cache.offer(store, key, since, text) : undefined;
+  const kept = since ? cache.offer(source, key, since, text) : undefined;
   return kept ? compressedOnce(kept) : text;
 }
 

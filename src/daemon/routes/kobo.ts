@@ -288,7 +288,7 @@ async function putState(call: KoboCall, bookId: number): Promise<unknown> {
     // States for books that are gone (or the store's) are acknowledged and dropped.
     if (id === undefined || !(await isVisible(call, id))) continue;
     const [book] = await loadKoboBooks(call.ctx.store.db, [id]);
-    const percent = await saveDeviceState(call.ctx.store.db, ctx, { id, primary: book?.primary }, state);
+    const percent = await saveDeviceState(call.ctx.store.readingState.db, ctx, { id, primary: book?.primary }, state);
     syncToHardcover(call.ctx, ctx.userId, id, percent);
   }
   return json(call.reply, stateUpdateResponse(answered));
@@ -317,7 +317,7 @@ async function rate(call: KoboCall, bookId: number): Promise<unknown> {
   const { rating } = call.request.params as { rating: number };
   // A book the user cannot see does not exist for them.
   if (!(await isVisible(call, bookId))) throw bookNotFound(bookId);
-  await setPersonalRating(call.ctx.store.db, call.device.principal.userId, [bookId], ratingFromStars(rating));
+  await setPersonalRating(call.ctx.store.readingState.db, call.device.principal.userId, [bookId], ratingFromStars(rating));
   return empty(call.reply);
 }
 

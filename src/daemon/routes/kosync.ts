@@ -126,7 +126,7 @@ export const kosyncRoutes: RouteSpec[] = [
       // The reference server reads the percentage with tonumber(): numbers and numeric strings.
       const fraction = typeof percentage === 'number' ? percentage : typeof percentage === 'string' && percentage.trim() !== '' ? Number(percentage) : Number.NaN;
       if (!Number.isFinite(fraction) || typeof progress !== 'string' || typeof name !== 'string') return fail(reply, 'invalidFields');
-      const timestamp = await pushProgress(ctx.store.db, device, {
+      const timestamp = await pushProgress(ctx.store.readingState.db, device, {
         document,
         progress,
         percentage: fraction,

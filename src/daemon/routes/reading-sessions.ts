@@ -34,7 +34,7 @@ export const readingSessionRoutes: RouteSpec[] = [
       const principal = principalOf(request);
       await requireBookAccess(ctx, principal, body.bookId);
       try {
-        await recordSession(ctx.store.db, principal.userId, body);
+        await recordSession(ctx.store.readingState.db, principal.userId, body);
       } catch (error) {
         if (error instanceof ReadingSessionError) throw new ApiError(400, error.message);
         throw error;

@@ -134,7 +134,7 @@ export const readingRoutes: RouteSpec[] = [
       if (!carriesProgress(body)) throw badRequest('Validation error', ['progressValid: At least one progress field must be provided']);
       const principal = principalOf(request);
       await requireBookAccess(ctx, principal, body.bookId);
-      const percent = await mapped(() => recordProgress(ctx.store.db, principal.userId, body));
+      const percent = await mapped(() => recordProgress(ctx.store.readingState.db, principal.userId, body));
       syncToHardcover(ctx, principal.userId, body.bookId, percent);
       return reply.status(204).send();
     },
@@ -151,7 +151,7 @@ export const readingRoutes: RouteSpec[] = [
       const readStatus = parseReadStatus(status);
       if (!readStatus) throw badRequest(`Invalid read status: ${status}`);
       await requireBooksAccess(ctx, principal, bookIds);
-      return setReadStatus(ctx.store.db, principal.userId, bookIds, readStatus);
+      return setReadStatus(ctx.store.readingState.db, principal.userId, bookIds, readStatus);
     },
   },
   {
@@ -166,7 +166,7 @@ export const readingRoutes: RouteSpec[] = [
       const principal = principalOf(request);
       requireBulkPermission(principal, type, ids.length);
       await requireBooksAccess(ctx, principal, ids);
-      return resetProgress(ctx.store.db, principal.userId, ids, type);
+      return resetProgress(ctx.store.readingState.db, principal.userId, ids, type);
     },
   },
   {
@@ -179,7 +179,7 @@ export const readingRoutes: RouteSpec[] = [
       if (!isValidRating(rating)) throw badRequest('Validation error', [`rating: must be between ${RATING_MIN} and ${RATING_MAX}`]);
       const principal = principalOf(request);
       await requireBooksAccess(ctx, principal, ids);
-      return setPersonalRating(ctx.store.db, principal.userId, ids, rating);
+      return setPersonalRating(ctx.store.readingState.db, principal.userId, ids, rating);
     },
   },
   {
@@ -192,7 +192,7 @@ export const readingRoutes: RouteSpec[] = [
       requireIds(ids);
       const principal = principalOf(request);
       await requireBooksAccess(ctx, principal, ids);
-      return resetPersonalRating(ctx.store.db, principal.userId, ids);
+      return resetPersonalRating(ctx.store.readingState.db, principal.userId, ids);
     },
   },
   {
