@@ -346,13 +346,13 @@ export function keepPage(request: FastifyRequest, reply: FastifyReply, ctx: Daem
   const kept = offerPage(reply, ctx, wanted, payload);
   leaveBuild(request, ctx);
   if (!kept) return payload;
-  keepCompressedCopies(kept, copiesCounted(ctx, wanted.key, kept));
+  keepCompressedCopies(kept, copiesCounted(wanted, kept));
   return kept;
 }
 
 /** A kept page's compressed copies live as long as it does: they count in the cache's size. */
-function copiesCounted(ctx: DaemonContext, key: string, page: Buffer): (delta: number) => void {
-  return (delta) => cacheOf(ctx).grow(key, page, delta);
+function copiesCounted(wanted: Pending, page: Buffer): (delta: number) => void {
+  return (delta) => wanted.shelf.cache.grow(wanted.key, page, delta);
 }
 
 function offerPage(reply: FastifyReply, ctx: DaemonContext, wanted: Pending, payload: unknown): Buffer | undefined {
