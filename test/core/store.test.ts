@@ -214,7 +214,13 @@ describe('bookkeeping writes', () => {
     const writer = await openStore(path);
     const reader = await openStore(path);
     try {
-      for (const store of [writer, reader]) await expect.poll(() => sameGeneration(store.generation(), store.generation())).toBe(true);
+      // The seeding's announcements reach the reader a moment later on PostgreSQL: wait until its generation holds still.
+      const settled = async (store: Store): Promise<boolean> => {
+        const before = store.generation();
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        return sameGeneration(before, store.generation());
+      };
+      for (const store of [writer, reader]) await expect.poll(() => settled(store), { timeout: 10_000 }).toBe(true);
       const writerCatalog = writer.generation();
       const readerCatalog = reader.generation();
       const writerBooks = writer.bookkeeping.generation();
@@ -252,7 +258,13 @@ describe('reading-state writes', () => {
       const library = await seedLibrary(writer.db, dir, 'L');
       const { bookId } = await seedBook(writer.db, library, { title: 'Kept' });
       const userId = await createUser(writer.db, { username: 'r', password: 'r-password', name: 'r', permissions: {}, libraryIds: [library] });
-      for (const store of [writer, reader]) await expect.poll(() => sameGeneration(store.generation(), store.generation())).toBe(true);
+      // The seeding's announcements reach the reader a moment later on PostgreSQL: wait until its generation holds still.
+      const settled = async (store: Store): Promise<boolean> => {
+        const before = store.generation();
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        return sameGeneration(before, store.generation());
+      };
+      for (const store of [writer, reader]) await expect.poll(() => settled(store), { timeout: 10_000 }).toBe(true);
       const writerCatalog = writer.generation();
       const readerCatalog = reader.generation();
       const writerReading = writer.readingState.generation();
