@@ -535,6 +535,20 @@ export interface KomgaProgressionTable {
   recorded_at: string;
 }
 
+export interface KomgaSeriesSummaryTable {
+  library_id: number;
+  series_key: string;
+  version: Generated<number>;
+  stale: Generated<number>;
+  book_count: number | null;
+  created: string | null;
+  modified: string | null;
+  release: string | null;
+  first_book_id: number | null;
+  authors: string | null;
+  tags: string | null;
+}
+
 export interface KomgaSessionTable {
   token_hash: string | null;
   opds_user_id: number;
@@ -1006,6 +1020,7 @@ export interface DB {
   kobo_removed_books_tracking: KoboRemovedBooksTrackingTable;
   kobo_user_settings: KoboUserSettingsTable;
   komga_progression: KomgaProgressionTable;
+  komga_series_summary: KomgaSeriesSummaryTable;
   komga_session: KomgaSessionTable;
   koreader_document_progress: KoreaderDocumentProgressTable;
   koreader_user: KoreaderUserTable;

@@ -31,6 +31,7 @@ import * as seriesMembersIndex from './039-series-members-index.ts';
 import * as hardcoverPush from './036-hardcover-push.ts';
 import * as signInFailures from './040-sign-in-failures.ts';
 import * as seriesOrderIndex from './043-series-order-index.ts';
+import * as komgaSeriesSummary from './044-komga-series-summary.ts';
 const MIGRATIONS: Record<string, Migration> = {
   '001-initial': initial,
   '002-auth': auth,
@@ -62,6 +63,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '036-hardcover-push': hardcoverPush,
   '040-sign-in-failures': signInFailures,
   '043-series-order-index': seriesOrderIndex,
+  '044-komga-series-summary': komgaSeriesSummary,
 };
 
 export const migrationProvider: MigrationProvider = {

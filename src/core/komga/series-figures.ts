@@ -1,0 +1,167 @@
+// A page of Komga series from figures kept per series (table komga_series_summary, migration 044): how many books,
+// first and last added, earliest release, first book, first authors and tags, as summarizeMany works them out over
+// every book of the series. A page then reads ~20 rows instead of its series' ~670 books and their ~1,500 names.
+//
+// The migration's triggers mark a series' row stale (moving its version) in every transaction that writes what the
+// figures come from, whichever process writes. A page works out the series whose row is stale or missing with
+// summarizeMany and stores them as bookkeeping (no change of the catalog's generation, so filling them drops no
+// cache), at the version it read before computing: a write landing meanwhile has moved the version, and the figures
+// stay stale. A reader with content restrictions uses the figures only for series where nothing is hidden from them;
+// their read and in-progress counts come from their own progress rows, in one statement for the page.
+import { sql, type SqlBool } from 'kysely';
+import { allPermissions } from '../auth/permissions.ts';
+import { isAdmin, type Principal } from '../auth/principal.ts';
+import { visibleBookFilter } from '../auth/visibility.ts';
+import type { SqlValue } from '../store/sql-exec.ts';
+import type { Store } from '../store/store.ts';
+import { readStateText, type KomgaReadState } from './read-progress.ts';
+import { seriesKey, summarizeMany, type SeriesRef, type SeriesSummary } from './series.ts';
+import { allAside, HAS_SERIES, nocase, remembered } from './sql.ts';
+
+/** Who the kept figures are for: every book counts. */
+const EVERY_BOOK: Principal = { userId: 0, username: '', isDefaultPassword: false, sessionVersion: 0, permissions: allPermissions(), libraryIds: [], restrictions: [] };
+/** No reader: the kept figures hold no reading state. */
+const NO_READER = 0;
+
+interface KeptRow {
+  library_id: number;
+  series_key: string;
+  version: number;
+  stale: number;
+  book_count: number;
+  created: string | null;
+  modified: string | null;
+  release: string | null;
+  first_book_id: number | null;
+  authors: string;
+  tags: string;
+}
+
+/** The one series name a ref is found by, when its figures can be kept (a named series of one spelling). */
+function keptName(ref: SeriesRef): string | undefined {
+  return ref.lookup && 'names' in ref.lookup && ref.lookup.names.length === 1 ? ref.lookup.names[0] : undefined;
+}
+
+/** Keys of the series holding a book hidden from the reader; case folded further than NOCASE, so it only over-reports. */
+const hiddenKey = (libraryId: number, name: string): string => `${libraryId}\u0000${name.toLowerCase()}`;
+
+/** The named series of the reader's libraries holding a book their content restrictions hide: one statement per catalog state. */
+function seriesWithHiddenBooks(store: Store, principal: Principal): Promise<Set<string>> {
+  const compiled = store.db
+    .selectFrom('book')
+    .innerJoin('book_metadata as m', 'm.book_id', 'book.id')
+    .where(sql<SqlBool>`+book.library_id IN (${sql.join(principal.libraryIds)})`)
+    .where(sql<SqlBool>`book.deleted = 0 and book.is_physical = 0`)
+    .where(HAS_SERIES)
+    .where((eb) => eb.not(visibleBookFilter(principal, { libraryIndex: false })(eb)))
+    .select([sql<number>`book.library_id`.as('l'), sql<string>`m.series_name`.as('name')])
+    .distinct()
+    .compile();
+  return remembered(store, compiled, async () => new Set((await allAside<{ l: number; name: string }>(store, compiled)).map((r) => hiddenKey(r.l, r.name))));
+}
+
+function fromRow(ref: SeriesRef, row: KeptRow): SeriesSummary {
+  return {
+    ref,
+    count: row.book_count,
+    read: 0,
+    inProgress: 0,
+    created: row.created,
+    modified: row.modified,
+    release: row.release,
+    firstBookId: row.first_book_id ?? undefined,
+    authors: JSON.parse(row.authors) as string[],
+    tags: JSON.parse(row.tags) as string[],
+  };
+}
+
+const FIGURES = 'book_count = ?, created = ?, modified = ?, release = ?, first_book_id = ?, authors = ?, tags = ?';
+const figuresOf = (s: SeriesSummary): SqlValue[] => [s.count, s.created, s.modified, s.release, s.firstBookId ?? null, JSON.stringify(s.authors), JSON.stringify(s.tags)];
+
+/**
+ * Stores figures worked out from the books, each at the version its row had before they were read (no row: only if
+ * none has appeared since). Gives up on a busy catalog: the next page asking works them out again.
+ */
+async function keep(store: Store, computed: readonly { libraryId: number; key: string; summary: SeriesSummary; row: KeptRow | undefined }[]): Promise<void> {
+  for (const { libraryId, key, summary, row } of computed) {
+    const done = row
+      ? await store.bookkeeping.tryRun(`UPDATE komga_series_summary SET stale = 0, ${FIGURES} WHERE library_id = ? AND series_key = ? AND version = ?`, [
+          ...figuresOf(summary),
+          libraryId,
+          key,
+          row.version,
+        ])
+      : await store.bookkeeping.tryRun(
+          `INSERT INTO komga_series_summary (library_id, series_key, version, stale, book_count, created, modified, release, first_book_id, authors, tags)
+           VALUES (?, ?, 0, 0, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (library_id, series_key) DO NOTHING`,
+          [libraryId, key, ...figuresOf(summary)],
+        );
+    if (!done) return;
+  }
+}
+
+/** The reader's read and in-progress books of the kept series, from their progress rows, in one statement. */
+async function readerStates(store: Store, userId: number, summaries: readonly SeriesSummary[], keys: ReadonlyMap<string, number>): Promise<void> {
+  const d = store.dialect;
+  const folded = [...new Set(summaries.map((s) => nocase(keptName(s.ref) as string)))];
+  const rows = (await store.exec.all(
+    `SELECT b.library_id AS l, m.series_name AS series, ${readStateText(d, 'p')} AS state, count(*) AS n
+     FROM book_metadata m JOIN book b ON b.id = m.book_id JOIN user_book_progress p ON p.book_id = m.book_id AND p.user_id = ?
+     WHERE ${d.nocase('m.series_name')} IN (${d.jsonValues('text')}) AND b.deleted = 0 AND b.is_physical = 0
+     GROUP BY 1, 2, 3`,
+    [userId, JSON.stringify(folded)],
+  )) as { l: number; series: string; state: KomgaReadState; n: number }[];
+  for (const r of rows) {
+    const i = keys.get(seriesKey(r.l, r.series));
+    const summary = i === undefined ? undefined : summaries[i];
+    if (!summary) continue;
+    if (r.state === 'READ') summary.read += Number(r.n);
+    else if (r.state === 'IN_PROGRESS') summary.inProgress += Number(r.n);
+  }
+}
+
+const storingByStore = new WeakMap<Store, Promise<void>>();
+
+/** Resolves once the figures pages have worked out so far are stored (or given up): for tests and benchmarks. */
+export async function figuresStored(store: Store): Promise<void> {
+  await storingByStore.get(store);
+}
+
+/** summarizeMany's answer for a page of series, from the kept figures where they may be used. */
+export async function summarizePage(store: Store, principal: Principal, refs: readonly SeriesRef[], userId: number): Promise<SeriesSummary[]> {
+  const hidden = !isAdmin(principal) && principal.restrictions.length > 0 ? await seriesWithHiddenBooks(store, principal) : undefined;
+  const kept: number[] = [];
+  const rest: number[] = [];
+  refs.forEach((ref, i) => {
+    const name = keptName(ref);
+    (name !== undefined && !hidden?.has(hiddenKey(ref.libraryId, name)) ? kept : rest).push(i);
+  });
+  const out: SeriesSummary[] = new Array<SeriesSummary>(refs.length);
+  if (kept.length > 0) {
+    const folded = kept.map((i) => nocase(keptName(refs[i] as SeriesRef) as string));
+    const rows = (await store.exec.all(`SELECT * FROM komga_series_summary WHERE series_key IN (${store.dialect.jsonValues('text')})`, [JSON.stringify([...new Set(folded)])])) as unknown as KeptRow[];
+    const byKey = new Map(rows.map((r) => [`${Number(r.library_id)}\u0000${r.series_key}`, r]));
+    const missing: { i: number; key: string; row: KeptRow | undefined }[] = [];
+    kept.forEach((i, j) => {
+      const ref = refs[i] as SeriesRef;
+      const key = folded[j] as string;
+      const row = byKey.get(`${ref.libraryId}\u0000${key}`);
+      if (row && Number(row.stale) === 0) out[i] = fromRow(ref, row);
+      else missing.push({ i, key, row });
+    });
+    if (missing.length > 0) {
+      const computed = await summarizeMany(store, EVERY_BOOK, missing.map((m) => refs[m.i] as SeriesRef), NO_READER);
+      computed.forEach((summary, j) => (out[(missing[j] as { i: number }).i] = summary));
+      // Not awaited: the page does not wait for the figures to be stored.
+      const storing = keep(
+        store,
+        missing.map((m, j) => ({ libraryId: (refs[m.i] as SeriesRef).libraryId, key: m.key, summary: computed[j] as SeriesSummary, row: m.row })),
+      ).catch(() => undefined);
+      storingByStore.set(store, Promise.all([storingByStore.get(store), storing]).then(() => undefined));
+    }
+    const keptSummaries = kept.map((i) => out[i] as SeriesSummary);
+    await readerStates(store, userId, keptSummaries, new Map(kept.map((i, j) => [seriesKey((refs[i] as SeriesRef).libraryId, keptName(refs[i] as SeriesRef) as string), j])));
+  }
+  if (rest.length > 0) (await summarizeMany(store, principal, rest.map((i) => refs[i] as SeriesRef), userId)).forEach((s, j) => (out[rest[j] as number] = s));
+  return out;
+}
