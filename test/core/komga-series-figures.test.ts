@@ -109,6 +109,16 @@ describe('a page of series from kept figures', () => {
     expect(names).toContainEqual(['ATLAS', 5, 2, book.atlasHidden]);
   });
 
+  it('works out every stale series in the background once a page met one', async () => {
+    // As migration 044 leaves a catalog it upgrades: every series stale.
+    await store.exec.run('UPDATE komga_series_summary SET stale = 1, version = version + 1');
+    const [first] = await refsOf(admin(), true);
+    await summarizePage(store, admin(), [first as SeriesRef], userId);
+    await figuresStored(store);
+    expect(Number((await store.exec.get('SELECT count(*) AS n FROM komga_series_summary WHERE stale = 1'))?.n)).toBe(0);
+    expect(await keptRows()).toBe(3);
+  });
+
   it('uses the figures for a restricted reader only where nothing is hidden from them', async () => {
     const [atlas] = (await refsOf(member(), true)).filter((r) => r.name.toLowerCase() === 'atlas');
     const [summary] = await summarizePage(store, member(), [atlas as SeriesRef], userId);

@@ -15,7 +15,7 @@ import { visibleBookFilter } from '../auth/visibility.ts';
 import type { SqlValue } from '../store/sql-exec.ts';
 import type { Store } from '../store/store.ts';
 import { readStateText, type KomgaReadState } from './read-progress.ts';
-import { seriesKey, summarizeMany, type SeriesRef, type SeriesSummary } from './series.ts';
+import { membersOf, seriesId, seriesKey, summarizeMany, type SeriesRef, type SeriesSummary } from './series.ts';
 import { allAside, HAS_SERIES, nocase, remembered } from './sql.ts';
 
 /** Who the kept figures are for: every book counts. */
@@ -80,24 +80,82 @@ const figuresOf = (s: SeriesSummary): SqlValue[] => [s.count, s.created, s.modif
 
 /**
  * Stores figures worked out from the books, each at the version its row had before they were read (no row: only if
- * none has appeared since). Gives up on a busy catalog: the next page asking works them out again.
+ * none has appeared since); a series left without books loses its row. Gives up on a busy catalog: whoever asks next
+ * works them out again. Answers how many were stored.
  */
-async function keep(store: Store, computed: readonly { libraryId: number; key: string; summary: SeriesSummary; row: KeptRow | undefined }[]): Promise<void> {
+async function keep(store: Store, computed: readonly { libraryId: number; key: string; summary: SeriesSummary; row: Pick<KeptRow, 'version'> | undefined }[]): Promise<number> {
+  let stored = 0;
   for (const { libraryId, key, summary, row } of computed) {
-    const done = row
-      ? await store.bookkeeping.tryRun(`UPDATE komga_series_summary SET stale = 0, ${FIGURES} WHERE library_id = ? AND series_key = ? AND version = ?`, [
-          ...figuresOf(summary),
-          libraryId,
-          key,
-          row.version,
-        ])
-      : await store.bookkeeping.tryRun(
-          `INSERT INTO komga_series_summary (library_id, series_key, version, stale, book_count, created, modified, release, first_book_id, authors, tags)
-           VALUES (?, ?, 0, 0, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (library_id, series_key) DO NOTHING`,
-          [libraryId, key, ...figuresOf(summary)],
-        );
-    if (!done) return;
+    const at = [libraryId, key, row?.version ?? 0];
+    const where = 'WHERE library_id = ? AND series_key = ? AND version = ?';
+    const done =
+      row && summary.count === 0
+        ? await store.bookkeeping.tryRun(`DELETE FROM komga_series_summary ${where}`, at)
+        : row
+          ? await store.bookkeeping.tryRun(`UPDATE komga_series_summary SET stale = 0, ${FIGURES} ${where}`, [...figuresOf(summary), ...at])
+          : await store.bookkeeping.tryRun(
+              `INSERT INTO komga_series_summary (library_id, series_key, version, stale, book_count, created, modified, release, first_book_id, authors, tags)
+               VALUES (?, ?, 0, 0, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (library_id, series_key) DO NOTHING`,
+              [libraryId, key, ...figuresOf(summary)],
+            );
+    if (!done) break;
+    stored++;
   }
+  return stored;
+}
+
+const storingByStore = new WeakMap<Store, Promise<void>>();
+
+function track(store: Store, storing: Promise<unknown>): void {
+  storingByStore.set(store, Promise.all([storingByStore.get(store), storing]).then(() => undefined));
+}
+
+/** Resolves once the figures worked out so far are stored (or given up), the background filling included: for tests and benchmarks. */
+export async function figuresStored(store: Store): Promise<void> {
+  for (let pending = storingByStore.get(store); pending; ) {
+    await pending;
+    const next = storingByStore.get(store);
+    if (next === pending) return;
+    pending = next;
+  }
+}
+
+/** Series worked out per batch of the background filling (about a page's worth of books each). */
+const FILL_BATCH = 40;
+const filling = new WeakSet<Store>();
+
+/**
+ * Works out the figures of every stale series in the background, a batch at a time, letting requests in between: a
+ * catalog just migrated (every series stale) or just scanned has them all kept soon after its first series page.
+ * Stops when nothing is left, or when a batch stores nothing (a busy catalog, or writes moving every row meanwhile).
+ */
+function fillStale(store: Store): void {
+  if (filling.has(store)) return;
+  filling.add(store);
+  const d = store.dialect;
+  const run = async (): Promise<void> => {
+    try {
+      for (;;) {
+        await new Promise((resolve) => setImmediate(resolve));
+        const rows = (await store.exec.all(`SELECT library_id, series_key, version FROM komga_series_summary WHERE stale = 1 LIMIT ${FILL_BATCH}`)) as unknown as Pick<KeptRow, 'library_id' | 'series_key' | 'version'>[];
+        if (rows.length === 0) return;
+        // The key is a spelling of the series' name (it folds to itself).
+        const refs = rows.map((r): SeriesRef => {
+          const libraryId = Number(r.library_id);
+          return { id: seriesId(libraryId, r.series_key), libraryId, name: r.series_key, members: membersOf(d, { libraryId, name: r.series_key, kind: 'named' }), bounded: true, lookup: { names: [r.series_key] } };
+        });
+        const computed = await summarizeMany(store, EVERY_BOOK, refs, NO_READER);
+        const stored = await keep(
+          store,
+          rows.map((r, i) => ({ libraryId: Number(r.library_id), key: r.series_key, summary: computed[i] as SeriesSummary, row: r })),
+        );
+        if (stored === 0) return;
+      }
+    } finally {
+      filling.delete(store);
+    }
+  };
+  track(store, run().catch(() => undefined));
 }
 
 /** The reader's read and in-progress books of the kept series, from their progress rows, in one statement. */
@@ -118,13 +176,6 @@ async function readerStates(store: Store, userId: number, summaries: readonly Se
     if (r.state === 'READ') summary.read += Number(r.n);
     else if (r.state === 'IN_PROGRESS') summary.inProgress += Number(r.n);
   }
-}
-
-const storingByStore = new WeakMap<Store, Promise<void>>();
-
-/** Resolves once the figures pages have worked out so far are stored (or given up): for tests and benchmarks. */
-export async function figuresStored(store: Store): Promise<void> {
-  await storingByStore.get(store);
 }
 
 /** summarizeMany's answer for a page of series, from the kept figures where they may be used. */
@@ -152,12 +203,16 @@ export async function summarizePage(store: Store, principal: Principal, refs: re
     if (missing.length > 0) {
       const computed = await summarizeMany(store, EVERY_BOOK, missing.map((m) => refs[m.i] as SeriesRef), NO_READER);
       computed.forEach((summary, j) => (out[(missing[j] as { i: number }).i] = summary));
-      // Not awaited: the page does not wait for the figures to be stored.
-      const storing = keep(
+      // Not awaited: the page does not wait for the figures to be stored, nor for the other stale series to be worked out.
+      track(
         store,
-        missing.map((m, j) => ({ libraryId: (refs[m.i] as SeriesRef).libraryId, key: m.key, summary: computed[j] as SeriesSummary, row: m.row })),
-      ).catch(() => undefined);
-      storingByStore.set(store, Promise.all([storingByStore.get(store), storing]).then(() => undefined));
+        keep(
+          store,
+          missing.map((m, j) => ({ libraryId: (refs[m.i] as SeriesRef).libraryId, key: m.key, summary: computed[j] as SeriesSummary, row: m.row })),
+        )
+          .then(() => fillStale(store))
+          .catch(() => undefined),
+      );
     }
     const keptSummaries = kept.map((i) => out[i] as SeriesSummary);
     await readerStates(store, userId, keptSummaries, new Map(kept.map((i, j) => [seriesKey((refs[i] as SeriesRef).libraryId, keptName(refs[i] as SeriesRef) as string), j])));

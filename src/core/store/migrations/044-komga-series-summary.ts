@@ -92,6 +92,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('tags', 'text')
     .addPrimaryKeyConstraint('komga_series_summary_pk', ['library_id', 'series_key'])
     .execute();
+  await db.schema.createIndex('komga_series_summary_stale_idx').on('komga_series_summary').columns(['stale', 'library_id', 'series_key']).execute();
+  // Every series there is now, stale: from here on the triggers create the rows of new ones, so only stale rows
+  // are ever looked for (the filler in series-figures.ts works them out in the background).
+  await sql.raw(touch('book b JOIN book_metadata m ON m.book_id = b.id', '1 = 1')).execute(db);
   const postgres = engineOf(db) === 'postgres';
   for (const t of TRIGGERS) {
     const name = `komga_series_${t.table}_${t.event}`;
