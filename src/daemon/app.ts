@@ -382,6 +382,16 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
     stopCompacting ??= compactWhenIdle();
   });
   app.addHook('onClose', async () => stopCompacting?.());
+  // Komga series pages read figures kept per series (src/core/komga/series-figures.ts): the series a migration or
+  // another process left stale are worked out in the background once the daemon listens, not by the first pages.
+  const stopFilling = new AbortController();
+  app.addHook('onListen', async () => {
+    const [{ readSetting }, { fillStale }] = await Promise.all([import('../core/settings/app-settings.ts'), import('../core/komga/series-figures.ts')]);
+    if ((await readSetting(store.db, 'KOMGA_API_ENABLED')) !== true) return;
+    const filling = fillStale(store, stopFilling.signal).finally(() => ctx.background.delete(filling));
+    ctx.background.add(filling);
+  });
+  app.addHook('onClose', async () => stopFilling.abort());
 
   app.addHook('onClose', async () => {
     // A library scan can take minutes: stop it (it resumes on the next scan) rather than hold up shutdown.

@@ -129,14 +129,15 @@ const filling = new WeakSet<Store>();
  * catalog just migrated (every series stale) or just scanned has them all kept soon after its first series page.
  * Stops when nothing is left, or when a batch stores nothing (a busy catalog, or writes moving every row meanwhile).
  */
-function fillStale(store: Store): void {
-  if (filling.has(store)) return;
+export function fillStale(store: Store, signal?: AbortSignal): Promise<void> {
+  if (filling.has(store)) return storingByStore.get(store) ?? Promise.resolve();
   filling.add(store);
   const d = store.dialect;
   const run = async (): Promise<void> => {
     try {
       for (;;) {
         await new Promise((resolve) => setImmediate(resolve));
+        if (signal?.aborted) return;
         const rows = (await store.exec.all(`SELECT library_id, series_key, version FROM komga_series_summary WHERE stale = 1 LIMIT ${FILL_BATCH}`)) as unknown as Pick<KeptRow, 'library_id' | 'series_key' | 'version'>[];
         if (rows.length === 0) return;
         // The key is a spelling of the series' name (it folds to itself).
@@ -155,7 +156,9 @@ function fillStale(store: Store): void {
       filling.delete(store);
     }
   };
-  track(store, run().catch(() => undefined));
+  const running = run().catch(() => undefined);
+  track(store, running);
+  return running;
 }
 
 /** The reader's read and in-progress books of the kept series, from their progress rows, in one statement. */
@@ -210,7 +213,7 @@ export async function summarizePage(store: Store, principal: Principal, refs: re
           store,
           missing.map((m, j) => ({ libraryId: (refs[m.i] as SeriesRef).libraryId, key: m.key, summary: computed[j] as SeriesSummary, row: m.row })),
         )
-          .then(() => fillStale(store))
+          .then(() => void fillStale(store))
           .catch(() => undefined),
       );
     }
