@@ -166,11 +166,13 @@ async function readerStates(store: Store, userId: number, summaries: readonly Se
   const d = store.dialect;
   const folded = [...new Set(summaries.map((s) => nocase(keptName(s.ref) as string)))];
   const rows = (await store.exec.all(
+    // CROSS JOIN: SQLite keeps the series' books (through the series-name index) as the outer loop and probes the
+    // reader's progress row of each, rather than reading every progress row of a reader who has thousands.
     `SELECT b.library_id AS l, m.series_name AS series, ${readStateText(d, 'p')} AS state, count(*) AS n
-     FROM book_metadata m JOIN book b ON b.id = m.book_id JOIN user_book_progress p ON p.book_id = m.book_id AND p.user_id = ?
-     WHERE ${d.nocase('m.series_name')} IN (${d.jsonValues('text')}) AND b.deleted = 0 AND b.is_physical = 0
+     FROM book_metadata m CROSS JOIN user_book_progress p CROSS JOIN book b
+     WHERE ${d.nocase('m.series_name')} IN (${d.jsonValues('text')}) AND p.user_id = ? AND p.book_id = m.book_id AND b.id = m.book_id AND b.deleted = 0 AND b.is_physical = 0
      GROUP BY 1, 2, 3`,
-    [userId, JSON.stringify(folded)],
+    [JSON.stringify(folded), userId],
   )) as { l: number; series: string; state: KomgaReadState; n: number }[];
   for (const r of rows) {
     const i = keys.get(seriesKey(r.l, r.series));
@@ -193,7 +195,12 @@ export async function summarizePage(store: Store, principal: Principal, refs: re
   const out: SeriesSummary[] = new Array<SeriesSummary>(refs.length);
   if (kept.length > 0) {
     const folded = kept.map((i) => nocase(keptName(refs[i] as SeriesRef) as string));
-    const rows = (await store.exec.all(`SELECT * FROM komga_series_summary WHERE series_key IN (${store.dialect.jsonValues('text')})`, [JSON.stringify([...new Set(folded)])])) as unknown as KeptRow[];
+    // Per library (a page's series are nearly always of one): the primary key then finds each row.
+    const rows: KeptRow[] = [];
+    for (const libraryId of new Set(kept.map((i) => (refs[i] as SeriesRef).libraryId))) {
+      const keys = [...new Set(folded.filter((_, j) => (refs[kept[j] as number] as SeriesRef).libraryId === libraryId))];
+      rows.push(...((await store.exec.all(`SELECT * FROM komga_series_summary WHERE library_id = ? AND series_key IN (${store.dialect.jsonValues('text')})`, [libraryId, JSON.stringify(keys)])) as unknown as KeptRow[]));
+    }
     const byKey = new Map(rows.map((r) => [`${Number(r.library_id)}\u0000${r.series_key}`, r]));
     const missing: { i: number; key: string; row: KeptRow | undefined }[] = [];
     kept.forEach((i, j) => {
