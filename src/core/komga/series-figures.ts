@@ -185,7 +185,8 @@ async function readerStates(store: Store, userId: number, summaries: readonly Se
 
 /** summarizeMany's answer for a page of series, from the kept figures where they may be used. */
 export async function summarizePage(store: Store, principal: Principal, refs: readonly SeriesRef[], userId: number): Promise<SeriesSummary[]> {
-  const hidden = !isAdmin(principal) && principal.restrictions.length > 0 ? await seriesWithHiddenBooks(store, principal) : undefined;
+  const restricted = !isAdmin(principal) && principal.restrictions.length > 0 && principal.libraryIds.length > 0 && refs.some((ref) => keptName(ref) !== undefined);
+  const hidden = restricted ? await seriesWithHiddenBooks(store, principal) : undefined;
   const kept: number[] = [];
   const rest: number[] = [];
   refs.forEach((ref, i) => {
