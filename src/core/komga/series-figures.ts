@@ -37,9 +37,14 @@ interface KeptRow {
   tags: string;
 }
 
-/** The one series name a ref is found by, when its figures can be kept (a named series of one spelling). */
+/**
+ * The one series name a ref is found by, when its figures can be kept: a named series of one spelling, with no capital
+ * letter outside ASCII (the triggers' lower() and JavaScript's NOCASE fold then agree whatever a PostgreSQL
+ * database's character type).
+ */
 function keptName(ref: SeriesRef): string | undefined {
-  return ref.lookup && 'names' in ref.lookup && ref.lookup.names.length === 1 ? ref.lookup.names[0] : undefined;
+  const name = ref.lookup && 'names' in ref.lookup && ref.lookup.names.length === 1 ? ref.lookup.names[0] : undefined;
+  return name !== undefined && nocase(name) === name.toLowerCase() ? name : undefined;
 }
 
 /** Keys of the series holding a book hidden from the reader; case folded further than NOCASE, so it only over-reports. */
