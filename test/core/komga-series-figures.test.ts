@@ -17,7 +17,7 @@ import { figuresStored, summarizePage } from '../../src/core/komga/series-figure
 import { refOf, seriesIndex, summarizeMany, type SeriesRef } from '../../src/core/komga/series.ts';
 import { removeLibrary } from '../../src/core/libraries/libraries.ts';
 import { openStore, type Store } from '../../src/core/store/store.ts';
-import { seedBook, seedLibrary } from '../helpers/catalog-seed.ts';
+import { seedLibrary, seedSeriesBook } from '../helpers/catalog-seed.ts';
 
 let dir: string;
 let store: Store;
@@ -37,13 +37,7 @@ const member = (): Principal => ({
 const idOf = async (table: 'author' | 'tag', name: string): Promise<number> => (await store.db.selectFrom(table).select('id').where('name', '=', name).executeTakeFirstOrThrow()).id;
 
 async function add(key: string, libraryId: number, title: string, meta: Record<string, unknown>, tags: string[] = []): Promise<void> {
-  const { bookId } = await seedBook(store.db, libraryId, { title, types: ['CBX'], authors: [`${key} writer`, 'shared writer'] });
-  book[key] = bookId;
-  if (Object.keys(meta).length > 0) await store.db.updateTable('book_metadata').set(meta).where('book_id', '=', bookId).execute();
-  for (const name of tags) {
-    const tag = (await store.db.selectFrom('tag').select('id').where('name', '=', name).executeTakeFirst())?.id ?? (await store.db.insertInto('tag').values({ name }).returning('id').executeTakeFirstOrThrow()).id;
-    await store.db.insertInto('book_metadata_tag_mapping').values({ book_id: bookId, tag_id: tag }).execute();
-  }
+  book[key] = await seedSeriesBook(store.db, libraryId, key, title, meta, tags);
 }
 
 beforeAll(async () => {
