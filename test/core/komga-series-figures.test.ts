@@ -13,11 +13,12 @@ import type { Principal } from '../../src/core/auth/principal.ts';
 import { updateAuthor, deleteAuthors } from '../../src/core/authors/author-edit.ts';
 import { deleteBooks } from '../../src/core/books/book-delete.ts';
 import { renameName } from '../../src/core/books/names.ts';
-import { figuresStored, summarizePage } from '../../src/core/komga/series-figures.ts';
+import { figuresStored, keep, keptStates, summarizePage } from '../../src/core/komga/series-figures.ts';
 import { refOf, seriesIndex, summarizeMany, type SeriesRef } from '../../src/core/komga/series.ts';
 import { removeLibrary } from '../../src/core/libraries/libraries.ts';
 import { openStore, type Store } from '../../src/core/store/store.ts';
 import { seedLibrary, seedSeriesBook } from '../helpers/catalog-seed.ts';
+import { onPostgres } from '../helpers/engine.ts';
 
 let dir: string;
 let store: Store;
@@ -79,7 +80,16 @@ afterAll(async () => {
 
 const refsOf = async (principal: Principal, grouped: boolean): Promise<SeriesRef[]> => (await seriesIndex(store, principal, grouped)).heads.map((h) => refOf(store.dialect, h));
 
-const keptRows = async (): Promise<number> => Number((await store.exec.get('SELECT count(*) AS n FROM komga_series_summary WHERE stale = 0'))?.n);
+/** Series whose kept figures may be used: a row, and no log row of a write since. */
+const keptRows = async (): Promise<number> =>
+  Number(
+    (
+      await store.exec.get(
+        'SELECT count(*) AS n FROM komga_series_summary s WHERE NOT EXISTS (SELECT 1 FROM komga_series_stale l WHERE l.library_id = s.library_id AND l.series_key = s.series_key)',
+      )
+    )?.n,
+  );
+const logRows = async (): Promise<number> => Number((await store.exec.get('SELECT count(*) AS n FROM komga_series_stale'))?.n);
 
 /** Every page (both readers, both ways of listing books without a series) from the kept figures equals one from the books: as they are kept now, then once stored again. */
 async function pagesMatch(when: string): Promise<void> {
@@ -106,12 +116,13 @@ describe('a page of series from kept figures', () => {
   });
 
   it('works out every stale series in the background once a page met one', async () => {
-    // As migration 044 leaves a catalog it upgrades: every series stale.
-    await store.exec.run('UPDATE komga_series_summary SET stale = 1, version = version + 1');
+    // As migration 044 leaves a catalog it upgrades: a log row for every series, and no figures.
+    await store.exec.run('INSERT INTO komga_series_stale (library_id, series_key) SELECT library_id, series_key FROM komga_series_summary');
+    await store.exec.run('DELETE FROM komga_series_summary');
     const [first] = await refsOf(admin(), true);
     await summarizePage(store, admin(), [first as SeriesRef], userId);
     await figuresStored(store);
-    expect(Number((await store.exec.get('SELECT count(*) AS n FROM komga_series_summary WHERE stale = 1'))?.n)).toBe(0);
+    expect(await logRows()).toBe(0);
     expect(await keptRows()).toBe(4);
   });
 
@@ -200,6 +211,30 @@ describe('a page of series from kept figures', () => {
     }
   });
 
+  it('leaves a series stale when a write is committed while a reader works it out', async () => {
+    await pagesMatch('before');
+    const [atlas] = (await refsOf(admin(), true)).filter((r) => r.name.toLowerCase() === 'atlas');
+    const series = { libraryId: comics, key: 'atlas' };
+    // The reader: the series' row and log rows, then its books, as a page does.
+    const states = await keptStates(store, [series]);
+    const [before] = await summarizeMany(store, admin(), [atlas as SeriesRef], 0);
+    // Meanwhile a write lands (another connection, as another replica or the CLI would).
+    const other = await openStore(join(dir, 'catalog.sqlite'));
+    try {
+      await other.db.updateTable('book_metadata').set({ published_date: '1500' }).where('book_id', '=', book.atlasUntitled as number).execute();
+    } finally {
+      await other.close();
+    }
+    const state = states.get(`${comics}\u0000atlas`);
+    expect(await keep(store, [{ ...series, summary: before as NonNullable<typeof before>, state: state as NonNullable<typeof state> }])).toBe(1);
+    // Stored, yet still stale: the write's log row was not among those the reader saw.
+    const after = await keptStates(store, [series]);
+    expect(after.get(`${comics}\u0000atlas`)?.logIds.length).toBeGreaterThan(0);
+    const [summary] = await summarizePage(store, admin(), [atlas as SeriesRef], userId);
+    expect(summary?.release).toBe('1500');
+    await pagesMatch('after');
+  });
+
   it('shows a renamed author at once', async () => {
     await pagesMatch('before');
     const [atlas] = (await refsOf(admin(), true)).filter((r) => r.name.toLowerCase() === 'atlas');
@@ -207,5 +242,33 @@ describe('a page of series from kept figures', () => {
     const [summary] = await summarizePage(store, admin(), [atlas as SeriesRef], userId);
     expect(summary?.authors).toContain('A renamed writer');
     expect(summary?.authors).not.toContain('atlasHidden writer');
+  });
+});
+
+// Two writers (two replicas scanning, a scan beside a bulk edit) touching books of the same series in opposite orders
+// must both commit: the triggers take no lock another writer can wait on. On SQLite writes take turns.
+describe.runIf(onPostgres)('writers of several series at once', () => {
+  it('both commit when they write books of two series in opposite orders', async () => {
+    await add('orderA1', comics, 'A one', { series_name: 'Order A' });
+    await add('orderA2', comics, 'A two', { series_name: 'Order A' });
+    await add('orderB1', comics, 'B one', { series_name: 'Order B' });
+    await add('orderB2', comics, 'B two', { series_name: 'Order B' });
+    await pagesMatch('before the two writers');
+    const barrier = (): { reached: () => void; passed: Promise<void> } => {
+      let reached = (): void => undefined;
+      const passed = new Promise<void>((resolve) => (reached = resolve));
+      return { reached, passed };
+    };
+    const firstDone = [barrier(), barrier()];
+    const writer = (index: 0 | 1, first: number, second: number): Promise<void> =>
+      store.write(async ({ db }) => {
+        await db.updateTable('book_metadata').set({ title: `first of writer ${index}` }).where('book_id', '=', first).execute();
+        firstDone[index]?.reached();
+        await firstDone[1 - index]?.passed;
+        await db.updateTable('book_metadata').set({ title: `second of writer ${index}` }).where('book_id', '=', second).execute();
+      });
+    const results = await Promise.allSettled([writer(0, book.orderA1 as number, book.orderB1 as number), writer(1, book.orderB2 as number, book.orderA2 as number)]);
+    expect(results.map((r) => (r.status === 'rejected' ? String(r.reason) : 'committed'))).toEqual(['committed', 'committed']);
+    await pagesMatch('after the two writers');
   });
 });

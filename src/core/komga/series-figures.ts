@@ -2,12 +2,16 @@
 // first and last added, earliest release, first book, first authors and tags, as summarizeMany works them out over
 // every book of the series. A page then reads ~20 rows instead of its series' ~670 books and their ~1,500 names.
 //
-// The migration's triggers mark a series' row stale (moving its version) in every transaction that writes what the
-// figures come from, whichever process writes. A page works out the series whose row is stale or missing with
-// summarizeMany and stores them as bookkeeping (no change of the catalog's generation, so filling them drops no
-// cache), at the version it read before computing: a write landing meanwhile has moved the version, and the figures
-// stay stale. A reader with content restrictions uses the figures only for series where nothing is hidden from them;
-// their read and in-progress counts come from their own progress rows, in one statement for the page.
+// The migration's triggers append a row naming the series to komga_series_stale in every transaction that writes what
+// the figures come from, whichever process writes; kept figures are valid only for a series with no such row. A page
+// reads the rows and log ids of its series, works out those stale or without a row with summarizeMany, and stores them
+// as bookkeeping (no change of the catalog's generation, so filling them drops no cache): first the figures, over the
+// claim the row had before the books were read (a newer reader's figures are never overwritten by older ones), then
+// the log rows it saw, by id, only while the row holds its own claim. A write committed meanwhile has a log row the
+// reader never saw: it survives and keeps the series stale. A reader with content restrictions uses the figures only
+// for series where nothing is hidden from them; their read and in-progress counts come from their own progress rows,
+// in one statement for the page.
+import { randomUUID } from 'node:crypto';
 import { sql, type SqlBool } from 'kysely';
 import { allPermissions } from '../auth/permissions.ts';
 import { isAdmin, type Principal } from '../auth/principal.ts';
@@ -26,8 +30,7 @@ const NO_READER = 0;
 interface KeptRow {
   library_id: number;
   series_key: string;
-  version: number;
-  stale: number;
+  claim: string;
   book_count: number;
   created: string | null;
   modified: string | null;
@@ -80,31 +83,84 @@ function fromRow(ref: SeriesRef, row: KeptRow): SeriesSummary {
   };
 }
 
-const FIGURES = 'book_count = ?, created = ?, modified = ?, release = ?, first_book_id = ?, authors = ?, tags = ?';
+/** What a reader saw of a series before reading its books: its kept row, if any, and the ids of its log rows. */
+export interface KeptState {
+  row: KeptRow | undefined;
+  logIds: number[];
+}
+
+const stateKey = (libraryId: number, key: string): string => `${libraryId}\u0000${key}`;
+
+/** The kept rows and log ids of the given series keys of libraries, by stateKey: read BEFORE their books are. */
+export async function keptStates(store: Store, series: readonly { libraryId: number; key: string }[]): Promise<Map<string, KeptState>> {
+  const states = new Map<string, KeptState>(series.map((s) => [stateKey(s.libraryId, s.key), { row: undefined, logIds: [] }]));
+  const d = store.dialect;
+  // Per library (a page's series are nearly always of one): the primary key and the log's index then find each row.
+  for (const libraryId of new Set(series.map((s) => s.libraryId))) {
+    const keys = JSON.stringify([...new Set(series.filter((s) => s.libraryId === libraryId).map((s) => s.key))]);
+    const logged = (await store.exec.all(`SELECT id, series_key FROM komga_series_stale WHERE library_id = ? AND series_key IN (${d.jsonValues('text')})`, [libraryId, keys])) as {
+      id: number;
+      series_key: string;
+    }[];
+    for (const r of logged) states.get(stateKey(libraryId, r.series_key))?.logIds.push(Number(r.id));
+    const rows = (await store.exec.all(`SELECT * FROM komga_series_summary WHERE library_id = ? AND series_key IN (${d.jsonValues('text')})`, [libraryId, keys])) as unknown as KeptRow[];
+    for (const r of rows) {
+      const state = states.get(stateKey(libraryId, r.series_key));
+      if (state) state.row = r;
+    }
+  }
+  return states;
+}
+
+/** Kept figures that may be used: a row, and no log row saying a write touched the series since. */
+const fresh = (state: KeptState | undefined): KeptRow | undefined => (state && state.logIds.length === 0 ? state.row : undefined);
+
+const FIGURES = ['book_count', 'created', 'modified', 'release', 'first_book_id', 'authors', 'tags'];
 const figuresOf = (s: SeriesSummary): SqlValue[] => [s.count, s.created, s.modified, s.release, s.firstBookId ?? null, JSON.stringify(s.authors), JSON.stringify(s.tags)];
 
+export interface Computed {
+  libraryId: number;
+  key: string;
+  summary: SeriesSummary;
+  /** keptStates' answer for the series, read before the books the summary comes from. */
+  state: KeptState;
+}
+
 /**
- * Stores figures worked out from the books, each at the version its row had before they were read (no row: only if
- * none has appeared since); a series left without books loses its row. Gives up on a busy catalog: whoever asks next
- * works them out again. Answers how many were stored.
+ * Stores figures worked out from the books, each over the claim its row had before they were read (no row: only if
+ * none has appeared since), in the order of their keys; then deletes the log rows each reader saw, of the rows still
+ * holding this call's claim. Gives up on a busy catalog: whoever asks next works them out again. Answers how many
+ * were stored.
  */
-async function keep(store: Store, computed: readonly { libraryId: number; key: string; summary: SeriesSummary; row: Pick<KeptRow, 'version'> | undefined }[]): Promise<number> {
+export async function keep(store: Store, computed: readonly Computed[]): Promise<number> {
+  const claim = randomUUID();
+  const sorted = [...computed].sort((a, b) => a.libraryId - b.libraryId || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   let stored = 0;
-  for (const { libraryId, key, summary, row } of computed) {
-    const at = [libraryId, key, row?.version ?? 0];
-    const where = 'WHERE library_id = ? AND series_key = ? AND version = ?';
-    const done =
-      row && summary.count === 0
-        ? await store.bookkeeping.tryRun(`DELETE FROM komga_series_summary ${where}`, at)
-        : row
-          ? await store.bookkeeping.tryRun(`UPDATE komga_series_summary SET stale = 0, ${FIGURES} ${where}`, [...figuresOf(summary), ...at])
-          : await store.bookkeeping.tryRun(
-              `INSERT INTO komga_series_summary (library_id, series_key, version, stale, book_count, created, modified, release, first_book_id, authors, tags)
-               VALUES (?, ?, 0, 0, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (library_id, series_key) DO NOTHING`,
-              [libraryId, key, ...figuresOf(summary)],
-            );
+  for (const { libraryId, key, summary, state } of sorted) {
+    const done = state.row
+      ? await store.bookkeeping.tryRun(`UPDATE komga_series_summary SET claim = ?, ${FIGURES.map((f) => `${f} = ?`).join(', ')} WHERE library_id = ? AND series_key = ? AND claim = ?`, [
+          claim,
+          ...figuresOf(summary),
+          libraryId,
+          key,
+          state.row.claim,
+        ])
+      : await store.bookkeeping.tryRun(
+          `INSERT INTO komga_series_summary (library_id, series_key, claim, ${FIGURES.join(', ')}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (library_id, series_key) DO NOTHING`,
+          [libraryId, key, claim, ...figuresOf(summary)],
+        );
     if (!done) break;
     stored++;
+  }
+  const seen = sorted.slice(0, stored).flatMap((c) => c.state.logIds);
+  if (seen.length > 0) {
+    // Only where this call's figures are the row's: a reader that stored over them since read the books later, so
+    // they hold these writes too, and deletes what it saw itself; a log row left behind only means working out again.
+    await store.bookkeeping.tryRun(
+      `DELETE FROM komga_series_stale WHERE id IN (${store.dialect.jsonValues('integer')})
+       AND EXISTS (SELECT 1 FROM komga_series_summary s WHERE s.library_id = komga_series_stale.library_id AND s.series_key = komga_series_stale.series_key AND s.claim = ?)`,
+      [JSON.stringify(seen), claim],
+    );
   }
   return stored;
 }
@@ -143,17 +199,17 @@ export function fillStale(store: Store, signal?: AbortSignal): Promise<void> {
       for (;;) {
         await new Promise((resolve) => setImmediate(resolve));
         if (signal?.aborted) return;
-        const rows = (await store.exec.all(`SELECT library_id, series_key, version FROM komga_series_summary WHERE stale = 1 LIMIT ${FILL_BATCH}`)) as unknown as Pick<KeptRow, 'library_id' | 'series_key' | 'version'>[];
-        if (rows.length === 0) return;
+        const series = ((await store.exec.all(`SELECT library_id, series_key FROM komga_series_stale GROUP BY library_id, series_key LIMIT ${FILL_BATCH}`)) as { library_id: number; series_key: string }[]).map(
+          (r) => ({ libraryId: Number(r.library_id), key: r.series_key }),
+        );
+        if (series.length === 0) return;
+        const states = await keptStates(store, series);
         // The key is a spelling of the series' name (it folds to itself).
-        const refs = rows.map((r): SeriesRef => {
-          const libraryId = Number(r.library_id);
-          return { id: seriesId(libraryId, r.series_key), libraryId, name: r.series_key, members: membersOf(d, { libraryId, name: r.series_key, kind: 'named' }), bounded: true, lookup: { names: [r.series_key] } };
-        });
+        const refs = series.map(({ libraryId, key }): SeriesRef => ({ id: seriesId(libraryId, key), libraryId, name: key, members: membersOf(d, { libraryId, name: key, kind: 'named' }), bounded: true, lookup: { names: [key] } }));
         const computed = await summarizeMany(store, EVERY_BOOK, refs, NO_READER);
         const stored = await keep(
           store,
-          rows.map((r, i) => ({ libraryId: Number(r.library_id), key: r.series_key, summary: computed[i] as SeriesSummary, row: r })),
+          series.map((s, i) => ({ ...s, summary: computed[i] as SeriesSummary, state: states.get(stateKey(s.libraryId, s.key)) as KeptState })),
         );
         if (stored === 0) return;
       }
@@ -201,20 +257,18 @@ export async function summarizePage(store: Store, principal: Principal, refs: re
   const out: SeriesSummary[] = new Array<SeriesSummary>(refs.length);
   if (kept.length > 0) {
     const folded = kept.map((i) => nocase(keptName(refs[i] as SeriesRef) as string));
-    // Per library (a page's series are nearly always of one): the primary key then finds each row.
-    const rows: KeptRow[] = [];
-    for (const libraryId of new Set(kept.map((i) => (refs[i] as SeriesRef).libraryId))) {
-      const keys = [...new Set(folded.filter((_, j) => (refs[kept[j] as number] as SeriesRef).libraryId === libraryId))];
-      rows.push(...((await store.exec.all(`SELECT * FROM komga_series_summary WHERE library_id = ? AND series_key IN (${store.dialect.jsonValues('text')})`, [libraryId, JSON.stringify(keys)])) as unknown as KeptRow[]));
-    }
-    const byKey = new Map(rows.map((r) => [`${Number(r.library_id)}\u0000${r.series_key}`, r]));
-    const missing: { i: number; key: string; row: KeptRow | undefined }[] = [];
+    const states = await keptStates(
+      store,
+      kept.map((i, j) => ({ libraryId: (refs[i] as SeriesRef).libraryId, key: folded[j] as string })),
+    );
+    const missing: { i: number; key: string; state: KeptState }[] = [];
     kept.forEach((i, j) => {
       const ref = refs[i] as SeriesRef;
       const key = folded[j] as string;
-      const row = byKey.get(`${ref.libraryId}\u0000${key}`);
-      if (row && Number(row.stale) === 0) out[i] = fromRow(ref, row);
-      else missing.push({ i, key, row });
+      const state = states.get(stateKey(ref.libraryId, key)) as KeptState;
+      const row = fresh(state);
+      if (row) out[i] = fromRow(ref, row);
+      else missing.push({ i, key, state });
     });
     if (missing.length > 0) {
       const computed = await summarizeMany(store, EVERY_BOOK, missing.map((m) => refs[m.i] as SeriesRef), NO_READER);
@@ -224,7 +278,7 @@ export async function summarizePage(store: Store, principal: Principal, refs: re
         store,
         keep(
           store,
-          missing.map((m, j) => ({ libraryId: (refs[m.i] as SeriesRef).libraryId, key: m.key, summary: computed[j] as SeriesSummary, row: m.row })),
+          missing.map((m, j) => ({ libraryId: (refs[m.i] as SeriesRef).libraryId, key: m.key, summary: computed[j] as SeriesSummary, state: m.state })),
         )
           .then(() => void fillStale(store))
           .catch(() => undefined),

@@ -535,18 +535,23 @@ export interface KomgaProgressionTable {
   recorded_at: string;
 }
 
+export interface KomgaSeriesStaleTable {
+  id: Generated<number>;
+  library_id: number;
+  series_key: string;
+}
+
 export interface KomgaSeriesSummaryTable {
   library_id: number;
   series_key: string;
-  version: Generated<number>;
-  stale: Generated<number>;
-  book_count: number | null;
+  claim: string;
+  book_count: number;
   created: string | null;
   modified: string | null;
   release: string | null;
   first_book_id: number | null;
-  authors: string | null;
-  tags: string | null;
+  authors: string;
+  tags: string;
 }
 
 export interface KomgaSessionTable {
@@ -1020,6 +1025,7 @@ export interface DB {
   kobo_removed_books_tracking: KoboRemovedBooksTrackingTable;
   kobo_user_settings: KoboUserSettingsTable;
   komga_progression: KomgaProgressionTable;
+  komga_series_stale: KomgaSeriesStaleTable;
   komga_series_summary: KomgaSeriesSummaryTable;
   komga_session: KomgaSessionTable;
   koreader_document_progress: KoreaderDocumentProgressTable;

@@ -1,21 +1,22 @@
 // Figures of each named series of a library, kept for Komga's series pages (src/core/komga/series-figures.ts): how many
 // books, first and last added, earliest release, first book, first authors and tags. A row is filled by the read path
-// when a page needs it; triggers on every table those figures come from mark the rows of the series a write touches
-// stale (inserting a stale row when there is none, and moving its version), in the writing transaction, on both
-// engines and whichever process writes. The reader stores what it computed only if the version it saw is still the
-// row's, so a write that lands while it computes is never papered over.
+// when a page needs it. Triggers on every table those figures come from append a row naming each series a write
+// touches to komga_series_stale, in the writing transaction, on both engines and whichever process writes; a series'
+// figures are valid only while no such row exists for it. The triggers only ever insert new rows (no unique key, no
+// update): a writer takes no lock another writer could wait on, so writers of several series in different orders
+// cannot deadlock on PostgreSQL. The reader deletes exactly the rows it saw before computing, by id, once its figures
+// are stored; a row committed meanwhile survives and keeps the series stale.
 import { sql, type Kysely } from 'kysely';
 import { engineOf } from '../engine.ts';
 
 /**
  * Marks stale the series named by the rows of `from … where` (a library id and a series name per row, blank names left
- * out), inserting the row when it is missing. The key is the name as lower() folds it: ASCII letters only on both
+ * out): one new row each in the append-only log. The key is the name as lower() folds it: ASCII letters only on both
  * engines (SQLite without ICU; PostgreSQL catalogs use the C character type), as JavaScript's `nocase`.
  */
 function touch(from: string, where: string, library = 'b.library_id', name = 'm.series_name'): string {
-  return `INSERT INTO komga_series_summary (library_id, series_key)
-    SELECT DISTINCT ${library}, lower(${name}) FROM ${from} WHERE ${where} AND trim(coalesce(${name}, '')) <> ''
-    ON CONFLICT (library_id, series_key) DO UPDATE SET version = komga_series_summary.version + 1, stale = 1`;
+  return `INSERT INTO komga_series_stale (library_id, series_key)
+    SELECT DISTINCT ${library}, lower(${name}) FROM ${from} WHERE ${where} AND trim(coalesce(${name}, '')) <> ''`;
 }
 
 /** The series of a book (by id expression) as it is now. */
@@ -79,22 +80,29 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('library_id', 'integer', (c) => c.notNull())
     // lower(series name): ASCII letters folded.
     .addColumn('series_key', 'text', (c) => c.notNull())
-    // Moved by every write that touches the series; a reader stores its figures only at the version it started from.
-    .addColumn('version', 'integer', (c) => c.notNull().defaultTo(0))
-    .addColumn('stale', 'integer', (c) => c.notNull().defaultTo(1))
-    .addColumn('book_count', 'integer')
+    // Set anew (a random id) by every reader that stores the row: a reader stores only over the claim it read before
+    // computing, and deletes the log rows it saw only while the row still holds its own claim.
+    .addColumn('claim', 'text', (c) => c.notNull())
+    .addColumn('book_count', 'integer', (c) => c.notNull())
     .addColumn('created', 'text')
     .addColumn('modified', 'text')
     .addColumn('release', 'text')
     .addColumn('first_book_id', 'integer')
     // JSON arrays of names, in the order a SeriesDto lists them.
-    .addColumn('authors', 'text')
-    .addColumn('tags', 'text')
+    .addColumn('authors', 'text', (c) => c.notNull())
+    .addColumn('tags', 'text', (c) => c.notNull())
     .addPrimaryKeyConstraint('komga_series_summary_pk', ['library_id', 'series_key'])
     .execute();
-  await db.schema.createIndex('komga_series_summary_stale_idx').on('komga_series_summary').columns(['stale', 'library_id', 'series_key']).execute();
-  // Every series there is now, stale: from here on the triggers create the rows of new ones, so only stale rows
-  // are ever looked for (the filler in series-figures.ts works them out in the background).
+  // Append-only: written by the triggers, rows deleted by readers that stored figures newer than them.
+  await db.schema
+    .createTable('komga_series_stale')
+    .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+    .addColumn('library_id', 'integer', (c) => c.notNull())
+    .addColumn('series_key', 'text', (c) => c.notNull())
+    .execute();
+  await db.schema.createIndex('komga_series_stale_series_idx').on('komga_series_stale').columns(['library_id', 'series_key']).execute();
+  // Every series there is now, stale (and without a row, which is stale as well): the filler in series-figures.ts
+  // finds them in the log and works them out in the background.
   await sql.raw(touch('book b JOIN book_metadata m ON m.book_id = b.id', '1 = 1')).execute(db);
   const postgres = engineOf(db) === 'postgres';
   for (const t of TRIGGERS) {
