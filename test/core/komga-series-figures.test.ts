@@ -215,6 +215,8 @@ describe('a page of series from kept figures', () => {
     await pagesMatch('before');
     const [atlas] = (await refsOf(admin(), true)).filter((r) => r.name.toLowerCase() === 'atlas');
     const series = { libraryId: comics, key: 'atlas' };
+    // A write the reader will see: the series is stale when it starts.
+    await store.db.updateTable('book_metadata').set({ title: 'a retitled volume' }).where('book_id', '=', book.atlasHidden as number).execute();
     // The reader: the series' row and log rows, then its books, as a page does.
     const states = await keptStates(store, [series]);
     const [before] = await summarizeMany(store, admin(), [atlas as SeriesRef], 0);
@@ -226,6 +228,7 @@ describe('a page of series from kept figures', () => {
       await other.close();
     }
     const state = states.get(`${comics}\u0000atlas`);
+    expect(state?.logIds.length).toBeGreaterThan(0);
     expect(await keep(store, [{ ...series, summary: before as NonNullable<typeof before>, state: state as NonNullable<typeof state> }])).toBe(1);
     // Stored, yet still stale: the write's log row was not among those the reader saw.
     const after = await keptStates(store, [series]);
