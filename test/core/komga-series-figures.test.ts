@@ -13,7 +13,7 @@ import type { Principal } from '../../src/core/auth/principal.ts';
 import { updateAuthor, deleteAuthors } from '../../src/core/authors/author-edit.ts';
 import { deleteBooks } from '../../src/core/books/book-delete.ts';
 import { renameName } from '../../src/core/books/names.ts';
-import { figuresStored, keep, keptStates, summarizePage } from '../../src/core/komga/series-figures.ts';
+import { compactStaleLog, figuresStored, keep, keptStates, summarizePage } from '../../src/core/komga/series-figures.ts';
 import { refOf, seriesIndex, summarizeMany, type SeriesRef } from '../../src/core/komga/series.ts';
 import { removeLibrary } from '../../src/core/libraries/libraries.ts';
 import { openStore, type Store } from '../../src/core/store/store.ts';
@@ -236,6 +236,31 @@ describe('a page of series from kept figures', () => {
     const [summary] = await summarizePage(store, admin(), [atlas as SeriesRef], userId);
     expect(summary?.release).toBe('1500');
     await pagesMatch('after');
+  });
+
+  it('shrinks the log to a row per series, forgetting no write a reader has not seen', async () => {
+    await pagesMatch('before');
+    const atlasBook = book.atlasHidden as number;
+    for (const title of ['one', 'two', 'three']) await store.db.updateTable('book_metadata').set({ title }).where('book_id', '=', atlasBook).execute();
+    await store.db.updateTable('book_metadata').set({ title: 'four' }).where('book_id', '=', book.binderE as number).execute();
+    await store.db.updateTable('book_metadata').set({ title: 'five' }).where('book_id', '=', book.binderE as number).execute();
+    const series = [
+      { libraryId: comics, key: 'atlas' },
+      { libraryId: comics, key: 'binder' },
+    ];
+    // A reader that read the log before the compaction.
+    const states = await keptStates(store, series);
+    const [atlas] = (await refsOf(admin(), true)).filter((r) => r.name.toLowerCase() === 'atlas');
+    const [before] = await summarizeMany(store, admin(), [atlas as SeriesRef], 0);
+    // A metadata edit logs the series it is in and the one it was in: two rows each.
+    expect(await compactStaleLog(store)).toBe(10);
+    expect(await logRows()).toBe(2);
+    // It stores and deletes the rows it saw: the compaction's row, which stands for them, stays.
+    const state = states.get(`${comics}\u0000atlas`);
+    await keep(store, [{ ...series[0], summary: before as NonNullable<typeof before>, state: state as NonNullable<typeof state> } as Parameters<typeof keep>[1][number]]);
+    expect(await logRows()).toBe(2);
+    await pagesMatch('after');
+    expect(await logRows()).toBe(0);
   });
 
   it('shows a renamed author at once', async () => {

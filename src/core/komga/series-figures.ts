@@ -222,6 +222,43 @@ export function fillStale(store: Store, signal?: AbortSignal): Promise<void> {
   return running;
 }
 
+/** Series compacted per statement pair. */
+const COMPACT_BATCH = 200;
+
+/**
+ * Shrinks the log to one row per stale series, for a catalog whose series pages nobody reads (the Komga API off): each
+ * series with several rows gets one new row, then the rows seen before it are deleted by id. The new row was committed
+ * after every row it replaces, and a reader deletes it only having read it, so before reading the books of those
+ * writes: no write is forgotten. A log row committed meanwhile is not among those deleted. Answers the rows deleted.
+ */
+export async function compactStaleLog(store: Store, signal?: AbortSignal): Promise<number> {
+  const d = store.dialect;
+  let deleted = 0;
+  for (let after = -1; !signal?.aborted; ) {
+    const series = (await store.exec.all(
+      `SELECT library_id, series_key, min(id) AS first FROM komga_series_stale GROUP BY library_id, series_key HAVING count(*) > 1 AND min(id) > ? ORDER BY min(id) LIMIT ${COMPACT_BATCH}`,
+      [after],
+    )) as { library_id: number; series_key: string; first: number }[];
+    if (series.length === 0) break;
+    const states = await keptStates(
+      store,
+      series.map((r) => ({ libraryId: Number(r.library_id), key: r.series_key })),
+    );
+    const seen = [...states.values()].flatMap((state) => state.logIds);
+    const added = await store.bookkeeping.tryRun(
+      `INSERT INTO komga_series_stale (library_id, series_key) SELECT library_id, series_key FROM komga_series_stale WHERE id IN (${d.jsonValues('integer')}) GROUP BY library_id, series_key`,
+      [JSON.stringify(seen)],
+    );
+    if (!added) break;
+    if (!(await store.bookkeeping.tryRun(`DELETE FROM komga_series_stale WHERE id IN (${d.jsonValues('integer')})`, [JSON.stringify(seen)]))) break;
+    deleted += seen.length;
+    // The series not compacted yet all start after this batch's; those just compacted start after it again.
+    after = Math.max(...series.map((r) => Number(r.first)));
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return deleted;
+}
+
 /** The reader's read and in-progress books of the kept series, from their progress rows, in one statement. */
 async function readerStates(store: Store, userId: number, summaries: readonly SeriesSummary[], keys: ReadonlyMap<string, number>): Promise<void> {
   const d = store.dialect;
