@@ -9,7 +9,7 @@ export const MIGRATION_TABLES: readonly string[] = ['bindery_migration', 'binder
 
 /**
  * Figures derived from the catalog and kept by its own triggers (migration 044): a copy leaves them out (the target's
- * triggers fill its rows as the books arrive, marked to be worked out again), and they do not make a catalog used.
+ * triggers log every series it receives as stale, to be worked out again), and they do not make a catalog used.
  */
 export const DERIVED_TABLES: readonly string[] = ['komga_series_summary', 'komga_series_stale'];
 
