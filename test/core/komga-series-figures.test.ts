@@ -238,6 +238,27 @@ describe('a page of series from kept figures', () => {
     await pagesMatch('after');
   });
 
+  it('never lets a reader that read the books earlier overwrite newer figures', async () => {
+    await pagesMatch('before');
+    const series = { libraryId: comics, key: 'atlas' };
+    const [atlas] = (await refsOf(admin(), true)).filter((r) => r.name.toLowerCase() === 'atlas');
+    const work = async (): Promise<Parameters<typeof keep>[1][number]> => {
+      const state = (await keptStates(store, [series])).get(`${comics}\u0000atlas`);
+      const [summary] = await summarizeMany(store, admin(), [atlas as SeriesRef], 0);
+      return { ...series, summary: summary as NonNullable<typeof summary>, state: state as NonNullable<typeof state> };
+    };
+    await store.db.updateTable('book_metadata').set({ published_date: '1400' }).where('book_id', '=', book.atlasUntitled as number).execute();
+    const older = await work();
+    await store.db.updateTable('book_metadata').set({ published_date: '1300' }).where('book_id', '=', book.atlasUntitled as number).execute();
+    const newer = await work();
+    await keep(store, [newer]);
+    await keep(store, [older]);
+    expect(await logRows()).toBe(0);
+    const [summary] = await summarizePage(store, admin(), [atlas as SeriesRef], userId);
+    expect(summary?.release).toBe('1300');
+    await pagesMatch('after');
+  });
+
   it('shrinks the log to a row per series, forgetting no write a reader has not seen', async () => {
     await pagesMatch('before');
     const atlasBook = book.atlasHidden as number;
