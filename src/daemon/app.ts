@@ -382,6 +382,17 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
     stopCompacting ??= compactWhenIdle();
   });
   app.addHook('onClose', async () => stopCompacting?.());
+  // Komga series pages read figures kept per series (src/core/komga/series-figures.ts): the series a migration or
+  // another process left stale are worked out in the background once the daemon listens, not by the first pages.
+  // Without the Komga API nothing reads them: the log of stale series is only shrunk to a row per series.
+  const stopFilling = new AbortController();
+  app.addHook('onListen', async () => {
+    const [{ readSetting }, { compactStaleLog, fillStale }] = await Promise.all([import('../core/settings/app-settings.ts'), import('../core/komga/series-figures.ts')]);
+    const komga = (await readSetting(store.db, 'KOMGA_API_ENABLED')) === true;
+    const filling = (komga ? fillStale(store, stopFilling.signal) : compactStaleLog(store, stopFilling.signal).catch(() => 0)).finally(() => ctx.background.delete(filling));
+    ctx.background.add(filling);
+  });
+  app.addHook('onClose', async () => stopFilling.abort());
 
   app.addHook('onClose', async () => {
     // A library scan can take minutes: stop it (it resumes on the next scan) rather than hold up shutdown.

@@ -13,7 +13,7 @@ import { bookOrder, pageOfBooks } from '../../src/core/komga/catalog.ts';
 import { bookConditions } from '../../src/core/komga/filters.ts';
 import { findSeries, refOf, seriesIndex, summarize, summarizeMany, type SeriesRef } from '../../src/core/komga/series.ts';
 import { openStore, type Store } from '../../src/core/store/store.ts';
-import { seedBook, seedLibrary } from '../helpers/catalog-seed.ts';
+import { seedLibrary, seedSeriesBook } from '../helpers/catalog-seed.ts';
 
 let dir: string;
 let store: Store;
@@ -35,13 +35,7 @@ beforeAll(async () => {
   userId = (await store.db.insertInto('users').values({ username: 'admin', password_hash: 'x', name: 'Admin' }).returning('id').executeTakeFirstOrThrow()).id;
   libraryId = await seedLibrary(store.db, dir, 'Comics');
   const add = async (key: string, title: string, meta: Record<string, unknown>, tags: string[] = []): Promise<void> => {
-    const { bookId } = await seedBook(store.db, libraryId, { title, types: ['CBX'], authors: [`${key} writer`, 'shared writer'] });
-    book[key] = bookId;
-    if (Object.keys(meta).length > 0) await store.db.updateTable('book_metadata').set(meta).where('book_id', '=', bookId).execute();
-    for (const name of tags) {
-      const tag = (await store.db.selectFrom('tag').select('id').where('name', '=', name).executeTakeFirst())?.id ?? (await store.db.insertInto('tag').values({ name }).returning('id').executeTakeFirstOrThrow()).id;
-      await store.db.insertInto('book_metadata_tag_mapping').values({ book_id: bookId, tag_id: tag }).execute();
-    }
+    book[key] = await seedSeriesBook(store.db, libraryId, key, title, meta, tags);
   };
   // Atlas: two books share number 2 (the name decides, case aside), the hidden one has number 1, one has no number and
   // no title (its file names it), release dates of every shape.

@@ -82,6 +82,7 @@ describe('failure windows in the catalog', () => {
     let queries = 0;
     const counted: Bookkeeping = {
       generation: () => first.bookkeeping.generation(),
+      tryRun: (sql, params) => first.bookkeeping.tryRun(sql, params),
       exec: {
         get: (sql, params) => first.bookkeeping.exec.get(sql, params),
         run: (sql, params) => first.bookkeeping.exec.run(sql, params),

@@ -43,3 +43,17 @@ export async function seedBook(db: Db, libraryId: number, book: SeedBook): Promi
   await db.updateTable('book_metadata').set({ search_text: bookSearchText({ title: book.title, authors: book.authors ?? [] }) }).where('book_id', '=', bookId).execute();
   return { bookId, fileIds };
 }
+
+/**
+ * A comic of a series for the Komga page tests: written by `<key> writer` and `shared writer`, with the metadata given
+ * (series name and number, published date…) and tags (created as needed); returns the book id.
+ */
+export async function seedSeriesBook(db: Db, libraryId: number, key: string, title: string, meta: Record<string, unknown>, tags: string[] = []): Promise<number> {
+  const { bookId } = await seedBook(db, libraryId, { title, types: ['CBX'], authors: [`${key} writer`, 'shared writer'] });
+  if (Object.keys(meta).length > 0) await db.updateTable('book_metadata').set(meta).where('book_id', '=', bookId).execute();
+  for (const name of tags) {
+    const tag = (await db.selectFrom('tag').select('id').where('name', '=', name).executeTakeFirst())?.id ?? (await db.insertInto('tag').values({ name }).returning('id').executeTakeFirstOrThrow()).id;
+    await db.insertInto('book_metadata_tag_mapping').values({ book_id: bookId, tag_id: tag }).execute();
+  }
+  return bookId;
+}

@@ -9,7 +9,8 @@ import { bookDto, collectionDto, pageEnvelope, pageOf, pageRequest, seriesDto, s
 import { boolParam, bookConditions, libraryIds, listParam, readStatuses, seriesBookConditions, seriesCanMatch, textParam, type Query } from './filters.ts';
 import { bookProgress, type KomgaReadState } from './read-progress.ts';
 import { seriesOfBooks } from './book-series.ts';
-import { libraryDates, refOf, seriesBookIds, seriesIndex, seriesKeysWhere, seriesReadCounts, summarizeMany, type SeriesHead, type SeriesRef } from './series.ts';
+import { libraryDates, refOf, seriesBookIds, seriesIndex, seriesKeysWhere, seriesReadCounts, type SeriesHead, type SeriesRef } from './series.ts';
+import { summarizePage } from './series-figures.ts';
 import { inCollections, seriesState } from './series-search.ts';
 import { compareNocase } from './sql.ts';
 import { textMatches } from './text-match.ts';
@@ -47,7 +48,7 @@ export async function booksPage(reader: KomgaReader, query: Query): Promise<Json
 
 /** A SeriesDto per series, in the order given. */
 export async function seriesDtos(reader: KomgaReader, refs: readonly SeriesRef[]): Promise<JsonObject[]> {
-  const summaries = await summarizeMany(reader.store, reader.principal, refs, reader.principal.userId);
+  const summaries = await summarizePage(reader.store, reader.principal, refs, reader.principal.userId);
   const firstIds = summaries.flatMap((s) => (s.firstBookId === undefined ? [] : [s.firstBookId]));
   const firsts = new Map((await loadBookRows(reader.store, firstIds, { files: false, authors: false })).map((r) => [r.id, r]));
   return summaries.map((s) => seriesDto(s, s.firstBookId === undefined ? undefined : firsts.get(s.firstBookId), reader.links));

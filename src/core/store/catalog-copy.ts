@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { CodedError } from '../coded-error.ts';
 import { syncIdSequences } from './id-sequences.ts';
-import { catalogTables, foreignKeys, MIGRATION_TABLES, parentsFirst, quoteName, tableFacts, type TableFacts } from './schema-facts.ts';
+import { catalogTables, DERIVED_TABLES, foreignKeys, MIGRATION_TABLES, parentsFirst, quoteName, tableFacts, type TableFacts } from './schema-facts.ts';
 import type { SqlExec, SqlRow, SqlValue } from './sql-exec.ts';
 import type { SqlDialect } from './dialect.ts';
 import type { Store } from './store.ts';
@@ -138,7 +138,7 @@ async function appliedMigrations(exec: SqlExec): Promise<string[]> {
 
 /** The data tables of a catalog (the migration bookkeeping left out), parents before children. */
 async function planOf(exec: SqlExec, dialect: SqlDialect): Promise<TablePlan[]> {
-  const tables = (await catalogTables(exec, dialect)).filter((t) => !MIGRATION_TABLES.includes(t));
+  const tables = (await catalogTables(exec, dialect)).filter((t) => !MIGRATION_TABLES.includes(t) && !DERIVED_TABLES.includes(t));
   const plans: TablePlan[] = [];
   for (const table of parentsFirst(tables, await foreignKeys(exec, dialect))) {
     const facts = (await tableFacts(exec, dialect, table)) as TableFacts;
@@ -189,7 +189,7 @@ async function occupiedTables(exec: SqlExec, tables: readonly string[]): Promise
   const seededNow = await seededTables();
   const occupied: string[] = [];
   for (const table of tables) {
-    if (seededNow.has(table) || MIGRATION_TABLES.includes(table)) continue;
+    if (seededNow.has(table) || MIGRATION_TABLES.includes(table) || DERIVED_TABLES.includes(table)) continue;
     const rows = await tableCount(exec, table);
     if (rows > 0) occupied.push(`${table} (${rows})`);
   }

@@ -542,6 +542,25 @@ export interface KomgaProgressionTable {
   recorded_at: string;
 }
 
+export interface KomgaSeriesStaleTable {
+  id: Generated<number>;
+  library_id: number;
+  series_key: string;
+}
+
+export interface KomgaSeriesSummaryTable {
+  library_id: number;
+  series_key: string;
+  claim: string;
+  book_count: number;
+  created: string | null;
+  modified: string | null;
+  release: string | null;
+  first_book_id: number | null;
+  authors: string;
+  tags: string;
+}
+
 export interface KomgaSessionTable {
   token_hash: string | null;
   opds_user_id: number;
@@ -1014,6 +1033,8 @@ export interface DB {
   kobo_removed_books_tracking: KoboRemovedBooksTrackingTable;
   kobo_user_settings: KoboUserSettingsTable;
   komga_progression: KomgaProgressionTable;
+  komga_series_stale: KomgaSeriesStaleTable;
+  komga_series_summary: KomgaSeriesSummaryTable;
   komga_session: KomgaSessionTable;
   koreader_document_progress: KoreaderDocumentProgressTable;
   koreader_user: KoreaderUserTable;

@@ -308,7 +308,12 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
     },
     write: (writer) => db.transaction().execute((trx) => writer({ db: trx, exec: kyselyExec(trx) })),
     generation: () => tracker.generation(),
-    bookkeeping: { exec: bookkeepingExec, generation: () => tracker.bookkeepingGeneration() },
+    bookkeeping: {
+      exec: bookkeepingExec,
+      generation: () => tracker.bookkeepingGeneration(),
+      // A row lock held by another transaction is waited for off this thread, and only as long as that transaction lasts.
+      tryRun: async (sql, params) => (await bookkeepingExec.run(sql, params), true),
+    },
     readingState: { db: readingDb, exec: kyselyExec(readingDb, undefined, markReadingState), generation: () => tracker.readingGeneration() },
     writeInFlight: () => tracker.openWrites > 0,
     leases: (instance) => postgresLeases(url, exec, instance),

@@ -7,6 +7,12 @@ import type { SqlExec } from './sql-exec.ts';
 /** Kysely's bookkeeping of applied migrations: part of the schema, not of the catalog's data. */
 export const MIGRATION_TABLES: readonly string[] = ['bindery_migration', 'bindery_migration_lock'];
 
+/**
+ * Figures derived from the catalog and kept by its own triggers (migration 044): a copy leaves them out (the target's
+ * triggers log every series it receives as stale, to be worked out again), and they do not make a catalog used.
+ */
+export const DERIVED_TABLES: readonly string[] = ['komga_series_summary', 'komga_series_stale'];
+
 export interface ColumnFacts {
   name: string;
   notnull: boolean;

@@ -1,7 +1,7 @@
 // Reading the catalog cheaply: reads that belong together in one read transaction, and values cached for as long as
 // the catalog is unchanged.
 import type Database from 'better-sqlite3';
-import { sqliteExec, type SyncSqlExec } from './sql-exec.ts';
+import { sqliteExec, type SqlValue, type SyncSqlExec } from './sql-exec.ts';
 
 interface Control {
   begin: Database.Statement;
@@ -179,7 +179,7 @@ export function countedAsReadingState<T>(sqlite: Database.Database, statement: (
  * The bookkeeping generation moves with this connection's bookkeeping changes and with any commit of another
  * connection (which may have been bookkeeping: data_version does not tell).
  */
-export function sqliteBookkeeping(sqlite: Database.Database): { exec: SyncSqlExec; generation(): Generation } {
+export function sqliteBookkeeping(sqlite: Database.Database): { exec: SyncSqlExec; generation(): Generation; tryRun(sql: string, params?: readonly SqlValue[]): Promise<boolean> } {
   const c = controlOf(sqlite);
   const exec = sqliteExec(sqlite);
   const counted = <T>(statement: () => T): T => countedIn(bookkeepingChanges, sqlite, statement);
@@ -190,6 +190,21 @@ export function sqliteBookkeeping(sqlite: Database.Database): { exec: SyncSqlExe
       run: (sql, params) => counted(() => exec.run(sql, params)),
     },
     generation: () => ({ dataVersion: dataVersionOf(c), changes: bookkeepingChanges.get(sqlite) ?? 0 }),
+    tryRun: async (sql, params) => {
+      // A statement now would join the transaction open on this connection (a read snapshot or another request's write).
+      if (sqlite.inTransaction) return false;
+      const waits = sqlite.pragma('busy_timeout', { simple: true }) as number;
+      sqlite.pragma('busy_timeout = 0');
+      try {
+        counted(() => exec.run(sql, params));
+        return true;
+      } catch (error) {
+        if ((error as { code?: string }).code === 'SQLITE_BUSY') return false;
+        throw error;
+      } finally {
+        sqlite.pragma(`busy_timeout = ${waits}`);
+      }
+    },
   };
 }
 

@@ -39,6 +39,12 @@ export interface WriteScope {
 export interface Bookkeeping {
   exec: SqlExec;
   generation(): Generation;
+  /**
+   * One statement that gives up instead of waiting for the catalog: false, having done nothing, when another writer
+   * holds it (on SQLite another process's write lock, or a transaction open on this connection; blocking there would
+   * stop this thread). For bookkeeping that may as well be done by the next request.
+   */
+  tryRun(sql: string, params?: readonly SqlValue[]): Promise<boolean>;
 }
 
 /**

@@ -33,6 +33,7 @@ import * as coverThumbnailBacklog from './050-cover-thumbnail-backlog.ts';
 import * as hardcoverPush from './036-hardcover-push.ts';
 import * as signInFailures from './040-sign-in-failures.ts';
 import * as seriesOrderIndex from './043-series-order-index.ts';
+import * as komgaSeriesSummary from './044-komga-series-summary.ts';
 import * as koboSnapshotLineage from './045-kobo-snapshot-lineage.ts';
 const MIGRATIONS: Record<string, Migration> = {
   '001-initial': initial,
@@ -65,6 +66,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '036-hardcover-push': hardcoverPush,
   '040-sign-in-failures': signInFailures,
   '043-series-order-index': seriesOrderIndex,
+  '044-komga-series-summary': komgaSeriesSummary,
   '045-kobo-snapshot-lineage': koboSnapshotLineage,
   '049-bookdrop-original-left': bookdropOriginalLeft,
   '050-cover-thumbnail-backlog': coverThumbnailBacklog,

@@ -1,0 +1,329 @@
+// A page of Komga series from figures kept per series (table komga_series_summary, migration 044): how many books,
+// first and last added, earliest release, first book, first authors and tags, as summarizeMany works them out over
+// every book of the series. A page then reads ~20 rows instead of its series' ~670 books and their ~1,500 names.
+//
+// The migration's triggers append a row naming the series to komga_series_stale in every transaction that writes what
+// the figures come from, whichever process writes; kept figures are valid only for a series with no such row. A page
+// reads the rows and log ids of its series, works out those stale or without a row with summarizeMany, and stores them
+// as bookkeeping (no change of the catalog's generation, so filling them drops no cache): first the figures, over the
+// claim the row had before the books were read (a newer reader's figures are never overwritten by older ones), then
+// the log rows it saw, by id, only while the row holds its own claim. A write committed meanwhile has a log row the
+// reader never saw: it survives and keeps the series stale. A reader with content restrictions uses the figures only
+// for series where nothing is hidden from them; their read and in-progress counts come from their own progress rows,
+// in one statement for the page.
+import { randomUUID } from 'node:crypto';
+import { sql, type SqlBool } from 'kysely';
+import { allPermissions } from '../auth/permissions.ts';
+import { isAdmin, type Principal } from '../auth/principal.ts';
+import { visibleBookFilter } from '../auth/visibility.ts';
+import type { SqlValue } from '../store/sql-exec.ts';
+import type { Store } from '../store/store.ts';
+import { readStateText, type KomgaReadState } from './read-progress.ts';
+import { membersOf, seriesId, seriesKey, summarizeMany, type SeriesRef, type SeriesSummary } from './series.ts';
+import { allAside, HAS_SERIES, nocase, remembered } from './sql.ts';
+
+/** Who the kept figures are for: every book counts. */
+const EVERY_BOOK: Principal = { userId: 0, username: '', isDefaultPassword: false, sessionVersion: 0, permissions: allPermissions(), libraryIds: [], restrictions: [] };
+/** No reader: the kept figures hold no reading state. */
+const NO_READER = 0;
+
+interface KeptRow {
+  library_id: number;
+  series_key: string;
+  claim: string;
+  book_count: number;
+  created: string | null;
+  modified: string | null;
+  release: string | null;
+  first_book_id: number | null;
+  authors: string;
+  tags: string;
+}
+
+/**
+ * The one series name a ref is found by, when its figures can be kept: a named series of one spelling, with no capital
+ * letter outside ASCII (the triggers' lower() and JavaScript's NOCASE fold then agree whatever a PostgreSQL
+ * database's character type).
+ */
+function keptName(ref: SeriesRef): string | undefined {
+  const name = ref.lookup && 'names' in ref.lookup && ref.lookup.names.length === 1 ? ref.lookup.names[0] : undefined;
+  return name !== undefined && nocase(name) === name.toLowerCase() ? name : undefined;
+}
+
+/** Keys of the series holding a book hidden from the reader; case folded further than NOCASE, so it only over-reports. */
+const hiddenKey = (libraryId: number, name: string): string => `${libraryId}\u0000${name.toLowerCase()}`;
+
+/** The named series of the reader's libraries holding a book their content restrictions hide: one statement per catalog state. */
+function seriesWithHiddenBooks(store: Store, principal: Principal): Promise<Set<string>> {
+  const compiled = store.db
+    .selectFrom('book')
+    .innerJoin('book_metadata as m', 'm.book_id', 'book.id')
+    .where(sql<SqlBool>`+book.library_id IN (${sql.join(principal.libraryIds)})`)
+    .where(sql<SqlBool>`book.deleted = 0 and book.is_physical = 0`)
+    .where(HAS_SERIES)
+    .where((eb) => eb.not(visibleBookFilter(principal, { libraryIndex: false })(eb)))
+    .select([sql<number>`book.library_id`.as('l'), sql<string>`m.series_name`.as('name')])
+    .distinct()
+    .compile();
+  return remembered(store, compiled, async () => new Set((await allAside<{ l: number; name: string }>(store, compiled)).map((r) => hiddenKey(r.l, r.name))));
+}
+
+function fromRow(ref: SeriesRef, row: KeptRow): SeriesSummary {
+  return {
+    ref,
+    count: row.book_count,
+    read: 0,
+    inProgress: 0,
+    created: row.created,
+    modified: row.modified,
+    release: row.release,
+    firstBookId: row.first_book_id ?? undefined,
+    authors: JSON.parse(row.authors) as string[],
+    tags: JSON.parse(row.tags) as string[],
+  };
+}
+
+/** What a reader saw of a series before reading its books: its kept row, if any, and the ids of its log rows. */
+export interface KeptState {
+  row: KeptRow | undefined;
+  logIds: number[];
+}
+
+const stateKey = (libraryId: number, key: string): string => `${libraryId}\u0000${key}`;
+
+/** The kept rows and log ids of the given series keys of libraries, by stateKey: read BEFORE their books are. */
+export async function keptStates(store: Store, series: readonly { libraryId: number; key: string }[]): Promise<Map<string, KeptState>> {
+  const states = new Map<string, KeptState>(series.map((s) => [stateKey(s.libraryId, s.key), { row: undefined, logIds: [] }]));
+  const d = store.dialect;
+  // Per library (a page's series are nearly always of one): the primary key and the log's index then find each row.
+  for (const libraryId of new Set(series.map((s) => s.libraryId))) {
+    const keys = JSON.stringify([...new Set(series.filter((s) => s.libraryId === libraryId).map((s) => s.key))]);
+    const logged = (await store.exec.all(`SELECT id, series_key FROM komga_series_stale WHERE library_id = ? AND series_key IN (${d.jsonValues('text')})`, [libraryId, keys])) as {
+      id: number;
+      series_key: string;
+    }[];
+    for (const r of logged) states.get(stateKey(libraryId, r.series_key))?.logIds.push(Number(r.id));
+    const rows = (await store.exec.all(`SELECT * FROM komga_series_summary WHERE library_id = ? AND series_key IN (${d.jsonValues('text')})`, [libraryId, keys])) as unknown as KeptRow[];
+    for (const r of rows) {
+      const state = states.get(stateKey(libraryId, r.series_key));
+      if (state) state.row = r;
+    }
+  }
+  return states;
+}
+
+/** Kept figures that may be used: a row, and no log row saying a write touched the series since. */
+const fresh = (state: KeptState | undefined): KeptRow | undefined => (state && state.logIds.length === 0 ? state.row : undefined);
+
+const FIGURES = ['book_count', 'created', 'modified', 'release', 'first_book_id', 'authors', 'tags'];
+const figuresOf = (s: SeriesSummary): SqlValue[] => [s.count, s.created, s.modified, s.release, s.firstBookId ?? null, JSON.stringify(s.authors), JSON.stringify(s.tags)];
+
+export interface Computed {
+  libraryId: number;
+  key: string;
+  summary: SeriesSummary;
+  /** keptStates' answer for the series, read before the books the summary comes from. */
+  state: KeptState;
+}
+
+/**
+ * Stores figures worked out from the books, each over the claim its row had before they were read (no row: only if
+ * none has appeared since), in the order of their keys; then deletes the log rows each reader saw, of the rows still
+ * holding this call's claim. Gives up on a busy catalog: whoever asks next works them out again. Answers how many
+ * were stored.
+ */
+export async function keep(store: Store, computed: readonly Computed[]): Promise<number> {
+  const claim = randomUUID();
+  const sorted = [...computed].sort((a, b) => a.libraryId - b.libraryId || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  let stored = 0;
+  for (const { libraryId, key, summary, state } of sorted) {
+    const done = state.row
+      ? await store.bookkeeping.tryRun(`UPDATE komga_series_summary SET claim = ?, ${FIGURES.map((f) => `${f} = ?`).join(', ')} WHERE library_id = ? AND series_key = ? AND claim = ?`, [
+          claim,
+          ...figuresOf(summary),
+          libraryId,
+          key,
+          state.row.claim,
+        ])
+      : await store.bookkeeping.tryRun(
+          `INSERT INTO komga_series_summary (library_id, series_key, claim, ${FIGURES.join(', ')}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (library_id, series_key) DO NOTHING`,
+          [libraryId, key, claim, ...figuresOf(summary)],
+        );
+    if (!done) break;
+    stored++;
+  }
+  const seen = sorted.slice(0, stored).flatMap((c) => c.state.logIds);
+  if (seen.length > 0) {
+    // Only where this call's figures are the row's: a reader that stored over them since read the books later, so
+    // they hold these writes too, and deletes what it saw itself; a log row left behind only means working out again.
+    await store.bookkeeping.tryRun(
+      `DELETE FROM komga_series_stale WHERE id IN (${store.dialect.jsonValues('integer')})
+       AND EXISTS (SELECT 1 FROM komga_series_summary s WHERE s.library_id = komga_series_stale.library_id AND s.series_key = komga_series_stale.series_key AND s.claim = ?)`,
+      [JSON.stringify(seen), claim],
+    );
+  }
+  return stored;
+}
+
+const storingByStore = new WeakMap<Store, Promise<void>>();
+
+function track(store: Store, storing: Promise<unknown>): void {
+  storingByStore.set(store, Promise.all([storingByStore.get(store), storing]).then(() => undefined));
+}
+
+/** Resolves once the figures worked out so far are stored (or given up), the background filling included: for tests and benchmarks. */
+export async function figuresStored(store: Store): Promise<void> {
+  for (let pending = storingByStore.get(store); pending; ) {
+    await pending;
+    const next = storingByStore.get(store);
+    if (next === pending) return;
+    pending = next;
+  }
+}
+
+/** Series worked out per batch of the background filling (about a page's worth of books each). */
+const FILL_BATCH = 40;
+const filling = new WeakSet<Store>();
+
+/**
+ * Works out the figures of every stale series in the background, a batch at a time, letting requests in between: a
+ * catalog just migrated (every series stale) or just scanned has them all kept soon after its first series page.
+ * Stops when nothing is left, or when a batch stores nothing (a busy catalog, or writes moving every row meanwhile).
+ */
+export function fillStale(store: Store, signal?: AbortSignal): Promise<void> {
+  if (filling.has(store)) return storingByStore.get(store) ?? Promise.resolve();
+  filling.add(store);
+  const d = store.dialect;
+  const run = async (): Promise<void> => {
+    try {
+      for (;;) {
+        await new Promise((resolve) => setImmediate(resolve));
+        if (signal?.aborted) return;
+        const series = ((await store.exec.all(`SELECT library_id, series_key FROM komga_series_stale GROUP BY library_id, series_key LIMIT ${FILL_BATCH}`)) as { library_id: number; series_key: string }[]).map(
+          (r) => ({ libraryId: Number(r.library_id), key: r.series_key }),
+        );
+        if (series.length === 0) return;
+        const states = await keptStates(store, series);
+        // The key is a spelling of the series' name (it folds to itself).
+        const refs = series.map(({ libraryId, key }): SeriesRef => ({ id: seriesId(libraryId, key), libraryId, name: key, members: membersOf(d, { libraryId, name: key, kind: 'named' }), bounded: true, lookup: { names: [key] } }));
+        const computed = await summarizeMany(store, EVERY_BOOK, refs, NO_READER);
+        const stored = await keep(
+          store,
+          series.map((s, i) => ({ ...s, summary: computed[i] as SeriesSummary, state: states.get(stateKey(s.libraryId, s.key)) as KeptState })),
+        );
+        if (stored === 0) return;
+      }
+    } finally {
+      filling.delete(store);
+    }
+  };
+  const running = run().catch(() => undefined);
+  track(store, running);
+  return running;
+}
+
+/** Series compacted per statement pair. */
+const COMPACT_BATCH = 200;
+
+/**
+ * Shrinks the log to one row per stale series, for a catalog whose series pages nobody reads (the Komga API off): each
+ * series with several rows gets one new row, then the rows seen before it are deleted by id. The new row was committed
+ * after every row it replaces, and a reader deletes it only having read it, so before reading the books of those
+ * writes: no write is forgotten. A log row committed meanwhile is not among those deleted. Answers the rows deleted.
+ */
+export async function compactStaleLog(store: Store, signal?: AbortSignal): Promise<number> {
+  const d = store.dialect;
+  let deleted = 0;
+  for (let after = -1; !signal?.aborted; ) {
+    const series = (await store.exec.all(
+      `SELECT library_id, series_key, min(id) AS first FROM komga_series_stale GROUP BY library_id, series_key HAVING count(*) > 1 AND min(id) > ? ORDER BY min(id) LIMIT ${COMPACT_BATCH}`,
+      [after],
+    )) as { library_id: number; series_key: string; first: number }[];
+    if (series.length === 0) break;
+    const states = await keptStates(
+      store,
+      series.map((r) => ({ libraryId: Number(r.library_id), key: r.series_key })),
+    );
+    const seen = [...states.values()].flatMap((state) => state.logIds);
+    const added = await store.bookkeeping.tryRun(
+      `INSERT INTO komga_series_stale (library_id, series_key) SELECT library_id, series_key FROM komga_series_stale WHERE id IN (${d.jsonValues('integer')}) GROUP BY library_id, series_key`,
+      [JSON.stringify(seen)],
+    );
+    if (!added) break;
+    if (!(await store.bookkeeping.tryRun(`DELETE FROM komga_series_stale WHERE id IN (${d.jsonValues('integer')})`, [JSON.stringify(seen)]))) break;
+    deleted += seen.length;
+    // The series not compacted yet all start after this batch's; those just compacted start after it again.
+    after = Math.max(...series.map((r) => Number(r.first)));
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return deleted;
+}
+
+/** The reader's read and in-progress books of the kept series, from their progress rows, in one statement. */
+async function readerStates(store: Store, userId: number, summaries: readonly SeriesSummary[], keys: ReadonlyMap<string, number>): Promise<void> {
+  const d = store.dialect;
+  const folded = [...new Set(summaries.map((s) => nocase(keptName(s.ref) as string)))];
+  const rows = (await store.exec.all(
+    // CROSS JOIN: SQLite keeps the series' books (through the series-name index) as the outer loop and probes the
+    // reader's progress row of each, rather than reading every progress row of a reader who has thousands.
+    `SELECT b.library_id AS l, m.series_name AS series, ${readStateText(d, 'p')} AS state, count(*) AS n
+     FROM book_metadata m CROSS JOIN user_book_progress p CROSS JOIN book b
+     WHERE ${d.nocase('m.series_name')} IN (${d.jsonValues('text')}) AND p.user_id = ? AND p.book_id = m.book_id AND b.id = m.book_id AND b.deleted = 0 AND b.is_physical = 0
+     GROUP BY 1, 2, 3`,
+    [JSON.stringify(folded), userId],
+  )) as { l: number; series: string; state: KomgaReadState; n: number }[];
+  for (const r of rows) {
+    const i = keys.get(seriesKey(r.l, r.series));
+    const summary = i === undefined ? undefined : summaries[i];
+    if (!summary) continue;
+    if (r.state === 'READ') summary.read += Number(r.n);
+    else if (r.state === 'IN_PROGRESS') summary.inProgress += Number(r.n);
+  }
+}
+
+/** summarizeMany's answer for a page of series, from the kept figures where they may be used. */
+export async function summarizePage(store: Store, principal: Principal, refs: readonly SeriesRef[], userId: number): Promise<SeriesSummary[]> {
+  const restricted = !isAdmin(principal) && principal.restrictions.length > 0 && principal.libraryIds.length > 0 && refs.some((ref) => keptName(ref) !== undefined);
+  const hidden = restricted ? await seriesWithHiddenBooks(store, principal) : undefined;
+  const kept: number[] = [];
+  const rest: number[] = [];
+  refs.forEach((ref, i) => {
+    const name = keptName(ref);
+    (name !== undefined && !hidden?.has(hiddenKey(ref.libraryId, name)) ? kept : rest).push(i);
+  });
+  const out: SeriesSummary[] = new Array<SeriesSummary>(refs.length);
+  if (kept.length > 0) {
+    const folded = kept.map((i) => nocase(keptName(refs[i] as SeriesRef) as string));
+    const states = await keptStates(
+      store,
+      kept.map((i, j) => ({ libraryId: (refs[i] as SeriesRef).libraryId, key: folded[j] as string })),
+    );
+    const missing: { i: number; key: string; state: KeptState }[] = [];
+    kept.forEach((i, j) => {
+      const ref = refs[i] as SeriesRef;
+      const key = folded[j] as string;
+      const state = states.get(stateKey(ref.libraryId, key)) as KeptState;
+      const row = fresh(state);
+      if (row) out[i] = fromRow(ref, row);
+      else missing.push({ i, key, state });
+    });
+    if (missing.length > 0) {
+      const computed = await summarizeMany(store, EVERY_BOOK, missing.map((m) => refs[m.i] as SeriesRef), NO_READER);
+      computed.forEach((summary, j) => (out[(missing[j] as { i: number }).i] = summary));
+      // Not awaited: the page does not wait for the figures to be stored, nor for the other stale series to be worked out.
+      track(
+        store,
+        keep(
+          store,
+          missing.map((m, j) => ({ libraryId: (refs[m.i] as SeriesRef).libraryId, key: m.key, summary: computed[j] as SeriesSummary, state: m.state })),
+        )
+          .then(() => void fillStale(store))
+          .catch(() => undefined),
+      );
+    }
+    const keptSummaries = kept.map((i) => out[i] as SeriesSummary);
+    await readerStates(store, userId, keptSummaries, new Map(kept.map((i, j) => [seriesKey((refs[i] as SeriesRef).libraryId, keptName(refs[i] as SeriesRef) as string), j])));
+  }
+  if (rest.length > 0) (await summarizeMany(store, principal, rest.map((i) => refs[i] as SeriesRef), userId)).forEach((s, j) => (out[rest[j] as number] = s));
+  return out;
+}
