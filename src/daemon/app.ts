@@ -43,6 +43,9 @@ declare module 'fastify' {
   }
 }
 
+/** How often a listening daemon looks whether the catalog changed since the Komga series figures were last worked out. */
+const SERIES_FIGURES_LOOK_MS = 30_000;
+
 export interface BuildAppOptions {
   config: Config;
   store: Store;
@@ -56,6 +59,8 @@ export interface BuildAppOptions {
    * every schema in the table compiles.
    */
   lazySchemas?: boolean;
+  /** How often the daemon looks for a catalog change to work out the Komga series figures after (tests). */
+  seriesFiguresLookMs?: number;
 }
 
 export interface BuiltApp {
@@ -382,17 +387,42 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
     stopCompacting ??= compactWhenIdle();
   });
   app.addHook('onClose', async () => stopCompacting?.());
-  // Komga series pages read figures kept per series (src/core/komga/series-figures.ts): the series a migration or
-  // another process left stale are worked out in the background once the daemon listens, not by the first pages.
-  // Without the Komga API nothing reads them: the log of stale series is only shrunk to a row per series.
+  // Komga series pages read figures kept per series (src/core/komga/series-figures.ts): the series a migration, a scan
+  // or another process left stale are worked out in the background, once the daemon listens and then after every
+  // change of the catalog, not by the first pages. Without the Komga API nothing reads them: the log of stale series is
+  // only shrunk to a row per series, so that it stays bounded however long the daemon runs.
   const stopFilling = new AbortController();
+  let figuresTimer: NodeJS.Timeout | undefined;
   app.addHook('onListen', async () => {
-    const [{ readSetting }, { compactStaleLog, fillStale }] = await Promise.all([import('../core/settings/app-settings.ts'), import('../core/komga/series-figures.ts')]);
-    const komga = (await readSetting(store.db, 'KOMGA_API_ENABLED')) === true;
-    const filling = (komga ? fillStale(store, stopFilling.signal) : compactStaleLog(store, stopFilling.signal).catch(() => 0)).finally(() => ctx.background.delete(filling));
-    ctx.background.add(filling);
+    const [{ readSetting }, { compactStaleLog, fillStale }, { sameGeneration }] = await Promise.all([
+      import('../core/settings/app-settings.ts'),
+      import('../core/komga/series-figures.ts'),
+      import('../core/store/snapshot.ts'),
+    ]);
+    let seen: ReturnType<typeof store.generation> | undefined;
+    let running: Promise<unknown> | undefined;
+    const look = (): void => {
+      const generation = store.generation();
+      if (running || stopFilling.signal.aborted || (seen && sameGeneration(seen, generation))) return;
+      seen = generation;
+      const work = readSetting(store.db, 'KOMGA_API_ENABLED')
+        .then(async (komga): Promise<unknown> => (komga === true ? fillStale(store, stopFilling.signal) : compactStaleLog(store, stopFilling.signal)))
+        .catch((error: unknown) => ctx.log.warn({ err: error }, 'Komga series figures: look skipped'))
+        .finally(() => {
+          ctx.background.delete(work);
+          running = undefined;
+        });
+      running = work;
+      ctx.background.add(work);
+    };
+    look();
+    figuresTimer = setInterval(look, options.seriesFiguresLookMs ?? SERIES_FIGURES_LOOK_MS);
+    figuresTimer.unref();
   });
-  app.addHook('onClose', async () => stopFilling.abort());
+  app.addHook('onClose', async () => {
+    stopFilling.abort();
+    clearInterval(figuresTimer);
+  });
 
   app.addHook('onClose', async () => {
     // A library scan can take minutes: stop it (it resumes on the next scan) rather than hold up shutdown.
