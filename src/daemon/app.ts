@@ -394,26 +394,31 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   const stopFilling = new AbortController();
   let figuresTimer: NodeJS.Timeout | undefined;
   app.addHook('onListen', async () => {
-    const [{ readSetting }, { compactStaleLog, fillStale }, { sameGeneration }] = await Promise.all([
-      import('../core/settings/app-settings.ts'),
-      import('../core/komga/series-figures.ts'),
-      import('../core/store/snapshot.ts'),
-    ]);
+    const { sameGeneration } = await import('../core/store/snapshot.ts');
     let seen: ReturnType<typeof store.generation> | undefined;
     let running: Promise<unknown> | undefined;
+    // The Komga code is loaded only when there is work for it (a series logged; with the API off, a series logged more
+    // than once): an idle daemon does not carry it.
+    const work = async (): Promise<unknown> => {
+      const { readSetting } = await import('../core/settings/app-settings.ts');
+      const komga = (await readSetting(store.db, 'KOMGA_API_ENABLED')) === true;
+      const pending = komga ? 'SELECT 1 AS logged FROM komga_series_stale LIMIT 1' : 'SELECT 1 AS logged FROM komga_series_stale GROUP BY library_id, series_key HAVING count(*) > 1 LIMIT 1';
+      if ((await store.exec.get(pending)) === undefined) return;
+      const { compactStaleLog, fillStale } = await import('../core/komga/series-figures.ts');
+      return komga ? fillStale(store, stopFilling.signal) : compactStaleLog(store, stopFilling.signal);
+    };
     const look = (): void => {
       const generation = store.generation();
       if (running || stopFilling.signal.aborted || (seen && sameGeneration(seen, generation))) return;
       seen = generation;
-      const work = readSetting(store.db, 'KOMGA_API_ENABLED')
-        .then(async (komga): Promise<unknown> => (komga === true ? fillStale(store, stopFilling.signal) : compactStaleLog(store, stopFilling.signal)))
+      const looking = work()
         .catch((error: unknown) => ctx.log.warn({ err: error }, 'Komga series figures: look skipped'))
         .finally(() => {
-          ctx.background.delete(work);
+          ctx.background.delete(looking);
           running = undefined;
         });
-      running = work;
-      ctx.background.add(work);
+      running = looking;
+      ctx.background.add(looking);
     };
     look();
     figuresTimer = setInterval(look, options.seriesFiguresLookMs ?? SERIES_FIGURES_LOOK_MS);
