@@ -33,6 +33,7 @@ import { ROUTE_MANIFEST } from './routes/manifest.ts';
 import { ISOLATION_HEADERS, registerWebRoot } from './web-root.ts';
 import { acceptLiveUpgrades } from './live/ws-endpoint.ts';
 import { registerCompression } from './compression.ts';
+import type { CatalogChangeWatch } from './catalog-change-watch.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -391,43 +392,26 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   // or another process left stale are worked out in the background, once the daemon listens and then after every
   // change of the catalog, not by the first pages. Without the Komga API nothing reads them: the log of stale series is
   // only shrunk to a row per series, so that it stays bounded however long the daemon runs.
-  const stopFilling = new AbortController();
-  let figuresTimer: NodeJS.Timeout | undefined;
+  let figures: CatalogChangeWatch | undefined;
   app.addHook('onListen', async () => {
-    const { sameGeneration } = await import('../core/store/snapshot.ts');
-    let seen: ReturnType<typeof store.generation> | undefined;
-    let running: Promise<unknown> | undefined;
+    const { watchCatalogChanges } = await import('./catalog-change-watch.ts');
     // The Komga code is loaded only when there is work for it (a series logged; with the API off, a series logged more
     // than once): an idle daemon does not carry it.
-    const work = async (): Promise<unknown> => {
-      const { readSetting } = await import('../core/settings/app-settings.ts');
-      const komga = (await readSetting(store.db, 'KOMGA_API_ENABLED')) === true;
-      const pending = komga ? 'SELECT 1 AS logged FROM komga_series_stale LIMIT 1' : 'SELECT 1 AS logged FROM komga_series_stale GROUP BY library_id, series_key HAVING count(*) > 1 LIMIT 1';
-      if ((await store.exec.get(pending)) === undefined) return;
-      const { compactStaleLog, fillStale } = await import('../core/komga/series-figures.ts');
-      return komga ? fillStale(store, stopFilling.signal) : compactStaleLog(store, stopFilling.signal);
-    };
-    const look = (): void => {
-      const generation = store.generation();
-      if (running || stopFilling.signal.aborted || (seen && sameGeneration(seen, generation))) return;
-      seen = generation;
-      const looking = work()
-        .catch((error: unknown) => ctx.log.warn({ err: error }, 'Komga series figures: look skipped'))
-        .finally(() => {
-          ctx.background.delete(looking);
-          running = undefined;
-        });
-      running = looking;
-      ctx.background.add(looking);
-    };
-    look();
-    figuresTimer = setInterval(look, options.seriesFiguresLookMs ?? SERIES_FIGURES_LOOK_MS);
-    figuresTimer.unref();
+    figures = watchCatalogChanges(
+      store,
+      options.seriesFiguresLookMs ?? SERIES_FIGURES_LOOK_MS,
+      async (stop) => {
+        const { readSetting } = await import('../core/settings/app-settings.ts');
+        const komga = (await readSetting(store.db, 'KOMGA_API_ENABLED')) === true;
+        const pending = komga ? 'SELECT 1 AS logged FROM komga_series_stale LIMIT 1' : 'SELECT 1 AS logged FROM komga_series_stale GROUP BY library_id, series_key HAVING count(*) > 1 LIMIT 1';
+        if ((await store.exec.get(pending)) === undefined) return;
+        const { compactStaleLog, fillStale } = await import('../core/komga/series-figures.ts');
+        await (komga ? fillStale(store, stop) : compactStaleLog(store, stop));
+      },
+      (error) => ctx.log.warn({ err: error }, 'Komga series figures: look skipped'),
+    );
   });
-  app.addHook('onClose', async () => {
-    stopFilling.abort();
-    clearInterval(figuresTimer);
-  });
+  app.addHook('onClose', async () => figures?.stop());
 
   app.addHook('onClose', async () => {
     // A library scan can take minutes: stop it (it resumes on the next scan) rather than hold up shutdown.

@@ -106,33 +106,21 @@ const THUMBNAIL_LOOK_MS = 2_000;
  * for a thumbnail not made yet makes it at once, whichever process serves it.
  */
 async function makeThumbnails(ctx: DaemonContext): Promise<StopSingleton> {
-  const [{ makePendingThumbnails }, { sameGeneration }] = await Promise.all([import('../core/covers/thumbnail-backlog.ts'), import('../core/store/snapshot.ts')]);
-  let stopped = false;
-  let running: Promise<void> | undefined;
-  let seen: ReturnType<typeof ctx.store.generation> | undefined;
-  const look = (): void => {
-    const generation = ctx.store.generation();
-    if (running || (seen && sameGeneration(seen, generation))) return;
-    seen = generation;
-    const started = performance.now();
-    running = makePendingThumbnails(ctx.store, ctx.paths.covers, {
-      stopped: () => stopped,
-      onError: (error, bookId, kind) => ctx.log.warn({ err: error, bookId, kind }, 'thumbnail not made; tried again after the next change'),
-    })
-      .then((made) => {
-        if (made > 0) ctx.log.info({ made, ms: Math.round(performance.now() - started) }, 'made the thumbnails a scan left');
-      })
-      .catch((error: unknown) => ctx.log.warn({ err: error }, 'thumbnails: look skipped'))
-      .finally(() => (running = undefined));
-  };
-  look();
-  const timer = setInterval(look, THUMBNAIL_LOOK_MS);
-  timer.unref();
-  return async () => {
-    stopped = true;
-    clearInterval(timer);
-    await running;
-  };
+  const [{ makePendingThumbnails }, { watchCatalogChanges }] = await Promise.all([import('../core/covers/thumbnail-backlog.ts'), import('./catalog-change-watch.ts')]);
+  const watch = watchCatalogChanges(
+    ctx.store,
+    THUMBNAIL_LOOK_MS,
+    async (stop) => {
+      const started = performance.now();
+      const made = await makePendingThumbnails(ctx.store, ctx.paths.covers, {
+        stopped: () => stop.aborted,
+        onError: (error, bookId, kind) => ctx.log.warn({ err: error, bookId, kind }, 'thumbnail not made; tried again after the next change'),
+      });
+      if (made > 0) ctx.log.info({ made, ms: Math.round(performance.now() - started) }, 'made the thumbnails a scan left');
+    },
+    (error) => ctx.log.warn({ err: error }, 'thumbnails: look skipped'),
+  );
+  return () => watch.stop();
 }
 
 const STARTS: Record<(typeof SINGLETONS)[number], (ctx: DaemonContext) => Promise<StopSingleton>> = {

@@ -207,6 +207,13 @@ describe.runIf(onPostgres)('store on PostgreSQL', () => {
   });
 });
 
+/** Whether a store's generation holds still for 300 ms: on PostgreSQL earlier writes' announcements reach it a moment later. */
+async function generationSettled(store: Store): Promise<boolean> {
+  const before = store.generation();
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  return sameGeneration(before, store.generation());
+}
+
 // Store.bookkeeping: rows that are not catalog content (sign-in failure counts) are written without emptying caches.
 describe('bookkeeping writes', () => {
   it('leave the catalog generation alone and move the bookkeeping generation, for this process and the others', async () => {
@@ -214,13 +221,7 @@ describe('bookkeeping writes', () => {
     const writer = await openStore(path);
     const reader = await openStore(path);
     try {
-      // The seeding's announcements reach the reader a moment later on PostgreSQL: wait until its generation holds still.
-      const settled = async (store: Store): Promise<boolean> => {
-        const before = store.generation();
-        await new Promise((resolve) => setTimeout(resolve, 300));
-        return sameGeneration(before, store.generation());
-      };
-      for (const store of [writer, reader]) await expect.poll(() => settled(store), { timeout: 10_000 }).toBe(true);
+      for (const store of [writer, reader]) await expect.poll(() => generationSettled(store), { timeout: 10_000 }).toBe(true);
       const writerCatalog = writer.generation();
       const readerCatalog = reader.generation();
       const writerBooks = writer.bookkeeping.generation();
@@ -258,13 +259,7 @@ describe('reading-state writes', () => {
       const library = await seedLibrary(writer.db, dir, 'L');
       const { bookId } = await seedBook(writer.db, library, { title: 'Kept' });
       const userId = await createUser(writer.db, { username: 'r', password: 'r-password', name: 'r', permissions: {}, libraryIds: [library] });
-      // The seeding's announcements reach the reader a moment later on PostgreSQL: wait until its generation holds still.
-      const settled = async (store: Store): Promise<boolean> => {
-        const before = store.generation();
-        await new Promise((resolve) => setTimeout(resolve, 300));
-        return sameGeneration(before, store.generation());
-      };
-      for (const store of [writer, reader]) await expect.poll(() => settled(store), { timeout: 10_000 }).toBe(true);
+      for (const store of [writer, reader]) await expect.poll(() => generationSettled(store), { timeout: 10_000 }).toBe(true);
       const writerCatalog = writer.generation();
       const readerCatalog = reader.generation();
       const writerReading = writer.readingState.generation();

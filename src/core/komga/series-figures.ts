@@ -17,6 +17,7 @@ import { allPermissions } from '../auth/permissions.ts';
 import { isAdmin, type Principal } from '../auth/principal.ts';
 import { visibleBookFilter } from '../auth/visibility.ts';
 import type { SqlValue } from '../store/sql-exec.ts';
+import type { KomgaSeriesSummaryTable } from '../store/db-types.ts';
 import type { Store } from '../store/store.ts';
 import { readStateText, type KomgaReadState } from './read-progress.ts';
 import { membersOf, seriesId, seriesKey, summarizeMany, type SeriesRef, type SeriesSummary } from './series.ts';
@@ -27,18 +28,8 @@ const EVERY_BOOK: Principal = { userId: 0, username: '', isDefaultPassword: fals
 /** No reader: the kept figures hold no reading state. */
 const NO_READER = 0;
 
-interface KeptRow {
-  library_id: number;
-  series_key: string;
-  claim: string;
-  book_count: number;
-  created: string | null;
-  modified: string | null;
-  release: string | null;
-  first_book_id: number | null;
-  authors: string;
-  tags: string;
-}
+/** A row of komga_series_summary as it is read. */
+type KeptRow = KomgaSeriesSummaryTable;
 
 /**
  * The one series name a ref is found by, when its figures can be kept: a named series of one spelling, with no capital

@@ -130,8 +130,8 @@ interface Remembered {
   generation: Generation;
   expires: number;
   computedAt: number;
-  /** Milliseconds the computation took. */
-  cost: number;
+  /** May be served for `lag.ms` after the catalog changed (`lag.when` said so of the value). */
+  lags: boolean;
 }
 
 const rememberedByStore = new WeakMap<Store, Map<string, Remembered>>();
@@ -139,20 +139,24 @@ const rememberedByStore = new WeakMap<Store, Map<string, Remembered>>();
 const loadsByStore = new WeakMap<Store, SharedLoads<string, unknown>>();
 const REMEMBER_MS = 60_000;
 const MAX_REMEMBERED = 200;
-/** A result that took at least this long may be served for a while after the catalog changed (see `lagMs`). */
-const COSTLY_MS = 15;
+/** A result that may outlive changes of the catalog for `ms` after it was computed, when `when` says so of it. */
+export interface Lag<T> {
+  ms: number;
+  when: (value: T) => boolean;
+}
 
 /**
  * A result over the whole catalog (a total, the series of a reader, facet counts), kept until the catalog changes (or
  * a minute at most). Paging through a list asks for the same total again and again; with content restrictions counting
- * is most of a page's cost. With `lagMs`, a costly result (COSTLY_MS or more) outlives changes for that long after it
- * was computed: figures that only guide (facet counts) are then worked out at most once per `lagMs` however often the
- * catalog is written, while cheap ones stay exact. The generation is read before the queries run, so a change made
+ * is most of a page's cost. With `lag`, a result that `lag.when` finds costly to work out again (decided on the value,
+ * e.g. how many books it counts, never on how long it took, so that a busy machine behaves as a quiet one) outlives
+ * changes for `lag.ms` after it was computed: figures that only guide (facet counts) are then worked out at most once
+ * per `lag.ms` however often the catalog is written, while small ones stay exact. The generation is read before the queries run, so a change made
  * meanwhile shows as a change next time; what is read while this process has a write open is not kept. `keepMs`
  * bounds how long a result is kept on an unchanged catalog: results that cannot depend on the time of day may pass
  * Infinity.
  */
-export async function remembered<T>(store: Store, compiled: Compiled, compute: () => Promise<T>, lagMs = 0, keepMs = REMEMBER_MS): Promise<T> {
+export async function remembered<T>(store: Store, compiled: Compiled, compute: () => Promise<T>, lag?: Lag<T>, keepMs = REMEMBER_MS): Promise<T> {
   // `compiled` must name every table `compute` reads: a result that reads reading state is kept under its generation too.
   let cache = rememberedByStore.get(store);
   if (!cache) rememberedByStore.set(store, (cache = new Map()));
@@ -160,15 +164,14 @@ export async function remembered<T>(store: Store, compiled: Compiled, compute: (
   const generation = sourceForSql(store, compiled.sql).generation();
   const now = Date.now();
   const hit = cache.get(key);
-  if (hit && hit.expires > now && (sameGeneration(hit.generation, generation) || (hit.cost >= COSTLY_MS && now - hit.computedAt < lagMs))) return hit.value as T;
+  if (hit && hit.expires > now && (sameGeneration(hit.generation, generation) || (hit.lags && lag !== undefined && now - hit.computedAt < lag.ms))) return hit.value as T;
   let loads = loadsByStore.get(store);
   if (!loads) loadsByStore.set(store, (loads = new SharedLoads()));
-  const started = performance.now();
   const value = (await loads.share(key, generation, compute)) as T;
   cache.delete(key);
   if (store.writeInFlight()) return value;
   if (cache.size >= MAX_REMEMBERED) cache.delete(cache.keys().next().value as string);
-  cache.set(key, { value, generation, expires: now + keepMs, computedAt: now, cost: performance.now() - started });
+  cache.set(key, { value, generation, expires: now + keepMs, computedAt: now, lags: lag?.when(value) ?? false });
   return value;
 }
 
