@@ -11,7 +11,7 @@ import { openLibraryProvider } from '../../src/core/metadata/providers/open-libr
 import { createRateLimiter } from '../../src/core/metadata/rate-limiter.ts';
 import { bestCandidate, providerDetails, searchProvider, searchProviders, titleSimilarity } from '../../src/core/metadata/search.ts';
 import { startFakeSite, type FakeSite } from '../helpers/fake-site.ts';
-import { ALL_ON, testRuntime } from '../helpers/provider-harness.ts';
+import { ALL_ON, departureRecordingHttp, SPACED, testRuntime } from '../helpers/provider-harness.ts';
 
 const SETTINGS = { ...ALL_ON, hardcover: { enabled: true, apiKey: 'hc-token' }, comicvine: { enabled: true, apiKey: 'cv-key' }, google: { enabled: true, language: null, apiKey: 'g-key' } };
 
@@ -405,14 +405,14 @@ describe('when a provider fails', () => {
 describe('rate limits', () => {
   it('keep the spacing between two requests to one provider', async () => {
     site.on('GET', '/volumes', { json: { totalItems: 0 } });
-    const limiter = createRateLimiter(250);
-    const ctx = ctxFor(googleProvider, { limiterFor: () => limiter });
+    const limiter = createRateLimiter(300);
+    // The limiter spaces departures; arrivals also carry connection set-up and a busy machine's delays.
+    const { http: recording, sentAt } = departureRecordingHttp();
+    const ctx = ctxFor(googleProvider, { limiterFor: () => limiter, http: recording });
     await Promise.all([googleProvider.search({ isbn: '9780441013593' }, ctx), googleProvider.search({ isbn: '9780441013593' }, ctx), googleProvider.search({ isbn: '9780441013593' }, ctx)]);
-    const times = site.requests.map((r) => r.at);
-    expect(times).toHaveLength(3);
-    // The limiter spaces departures; arrivals also carry connection set-up, which the first request pays alone.
-    expect((times[2] as number) - (times[0] as number)).toBeGreaterThanOrEqual(400);
-    expect((times[2] as number) - (times[1] as number)).toBeGreaterThanOrEqual(200);
+    expect(site.requests).toHaveLength(3);
+    expect(sentAt).toHaveLength(3);
+    for (let i = 1; i < sentAt.length; i++) expect((sentAt[i] ?? 0) - (sentAt[i - 1] ?? 0)).toBeGreaterThanOrEqual(SPACED);
   });
 
   it('hand out slots one interval apart, without waiting when the provider was idle', async () => {
