@@ -22,6 +22,8 @@ export interface IdleMemoryOptions {
   minSlackBytes: number;
   /** …or when caches have let go of at least this much memory outside the heap (Buffers) since the last one. */
   minReleasedBytes: number;
+  /** Called at each look after the first collection that finds the process busier than `idleShare`. */
+  onBusy?: () => void;
 }
 
 // A look costs two system calls; a collection ~90 ms of CPU, so at most one per half second of work done in between.
@@ -69,7 +71,10 @@ export function compactWhenIdle(overrides: Partial<IdleMemoryOptions> = {}): () 
     // The first quiet look after start collects whatever the slack: start-up's code (configuration, migrations, the
     // route table, the singletons' set-up) never runs again, and this collection lets V8 drop its bytecode (~1 MB of
     // the ~1.6 MB an idle daemon holds) with the rest of start-up's garbage.
-    if (share <= options.idleShare && (!collected || slack || released >= options.minReleasedBytes)) {
+    // Busy before the first collection is start-up's own tail.
+    if (share > options.idleShare) {
+      if (collected) options.onBusy?.();
+    } else if (!collected || slack || released >= options.minReleasedBytes) {
       collector()({ type: 'major', execution: 'sync', flavor: 'last-resort' });
       collected = true;
       cpuAtCollection = cpuMicros();
