@@ -16,8 +16,8 @@ const DEFERRED = [
 let switchedOn = false;
 
 /**
- * Switches on (once) the optimizing compilers this process was started without by bin/bindery's flags (a compiler switched off
- * any other way stays off). Returns the flags it set.
+ * Switches on (once) the optimizing compilers this process was started without by bin/bindery's flags; a process
+ * started without them is left as it is. Returns the flags it set.
  */
 export function optimizeFromNowOn(execArgv: readonly string[] = process.execArgv): string[] {
   if (switchedOn) return [];

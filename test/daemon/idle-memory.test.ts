@@ -111,4 +111,37 @@ describe('compactWhenIdle', () => {
       observer.disconnect();
     }
   });
+  it('tells when the process is busy, only once start-up is over (after the first collection)', async () => {
+    let busy = 0;
+    // Busy from the start: no quiet look, so no collection yet, and the busy spell is start-up's: not told.
+    const stop = compactWhenIdle({ firstMs: 20, everyMs: 20, minWorkMs: 0, idleShare: 0, minSlackBytes: 1, minReleasedBytes: Infinity, onBusy: () => busy++ });
+    try {
+      const until = performance.now() + 200;
+      while (performance.now() < until) {
+        expect(churn().length).toBeGreaterThan(0);
+        await sleep(1);
+      }
+      expect(busy).toBe(0);
+    } finally {
+      stop();
+    }
+    // Quiet first (the first collection), then work that keeps the thread busy: told. (Shares are of one core over
+    // wall time, so on a loaded machine even a busy loop gets a small one.)
+    const majors = majorCollections();
+    const stopAgain = compactWhenIdle({ firstMs: 20, everyMs: 20, minWorkMs: 0, idleShare: 0.1, minSlackBytes: Infinity, minReleasedBytes: Infinity, onBusy: () => busy++ });
+    try {
+      await sleep(400);
+      expect(majors.count()).toBeGreaterThan(0);
+      const beforeWork = busy;
+      for (let i = 0; i < 20 && busy === beforeWork; i++) {
+        const cpuBefore = process.cpuUsage();
+        while ((process.cpuUsage(cpuBefore).user + process.cpuUsage(cpuBefore).system) / 1000 < 60) expect(churn().length).toBeGreaterThan(0);
+        await sleep(1);
+      }
+      expect(busy).toBeGreaterThan(beforeWork);
+    } finally {
+      stopAgain();
+      majors.stop();
+    }
+  });
 });
