@@ -111,7 +111,7 @@ describe('compactWhenIdle', () => {
       observer.disconnect();
     }
   });
-  it('tells when the process is busy, only once start-up is over (after the first collection)', async () => {
+  it('tells once when the process gets busy after start-up (the first collection, or startupMs)', async () => {
     let busy = 0;
     // Busy from the start: no quiet look, so no collection yet, and the busy spell is start-up's: not told.
     const stop = compactWhenIdle({ firstMs: 20, everyMs: 20, minWorkMs: 0, idleShare: 0, minSlackBytes: 1, minReleasedBytes: Infinity, onBusy: () => busy++ });
@@ -124,6 +124,18 @@ describe('compactWhenIdle', () => {
       expect(busy).toBe(0);
     } finally {
       stop();
+    }
+    // Busy from the start, for longer than start-up is given: told without a collection.
+    const stopLater = compactWhenIdle({ firstMs: 20, everyMs: 20, minWorkMs: 0, idleShare: 0, minSlackBytes: 1, minReleasedBytes: Infinity, startupMs: 100, onBusy: () => busy++ });
+    try {
+      const until = performance.now() + 1000;
+      while (performance.now() < until && busy === 0) {
+        expect(churn().length).toBeGreaterThan(0);
+        await sleep(1);
+      }
+      expect(busy).toBe(1);
+    } finally {
+      stopLater();
     }
     // Quiet first (the first collection), then work that keeps the thread busy: told. (Shares are of one core over
     // wall time, so on a loaded machine even a busy loop gets a small one.)
@@ -138,7 +150,12 @@ describe('compactWhenIdle', () => {
         while ((process.cpuUsage(cpuBefore).user + process.cpuUsage(cpuBefore).system) / 1000 < 60) expect(churn().length).toBeGreaterThan(0);
         await sleep(1);
       }
-      expect(busy).toBeGreaterThan(beforeWork);
+      expect(busy).toBe(beforeWork + 1);
+      // Told once only.
+      const cpuBefore = process.cpuUsage();
+      while ((process.cpuUsage(cpuBefore).user + process.cpuUsage(cpuBefore).system) / 1000 < 100) expect(churn().length).toBeGreaterThan(0);
+      await sleep(60);
+      expect(busy).toBe(beforeWork + 1);
     } finally {
       stopAgain();
       majors.stop();
