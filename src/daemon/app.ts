@@ -386,8 +386,9 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   // A listening daemon (not the tests' injected requests) gives memory back while it is idle.
   let stopCompacting: (() => void) | undefined;
   app.addHook('onListen', async () => {
-    // bin/bindery starts `serve` with V8's optimizing compilers off: they come on once the daemon gets busy after its
-    // start (requests, a scheduled scan, work after another process changed the catalog), not for a health check.
+    // bin/bindery starts `serve` with V8's optimizing compilers off: they come on once the daemon gets busy, from 3 s
+    // after it listens (requests, a scheduled scan, work after another process changed the catalog), not for a health
+    // check or its own periodic work.
     stopCompacting ??= compactWhenIdle({ onBusy: () => optimizeFromNowOn() });
   });
   app.addHook('onClose', async () => stopCompacting?.());

@@ -23,16 +23,16 @@ export interface IdleMemoryOptions {
   /** …or when caches have let go of at least this much memory outside the heap (Buffers) since the last one. */
   minReleasedBytes: number;
   /**
-   * Called once, at the first look that finds the process busier than `idleShare` after start-up (the first collection,
-   * or `startupMs`, whichever comes first); until then the looks come every `firstMs`.
+   * Called once, at the first look at least `startupMs` after the start that finds the process busier than
+   * `idleShare`; until then the looks come every `firstMs`.
    */
   onBusy?: () => void;
-  /** Busy looks before this long after the start are start-up's own tail, unless the first collection came first. */
+  /** Busy looks before this long after the start are start-up's own tail (the singletons, the first background work). */
   startupMs: number;
 }
 
 // A look costs two system calls; a collection ~90 ms of CPU, so at most one per half second of work done in between.
-const DEFAULTS: IdleMemoryOptions = { firstMs: 1000, everyMs: 5000, minWorkMs: 500, idleShare: 0.05, minSlackBytes: 8 * 1024 * 1024, minReleasedBytes: 4 * 1024 * 1024, startupMs: 10_000 };
+const DEFAULTS: IdleMemoryOptions = { firstMs: 1000, everyMs: 5000, minWorkMs: 500, idleShare: 0.05, minSlackBytes: 8 * 1024 * 1024, minReleasedBytes: 4 * 1024 * 1024, startupMs: 3000 };
 
 let collect: Collect | undefined;
 let released = 0;
@@ -79,7 +79,7 @@ export function compactWhenIdle(overrides: Partial<IdleMemoryOptions> = {}): () 
     // route table, the singletons' set-up) never runs again, and this collection lets V8 drop its bytecode (~1 MB of
     // the ~1.6 MB an idle daemon holds) with the rest of start-up's garbage.
     if (share > options.idleShare) {
-      if (!busyTold && (collected || performance.now() - startedAt >= options.startupMs)) {
+      if (!busyTold && performance.now() - startedAt >= options.startupMs) {
         busyTold = true;
         options.onBusy?.();
       }
