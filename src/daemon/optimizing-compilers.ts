@@ -1,9 +1,10 @@
 // bin/bindery starts `serve` with V8's optimizing compilers (Maglev and TurboFan) switched off, and the daemon switches
-// them on once it gets busy after its start (src/daemon/app.ts, src/daemon/idle-memory.ts). Start-up makes ~260 functions hot that never run hot again (the route table's
+// them on after its first requests or once it gets busy after its start (src/daemon/app.ts, src/daemon/idle-memory.ts). Start-up makes ~260 functions hot that never run hot again (the route table's
 // registration, the resolution of the bundle's modules): compiling them took ~85 ms of start-up's CPU and touched ~8 MB
 // of the compilers' own code in the node binary, which then stayed resident in a daemon that answered nothing; an idle
 // daemon's periodic work (lease renewals, the idle look) would touch it again if they were on (docs/benchmarks.md,
 // "Session 9: idle memory"). Requests get optimized code as before, once they make it hot.
+import type { IncomingMessage, Server } from 'node:http';
 import module from 'node:module';
 import v8 from 'node:v8';
 
@@ -33,4 +34,19 @@ export function optimizeFromNowOn(execArgv: readonly string[] = process.execArgv
   }
   for (const flag of switched) v8.setFlagsFromString(flag);
   return switched;
+}
+
+/**
+ * Switches them on with the `count`th request the server receives, health checks not counted: a share of the CPU
+ * (the idle look's measure) is small for requests one at a time on a loaded machine, a count is not.
+ */
+export function optimizeAfterRequests(server: Server, count: number): void {
+  let seen = 0;
+  const counted = (request: IncomingMessage): void => {
+    if (request.url?.endsWith('/healthcheck')) return;
+    if (++seen < count) return;
+    server.off('request', counted);
+    optimizeFromNowOn();
+  };
+  server.on('request', counted);
 }

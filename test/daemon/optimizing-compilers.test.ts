@@ -34,3 +34,29 @@ describe('optimizeFromNowOn', () => {
     expect(optimizeFromNowOn(['--max-semi-space-size=8'])).toEqual([]);
   });
 });
+
+describe('optimizeAfterRequests', () => {
+  it('switches the compilers on at the counted request, health checks not counted', async () => {
+    const script = `
+      const { createServer } = await import('node:http');
+      const { optimizeAfterRequests } = await import(${JSON.stringify(MODULE)});
+      const server = createServer((req, res) => res.end('ok'));
+      optimizeAfterRequests(server, 3);
+      await new Promise((r) => server.listen(0, '127.0.0.1', r));
+      const url = 'http://127.0.0.1:' + server.address().port;
+      const hot = (a) => { let s = 0; for (let i = 0; i < 50; i++) s += (a * i) % 7; return s; };
+      const heat = () => { let t = 0; for (let i = 0; i < 300000; i++) t += hot(i); return t; };
+      for (let i = 0; i < 5; i++) await (await fetch(url + '/api/v1/healthcheck')).text();
+      await (await fetch(url + '/a')).text();
+      await (await fetch(url + '/b')).text();
+      heat();
+      console.log('--third');
+      await (await fetch(url + '/c')).text();
+      heat();
+      server.close();`;
+    const out = execFileSync(process.execPath, ['--no-maglev', '--no-turbofan', '--trace-opt', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    const [before = '', after = ''] = out.split('--third');
+    expect(before).not.toMatch(/completed compiling .*(MAGLEV|TURBOFAN)/);
+    expect(after).toMatch(/completed compiling .*(MAGLEV|TURBOFAN)/);
+  });
+});
