@@ -1,8 +1,9 @@
 // bin/bindery starts `serve` with V8's optimizing compilers (Maglev and TurboFan) switched off, and the daemon switches
-// them on after its first requests or once it gets busy after its start (src/daemon/app.ts, src/daemon/idle-memory.ts). Start-up makes ~260 functions hot that never run hot again (the route table's
-// registration, the resolution of the bundle's modules): compiling them took ~85 ms of start-up's CPU and touched ~8 MB
-// of the compilers' own code in the node binary, which then stayed resident in a daemon that answered nothing; an idle
-// daemon's periodic work (lease renewals, the idle look) would touch it again if they were on (docs/benchmarks.md,
+// them on after its first requests or once it gets busy after its start (src/daemon/app.ts, idle-memory.ts). Start-up
+// makes ~260 functions hot that never run hot again (the route table's registration, the resolution of the bundle's
+// modules): compiling them took ~85 ms of start-up's CPU and touched ~8 MB of the compilers' own code in the node
+// binary, which then stayed resident in a daemon that answered nothing; switched on at idle, the daemon's periodic work
+// (lease renewals) would recompile start-up's hot query-building code and touch it again (docs/benchmarks.md,
 // "Session 9: idle memory"). Requests get optimized code as before, once they make it hot.
 import type { IncomingMessage, Server } from 'node:http';
 import module from 'node:module';
