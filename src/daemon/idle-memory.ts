@@ -22,10 +22,17 @@ export interface IdleMemoryOptions {
   minSlackBytes: number;
   /** …or when caches have let go of at least this much memory outside the heap (Buffers) since the last one. */
   minReleasedBytes: number;
+  /**
+   * Called once, at the first look at least `startupMs` after the start that finds the process busier than
+   * `idleShare`; until then the looks come every `firstMs`.
+   */
+  onBusy?: () => void;
+  /** Busy looks before this long after the start are start-up's own tail (the singletons, the first background work). */
+  startupMs: number;
 }
 
 // A look costs two system calls; a collection ~90 ms of CPU, so at most one per half second of work done in between.
-const DEFAULTS: IdleMemoryOptions = { firstMs: 1000, everyMs: 5000, minWorkMs: 500, idleShare: 0.05, minSlackBytes: 8 * 1024 * 1024, minReleasedBytes: 4 * 1024 * 1024 };
+const DEFAULTS: IdleMemoryOptions = { firstMs: 1000, everyMs: 5000, minWorkMs: 500, idleShare: 0.05, minSlackBytes: 8 * 1024 * 1024, minReleasedBytes: 4 * 1024 * 1024, startupMs: 3000 };
 
 let collect: Collect | undefined;
 let released = 0;
@@ -59,8 +66,10 @@ export function compactWhenIdle(overrides: Partial<IdleMemoryOptions> = {}): () 
   let timer: NodeJS.Timeout | undefined;
   let lastCpu = cpuMicros();
   let lastAt = performance.now();
+  const startedAt = performance.now();
   let collected = false;
   let cpuAtCollection = 0;
+  let busyTold = options.onBusy === undefined;
   const look = (): void => {
     const share = (cpuMicros() - lastCpu) / 1000 / Math.max(1, performance.now() - lastAt);
     const worked = !collected || (cpuMicros() - cpuAtCollection) / 1000 >= options.minWorkMs;
@@ -69,7 +78,12 @@ export function compactWhenIdle(overrides: Partial<IdleMemoryOptions> = {}): () 
     // The first quiet look after start collects whatever the slack: start-up's code (configuration, migrations, the
     // route table, the singletons' set-up) never runs again, and this collection lets V8 drop its bytecode (~1 MB of
     // the ~1.6 MB an idle daemon holds) with the rest of start-up's garbage.
-    if (share <= options.idleShare && (!collected || slack || released >= options.minReleasedBytes)) {
+    if (share > options.idleShare) {
+      if (!busyTold && performance.now() - startedAt >= options.startupMs) {
+        busyTold = true;
+        options.onBusy?.();
+      }
+    } else if (!collected || slack || released >= options.minReleasedBytes) {
       collector()({ type: 'major', execution: 'sync', flavor: 'last-resort' });
       collected = true;
       cpuAtCollection = cpuMicros();
@@ -77,7 +91,7 @@ export function compactWhenIdle(overrides: Partial<IdleMemoryOptions> = {}): () 
     }
     lastCpu = cpuMicros();
     lastAt = performance.now();
-    timer = setTimeout(look, collected ? options.everyMs : options.firstMs).unref();
+    timer = setTimeout(look, collected && busyTold ? options.everyMs : options.firstMs).unref();
   };
   timer = setTimeout(look, options.firstMs).unref();
   return () => clearTimeout(timer);

@@ -111,4 +111,50 @@ describe('compactWhenIdle', () => {
       observer.disconnect();
     }
   });
+  it('tells once when the process gets busy after start-up', async () => {
+    let busy = 0;
+    // Busy from the start, within the time start-up is given: not told.
+    const stop = compactWhenIdle({ firstMs: 20, everyMs: 20, minWorkMs: 0, idleShare: 0, minSlackBytes: 1, minReleasedBytes: Infinity, onBusy: () => busy++ });
+    try {
+      const until = performance.now() + 200;
+      while (performance.now() < until) {
+        expect(churn().length).toBeGreaterThan(0);
+        await sleep(1);
+      }
+      expect(busy).toBe(0);
+    } finally {
+      stop();
+    }
+    // Busy from the start, for longer than start-up is given: told.
+    const stopLater = compactWhenIdle({ firstMs: 20, everyMs: 20, minWorkMs: 0, idleShare: 0, minSlackBytes: 1, minReleasedBytes: Infinity, startupMs: 100, onBusy: () => busy++ });
+    try {
+      const until = performance.now() + 1000;
+      while (performance.now() < until && busy === 0) {
+        expect(churn().length).toBeGreaterThan(0);
+        await sleep(1);
+      }
+      expect(busy).toBe(1);
+    } finally {
+      stopLater();
+    }
+    // After start-up, work that keeps the thread busy: told, once. (Shares are of one core over wall time, so on a
+    // loaded machine even a busy loop gets a small one.)
+    const stopAgain = compactWhenIdle({ firstMs: 20, everyMs: 20, minWorkMs: 0, idleShare: 0.1, minSlackBytes: Infinity, minReleasedBytes: Infinity, startupMs: 0, onBusy: () => busy++ });
+    try {
+      const beforeWork = busy;
+      for (let i = 0; i < 20 && busy === beforeWork; i++) {
+        const cpuBefore = process.cpuUsage();
+        while ((process.cpuUsage(cpuBefore).user + process.cpuUsage(cpuBefore).system) / 1000 < 60) expect(churn().length).toBeGreaterThan(0);
+        await sleep(1);
+      }
+      expect(busy).toBe(beforeWork + 1);
+      // Told once only.
+      const cpuBefore = process.cpuUsage();
+      while ((process.cpuUsage(cpuBefore).user + process.cpuUsage(cpuBefore).system) / 1000 < 100) expect(churn().length).toBeGreaterThan(0);
+      await sleep(60);
+      expect(busy).toBe(beforeWork + 1);
+    } finally {
+      stopAgain();
+    }
+  });
 });

@@ -1,0 +1,53 @@
+// bin/bindery starts `serve` with V8's optimizing compilers (Maglev and TurboFan) switched off, and the daemon switches
+// them on after its first requests or once it gets busy after its start (src/daemon/app.ts, idle-memory.ts). Start-up
+// makes ~260 functions hot that never run hot again (the route table's registration, the resolution of the bundle's
+// modules): compiling them took ~85 ms of start-up's CPU and touched ~8 MB of the compilers' own code in the node
+// binary, which then stayed resident in a daemon that answered nothing; switched on at idle, the daemon's periodic work
+// (lease renewals) would recompile start-up's hot query-building code and touch it again (docs/benchmarks.md,
+// "Session 9: idle memory"). Requests get optimized code as before, once they make it hot.
+import type { IncomingMessage, Server } from 'node:http';
+import module from 'node:module';
+import v8 from 'node:v8';
+
+/** The flags bin/bindery gives `serve`, each with the one that undoes it. */
+const DEFERRED = [
+  ['--no-maglev', '--maglev'],
+  ['--no-turbofan', '--turbofan'],
+] as const;
+
+let switchedOn = false;
+
+/**
+ * Switches on (once) the optimizing compilers this process was started without by bin/bindery's flags; a process
+ * started without them is left as it is. Returns the flags it set.
+ */
+export function optimizeFromNowOn(execArgv: readonly string[] = process.execArgv): string[] {
+  if (switchedOn) return [];
+  switchedOn = true;
+  const switched = DEFERRED.filter(([off]) => execArgv.includes(off)).map(([, on]) => on);
+  if (switched.length === 0) return switched;
+  // V8's code cache is only taken by a process with the same flags: what start-up compiled is written now, under the
+  // flags the next start runs with, and what loads later (route groups on their first request) under the new ones.
+  try {
+    module.flushCompileCache?.();
+  } catch {
+    // the cache is an optimisation only
+  }
+  for (const flag of switched) v8.setFlagsFromString(flag);
+  return switched;
+}
+
+/**
+ * Switches them on with the `count`th request the server receives, health checks not counted: a share of the CPU
+ * (the idle look's measure) is small for requests one at a time on a loaded machine, a count is not.
+ */
+export function optimizeAfterRequests(server: Server, count: number): void {
+  let seen = 0;
+  const counted = (request: IncomingMessage): void => {
+    if (request.url?.endsWith('/healthcheck')) return;
+    if (++seen < count) return;
+    server.off('request', counted);
+    optimizeFromNowOn();
+  };
+  server.on('request', counted);
+}

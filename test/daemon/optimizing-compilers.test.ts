@@ -1,0 +1,62 @@
+// bin/bindery starts `serve` with V8's optimizing compilers off; the daemon switches them on (src/daemon/optimizing-compilers.ts).
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { optimizeFromNowOn } from '../../src/daemon/optimizing-compilers.ts';
+
+const MODULE = join(import.meta.dirname, '..', '..', 'src', 'daemon', 'optimizing-compilers.ts');
+
+/** Runs a hot function before and after the switch in a process started as bin/bindery starts `serve`; V8's trace of what it optimized. */
+function optimizedAround(flags: string[]): { before: string; after: string; switched: string } {
+  const script = `
+    const { optimizeFromNowOn } = await import(${JSON.stringify(MODULE)});
+    const hot = (a) => { let s = 0; for (let i = 0; i < 50; i++) s += (a * i) % 7; return s; };
+    let total = 0;
+    for (let i = 0; i < 300000; i++) total += hot(i);
+    console.log('--switch ' + JSON.stringify(optimizeFromNowOn()) + ' ' + JSON.stringify(optimizeFromNowOn()));
+    for (let i = 0; i < 300000; i++) total += hot(i);
+    console.log('--end ' + total);`;
+  const out = execFileSync(process.execPath, [...flags, '--trace-opt', '--input-type=module', '-e', script], { encoding: 'utf8' });
+  const [before = '', rest = ''] = out.split('--switch ');
+  const [switched = '', after = ''] = rest.split('\n--end')[0]?.split(/\n(.*)/s) ?? [];
+  return { before, after, switched };
+}
+
+describe('optimizeFromNowOn', () => {
+  it('switches on the compilers bin/bindery switched off, once: hot code is optimized only from then on', () => {
+    const { before, after, switched } = optimizedAround(['--no-maglev', '--no-turbofan']);
+    expect(before).not.toMatch(/completed compiling .*MAGLEV|completed compiling .*TURBOFAN/);
+    expect(switched).toBe('["--maglev","--turbofan"] []');
+    expect(after).toMatch(/completed compiling .*(MAGLEV|TURBOFAN)/);
+  });
+
+  it('does nothing in a process started without the flags', () => {
+    expect(optimizeFromNowOn(['--max-semi-space-size=8'])).toEqual([]);
+  });
+});
+
+describe('optimizeAfterRequests', () => {
+  it('switches the compilers on at the counted request, health checks not counted', async () => {
+    const script = `
+      const { createServer } = await import('node:http');
+      const { optimizeAfterRequests } = await import(${JSON.stringify(MODULE)});
+      const server = createServer((req, res) => res.end('ok'));
+      optimizeAfterRequests(server, 3);
+      await new Promise((r) => server.listen(0, '127.0.0.1', r));
+      const url = 'http://127.0.0.1:' + server.address().port;
+      const hot = (a) => { let s = 0; for (let i = 0; i < 50; i++) s += (a * i) % 7; return s; };
+      const heat = () => { let t = 0; for (let i = 0; i < 300000; i++) t += hot(i); return t; };
+      for (let i = 0; i < 5; i++) await (await fetch(url + '/api/v1/healthcheck')).text();
+      await (await fetch(url + '/a')).text();
+      await (await fetch(url + '/b')).text();
+      heat();
+      console.log('--third');
+      await (await fetch(url + '/c')).text();
+      heat();
+      server.close();`;
+    const out = execFileSync(process.execPath, ['--no-maglev', '--no-turbofan', '--trace-opt', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    const [before = '', after = ''] = out.split('--third');
+    expect(before).not.toMatch(/completed compiling .*(MAGLEV|TURBOFAN)/);
+    expect(after).toMatch(/completed compiling .*(MAGLEV|TURBOFAN)/);
+  });
+});
