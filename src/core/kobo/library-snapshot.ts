@@ -3,16 +3,17 @@
 // changed, books gone. Every step is an indexed query over the snapshot rows, so a page costs the same on a 10,000-book
 // shelf as on a small one.
 import { randomUUID } from 'node:crypto';
-import { sql, type Transaction } from 'kysely';
+import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
 import { visibleBookFilter } from '../auth/visibility.ts';
-import type { DB } from '../store/db-types.ts';
+import type { Db } from '../store/store.ts';
 import { parseFormatPriority } from '../books/book-json.ts';
 import { primaryOrderSql } from '../books/primary-file.ts';
 import { libraryPriorities } from './kobo-books.ts';
 import type { SyncToken } from './sync-token.ts';
 
-type Trx = Transaction<DB>;
+/** A snapshot's reads and writes: Store.bookkeeping.db (or a transaction of it) for writes, any reader for reads. */
+type Trx = Db;
 
 /** Snapshots nobody finished or came back to within this time are dropped (a device gone for good). */
 const FORGET_AFTER_DAYS = 90;

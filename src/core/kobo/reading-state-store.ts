@@ -280,13 +280,20 @@ const koboPending = (p: ProgressForKobo): boolean => p.kobo_progress_received_ti
 /** A web-reader position the device has not been sent (two-way sync). */
 const webPending = (p: ProgressForKobo): boolean => p.epub_progress_percent !== null && p.epub_progress !== null && later(p.last_read_time, p.kobo_progress_sent_time);
 
+/** The reading states due at the end of a sync, and which books' stamps to set once they are on their way. */
+export interface PendingStates {
+  states: KoboReadingState[];
+  sent: { at: string; status: number[]; progress: number[] };
+}
+
 /**
  * Reading states for the end of a sync: books of the snapshot whose status changed in Bindery, whose Kobo bookmark
- * was received but not echoed, and with two-way sync whose web-reader position is newer than what was sent. Each is
- * stamped as sent.
+ * was received but not echoed, and with two-way sync whose web-reader position is newer than what was sent. Reads
+ * only: the page stamps them as sent afterwards (stampSent, as reading state).
  */
-export async function pendingStates(trx: Transaction<DB>, ctx: DeviceContext, snapshotId: string, primaries: (ids: number[]) => Promise<ReadonlyMap<number, KoboPrimaryFile | undefined>>, now: Date, locations?: LocationLoader): Promise<KoboReadingState[]> {
-  const candidates = await trx
+export async function pendingStates(db: Exec, ctx: DeviceContext, snapshotId: string, primaries: (ids: number[]) => Promise<ReadonlyMap<number, KoboPrimaryFile | undefined>>, now: Date, locations?: LocationLoader): Promise<PendingStates> {
+  const sent = { at: now.toISOString(), status: [] as number[], progress: [] as number[] };
+  const candidates = await db
     .selectFrom('user_book_progress')
     .select(PROGRESS_COLUMNS)
     .where('user_id', '=', ctx.userId)
@@ -294,16 +301,13 @@ export async function pendingStates(trx: Transaction<DB>, ctx: DeviceContext, sn
     .where((eb) => eb.or([eb('read_status_modified_time', 'is not', null), eb('kobo_progress_received_time', 'is not', null), eb('epub_progress_percent', 'is not', null)]))
     .execute();
   const due = candidates.filter((p) => statusPending(p) || koboPending(p) || (ctx.twoWay && webPending(p)));
-  if (due.length === 0) return [];
+  if (due.length === 0) return { states: [], sent };
   const ids = due.map((p) => p.book_id);
   const primaryOf = await primaries(ids);
-  const files = await syncedFileProgress(trx, ctx.userId, primaryOf);
+  const files = await syncedFileProgress(db, ctx.userId, primaryOf);
   const resolverFor = ctx.twoWay && locations ? await locations(primaryOf) : () => undefined;
   const at = koboTimestamp(now);
-  const sentAt = now.toISOString();
   const states: KoboReadingState[] = [];
-  const statusSent: number[] = [];
-  const progressSent: number[] = [];
   for (const p of due) {
     const file = files.get(p.book_id);
     states.push({
@@ -315,13 +319,20 @@ export async function pendingStates(trx: Transaction<DB>, ctx: DeviceContext, sn
       CurrentBookmark: hasBookmarkData(p, ctx.twoWay) ? bookmarkFromProgress(p, file, ctx.twoWay, now, resolverFor(p.book_id)) : emptyBookmark(now),
       PriorityTimestamp: at,
     });
-    if (statusPending(p)) statusSent.push(p.book_id);
-    if (koboPending(p) || (ctx.twoWay && webPending(p))) progressSent.push(p.book_id);
+    if (statusPending(p)) sent.status.push(p.book_id);
+    if (koboPending(p) || (ctx.twoWay && webPending(p))) sent.progress.push(p.book_id);
   }
-  for (const [column, bookIds] of [['kobo_status_sent_time', statusSent], ['kobo_progress_sent_time', progressSent]] as const) {
-    for (let i = 0; i < bookIds.length; i += 500) {
-      await trx.updateTable('user_book_progress').set({ [column]: sentAt }).where('user_id', '=', ctx.userId).where('book_id', 'in', bookIds.slice(i, i + 500)).execute();
+  return { states, sent };
+}
+
+/** Stamps the states of pendingStates as sent; `db`: Store.readingState.db. */
+export async function stampSent(db: Db, userId: number, sent: PendingStates['sent']): Promise<void> {
+  if (sent.status.length === 0 && sent.progress.length === 0) return;
+  await db.transaction().execute(async (trx) => {
+    for (const [column, bookIds] of [['kobo_status_sent_time', sent.status], ['kobo_progress_sent_time', sent.progress]] as const) {
+      for (let i = 0; i < bookIds.length; i += 500) {
+        await trx.updateTable('user_book_progress').set({ [column]: sent.at }).where('user_id', '=', userId).where('book_id', 'in', bookIds.slice(i, i + 500)).execute();
+      }
     }
-  }
-  return states;
+  });
 }
