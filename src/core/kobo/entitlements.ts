@@ -131,7 +131,7 @@ export function bookMetadata(book: KoboBook, settings: KoboServerSettings, urls:
     publicationDate: publicationDate(book.publishedDate),
     language: book.language?.trim() || 'en',
     isbn: book.isbn13 ?? book.isbn10,
-    genre: book.categories[0] ?? DEFAULT_CATEGORY,
+    genre: book.genre ?? DEFAULT_CATEGORY,
     slug: book.title === null ? null : book.title.toLowerCase().replace(/[^a-z0-9]/g, '-'),
     description: book.description,
     subtitle: book.subtitle,

@@ -7,7 +7,8 @@
 // so every other feed's kept pages and lists stay kept.
 import type { Principal } from '../auth/principal.ts';
 import { visibleBookFilter } from '../auth/visibility.ts';
-import type { Db, Store } from '../store/store.ts';
+import type { SqlExec } from '../store/sql-exec.ts';
+import type { Store } from '../store/store.ts';
 import { syncsToKobo } from './compatibility.ts';
 import type { AnnouncedDownload } from './download-file.ts';
 import { bookMetadata, changedMetadata, changedReadingState, newEntitlement, removedEntitlement, type Json, type KoboUrls } from './entitlements.ts';
@@ -58,7 +59,7 @@ async function autoAdd(store: Store, principal: Principal, settings: KoboSetting
   const after = settings.auto_add_after_book_id ?? 0;
   const newest = (await store.db.selectFrom('book').select((eb) => eb.fn.max('id').as('id')).executeTakeFirst())?.id ?? 0;
   if (newest <= after) return;
-  await store.db.transaction().execute(async (trx) => {
+  await store.write(async ({ db: trx, exec }) => {
     const books = await trx
       .selectFrom('book')
       .select('book.id')
@@ -71,7 +72,7 @@ async function autoAdd(store: Store, principal: Principal, settings: KoboSetting
     await trx.updateTable('kobo_user_settings').set({ auto_add_after_book_id: newest }).where('id', '=', settings.id).execute();
     if (books.length === 0) return;
     const ids = books.map((b) => b.id);
-    const primaries = await loadPrimaries(trx, ids);
+    const primaries = await loadPrimaries({ exec, dialect: store.dialect }, ids);
     const eligible = ids.filter((id) => syncsToKobo(primaries.get(id)));
     for (let i = 0; i < eligible.length; i += 500) {
       await trx
@@ -110,7 +111,7 @@ interface PageBooks {
  * phase found exhausted moves the position on even when the page is full, so the device is told `continue` only when
  * books really wait.
  */
-async function booksOfPage(trx: Db, currentId: string, previousId: string | undefined, from: SyncPosition): Promise<PageBooks> {
+async function booksOfPage(exec: SqlExec, currentId: string, previousId: string | undefined, from: SyncPosition): Promise<PageBooks> {
   const out: PageBooks = { added: [], changed: [], removed: [], next: from };
   let room = SYNC_PAGE_SIZE;
   const walk = (taken: PageOfIds, phase: SyncPosition['phase'], following: SyncPosition['phase']): boolean => {
@@ -120,17 +121,17 @@ async function booksOfPage(trx: Db, currentId: string, previousId: string | unde
     return taken.more;
   };
   if (out.next.phase === 'added') {
-    const taken = await unsentAfter(trx, currentId, previousId, 'added', out.next.afterBookId, room);
+    const taken = await unsentAfter(exec, currentId, previousId, 'added', out.next.afterBookId, room);
     out.added = taken.ids;
     if (walk(taken, 'added', 'changed')) return out;
   }
   if (out.next.phase === 'changed') {
-    const taken = await unsentAfter(trx, currentId, previousId, 'changed', out.next.afterBookId, room);
+    const taken = await unsentAfter(exec, currentId, previousId, 'changed', out.next.afterBookId, room);
     out.changed = taken.ids;
     if (walk(taken, 'changed', 'removed')) return out;
   }
   if (out.next.phase === 'removed') {
-    const taken = await removedAfter(trx, currentId, previousId, out.next.afterBookId, room);
+    const taken = await removedAfter(exec, currentId, previousId, out.next.afterBookId, room);
     out.removed = taken.removed;
     walk({ ids: taken.removed.map((r) => r.bookId), more: taken.more }, 'removed', 'done');
   }
@@ -149,14 +150,15 @@ export async function localSyncPage(input: SyncPageInput): Promise<LocalPage> {
   const currentId = ongoingId ?? (await startSession(store, principal, settings, previousId));
   const from = ongoingId !== undefined ? (input.token.position ?? SESSION_START) : SESSION_START;
   let pending: PendingStates | undefined;
-  const page = await store.read(async ({ db }) => {
-    const { added, changed, removed, next } = await booksOfPage(db, currentId, previousId, from);
+  const page = await store.read(async ({ db, exec }) => {
+    const reader = { exec, dialect: store.dialect };
+    const { added, changed, removed, next } = await booksOfPage(exec, currentId, previousId, from);
     const more = next.phase !== 'done';
 
-    const books = await loadKoboBooks(db, [...added, ...changed]);
+    const books = await loadKoboBooks(reader, [...added, ...changed]);
     const byId = new Map(books.map((b) => [b.id, b]));
     const addedIds = new Set(added);
-    const states = await initialStates(db, ctx, books.filter((b) => addedIds.has(b.id)), now, input.locations);
+    const states = await initialStates(reader, ctx, books.filter((b) => addedIds.has(b.id)), now, input.locations);
     const items: Json[] = [];
     const downloads: AnnouncedDownload[] = [];
     const metadataOf = (book: KoboBook, primary: KoboPrimaryFile): Json => {
@@ -181,7 +183,7 @@ export async function localSyncPage(input: SyncPageInput): Promise<LocalPage> {
     }
 
     if (!more) {
-      pending = await pendingStates(db, ctx, currentId, (ids) => loadPrimaries(db, ids), now, input.locations);
+      pending = await pendingStates(db, ctx, currentId, (ids) => loadPrimaries(reader, ids), now, input.locations);
       for (const state of pending.states) items.push(changedReadingState(orderedState(state)));
       items.push(...(await shelfTags(db, store, principal, currentId)));
     }
