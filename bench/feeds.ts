@@ -1,6 +1,6 @@
 // npm run bench:feeds [-- --books 1000,100000] [--duration 5] [--pages 50] [--only opds] [--connections 8,64] [--baseline main] [--kobo-sessions 5]
 //                     [--spread 200|all] [--writer MS] [--writer-kind rename|progress] [--cold] [--accept-encoding gzip]
-//                     [--compression] [--loop-stats]
+//                     [--compression] [--loop-stats] [--cpu-prof DIR]
 // The paged answers devices and apps ask for, over real HTTP against `bindery serve` (a child process, from the
 // sources) on a synthetic catalog (bench/book-catalog.ts) of each size: OPDS 1.2 and 2.0 catalog pages, Komga book
 // and series pages, app API book pages (newest first, by title, series and page count, and deep pages three quarters
@@ -27,6 +27,10 @@
 //               every page to build);
 // --accept-encoding  what the load runs send (autocannon sends none, most real clients send gzip);
 // --compression  what each encoder and level costs on these pages (CPU ms per page, bytes), in this process.
+// --kobo-sessions N  N rounds of a new device's whole sync on each daemon in turn (the first round left out): median
+//               CPU of the middle pages; between each two pages of a session one page of OPDS 1.2 or the app API, out
+//               of 10 asked before the session (so kept), shows whether the session keeps the other feeds' pages.
+// --cpu-prof DIR  the daemons write V8 CPU profiles into DIR/<version> when they stop.
 // --loop-stats  what the daemon's main thread went through during each load run (bench/loop-probe.ts, preloaded into
 //               both versions): event-loop delay p50/p99/max, event-loop utilization, GC pauses (count and ms by kind,
 //               longest), the main thread's time waiting for a CPU in the run queue, and this process's own CPU
@@ -62,6 +66,7 @@ const { values } = parseArgs({
     compression: { type: 'boolean', default: false },
     'loop-stats': { type: 'boolean', default: false },
     'kobo-sessions': { type: 'string', default: '0' },
+    'cpu-prof': { type: 'string' },
   },
 });
 const spreadAll = values.spread === 'all';
@@ -136,7 +141,9 @@ async function start(version: Version, dir: string): Promise<Running> {
   const probe: NodeJS.ProcessEnv = values['loop-stats']
     ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${join(import.meta.dirname, 'loop-probe.ts')}`.trim(), BINDERY_BENCH_LOOP_PROBE: probeFile(dir) }
     : {};
-  const daemon = await startDaemon(version.launcher, { dataDir: dir, env: { BINDERY_LOG_LEVEL: 'warn', ...probe } });
+  const profile = values['cpu-prof'] ? join(values['cpu-prof'], version.folder) : undefined;
+  const nodeOptions = [probe.NODE_OPTIONS ?? process.env.NODE_OPTIONS ?? '', profile ? `--cpu-prof --cpu-prof-dir=${profile}` : ''].join(' ').trim();
+  const daemon = await startDaemon(version.launcher, { dataDir: dir, env: { BINDERY_LOG_LEVEL: 'warn', ...probe, ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}) } });
   const login = await fetch(`${daemon.url}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'admin-password' }) });
   const { accessToken } = (await login.json()) as { accessToken: string };
   return { version, daemon, bearer: { authorization: `Bearer ${accessToken}` }, catalog: join(dir, 'bindery.sqlite'), dir };
@@ -417,8 +424,11 @@ function compressionTable(label: string, bodies: Buffer[]): void {
   console.log(`| ${label} | ${(raw / 1024).toFixed(1)} KiB | ${cells.join(' | ')} |`);
 }
 
-/** Server CPU (ms) of each page of one device's sync from scratch, 100 books a page, until the server says it is done. */
-async function koboSession(run: Running, koboToken: string, device: string, maxPages: number): Promise<{ cpu: number[]; walls: number[] }> {
+/**
+ * Server CPU (ms) of each page of one device's sync from scratch, 100 books a page, until the server says it is done.
+ * `between` runs after each page.
+ */
+async function koboSession(run: Running, koboToken: string, device: string, maxPages: number, between?: (page: number) => Promise<void>): Promise<{ cpu: number[]; walls: number[] }> {
   const headers = { 'user-agent': 'Kobo Touch 0387/4.38.21908', 'x-kobo-deviceid': device, 'x-kobo-userkey': device };
   const base = `${run.daemon.url}/api/kobo/${koboToken}/v1/library/sync?Filter=ALL&DownloadUrlFilter=Generic,Android&PrioritizeRecentReads=true`;
   let token: string | undefined;
@@ -434,15 +444,41 @@ async function koboSession(run: Running, koboToken: string, device: string, maxP
     cpu.push(cpuMs(run.daemon.pid) - before);
     token = res.headers.get('x-kobo-synctoken') ?? undefined;
     if (res.headers.get('x-kobo-sync') !== 'continue') break;
+    await between?.(page);
   }
   return { cpu, walls };
 }
 
+/** The other feeds' pages asked beside a Kobo session (--kobo-sessions): OPDS 1.2 pages 1-5, app API pages 0-4. */
+const besidePages = (run: Running): { url: string; headers: Record<string, string> }[] => [
+  ...[1, 2, 3, 4, 5].map((p) => ({ url: `/api/v1/opds/catalog?page=${p}`, headers: { authorization: basicFor('phone') } })),
+  ...[0, 1, 2, 3, 4].map((p) => ({ url: `/api/v1/app/books?page=${p}&size=50`, headers: run.bearer })),
+];
+
+/** Server CPU (ms) of one request. */
+async function cpuOf(run: Running, page: { url: string; headers: Record<string, string> }): Promise<number> {
+  const before = cpuMs(run.daemon.pid);
+  const res = await fetch(`${run.daemon.url}${page.url}`, { headers: page.headers });
+  await res.arrayBuffer();
+  if (res.status !== 200) throw new Error(`${page.url}: ${res.status}`);
+  return cpuMs(run.daemon.pid) - before;
+}
+
+/**
+ * Above this much server CPU a page beside a Kobo session was built again (kept pages cost 0.1-0.3 ms, built ones 1-2.5
+ * ms at 100,000 books, and the first after a catalog change tens of ms with its list): a rough count under load.
+ */
+const BUILT_ABOVE_MS = 1;
+
 /** One device's full sync (at most 20 pages). */
 async function koboSync(run: Running, koboToken: string, device: string): Promise<string> {
+  // What the daemon spends unasked (start-up work still running) is counted in its pages too.
+  const idleBefore = cpuMs(run.daemon.pid);
+  await new Promise((r) => setTimeout(r, 1000));
+  const background = cpuMs(run.daemon.pid) - idleBefore;
   const { cpu, walls } = await koboSession(run, koboToken, device, 20);
   const avg = (xs: number[]): number => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
-  return `${cpu.length} pages; first (takes the snapshot) ${cpu[0]?.toFixed(1)} ms CPU / ${walls[0]?.toFixed(0)} ms wall, the others ${avg(cpu.slice(1)).toFixed(2)} ms CPU / ${avg(walls.slice(1)).toFixed(1)} ms wall per page`;
+  return `${cpu.length} pages; first (takes the snapshot) ${cpu[0]?.toFixed(1)} ms CPU / ${walls[0]?.toFixed(0)} ms wall, the others ${avg(cpu.slice(1)).toFixed(2)} ms CPU / ${avg(walls.slice(1)).toFixed(1)} ms wall per page (daemon CPU in the idle second before: ${background.toFixed(0)} ms)`;
 }
 
 /**
@@ -453,21 +489,37 @@ async function koboSync(run: Running, koboToken: string, device: string): Promis
 async function koboSessions(running: readonly Running[], koboToken: string, rounds: number): Promise<void> {
   const middle = new Map<Running, number[]>(running.map((run) => [run, []]));
   const firsts = new Map<Running, number[]>(running.map((run) => [run, []]));
+  const beside = new Map<Running, number[]>(running.map((run) => [run, []]));
   const loads: string[] = [];
   for (let round = 0; round < rounds; round++) {
     for (const run of running) {
-      const { cpu } = await koboSession(run, koboToken, `session-${round}-${run.daemon.pid}`, 1000);
+      const others = besidePages(run);
+      // Built, then kept, before the session starts.
+      for (let i = 0; i < 2; i++) for (const page of others) await cpuOf(run, page);
+      const costs: number[] = [];
+      const { cpu } = await koboSession(run, koboToken, `session-${round}-${run.daemon.pid}`, 1000, async (page) => {
+        costs.push(await cpuOf(run, others[page % others.length] as (typeof others)[number]));
+      });
       if (round === 0) continue;
       middle.get(run)?.push(...cpu.slice(1, -1));
       firsts.get(run)?.push(cpu[0] as number);
+      beside.get(run)?.push(...costs);
     }
     loads.push(load());
   }
-  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+  const sorted = (xs: number[]): number[] => [...xs].sort((a, b) => a - b);
+  const median = (xs: number[]): number => sorted(xs)[Math.floor(xs.length / 2)] ?? Number.NaN;
   console.log(`\nKobo sync, whole sessions interleaved (${rounds} rounds, the first left out), load ${loads.join(' / ')}:`);
   for (const run of running) {
     const pages = middle.get(run) ?? [];
-    console.log(`  ${run.version.label}: median page ${median(pages).toFixed(2)} ms CPU (p25 ${[...pages].sort((a, b) => a - b)[Math.floor(pages.length / 4)]?.toFixed(2)}, ${pages.length} pages); first pages ${(firsts.get(run) ?? []).map((x) => x.toFixed(0)).join(' / ')} ms`);
+    const others = beside.get(run) ?? [];
+    const built = others.filter((ms) => ms > BUILT_ABOVE_MS).length;
+    const sessions = Math.max(1, rounds - 1);
+    console.log(`  ${run.version.label}: median page ${median(pages).toFixed(2)} ms CPU (p25 ${sorted(pages)[Math.floor(pages.length / 4)]?.toFixed(2)}, ${pages.length} pages); first pages ${(firsts.get(run) ?? []).map((x) => x.toFixed(0)).join(' / ')} ms`);
+    console.log(
+      `    other feeds' pages asked between the sync's pages (10 kept before each session): ${others.length} asked, ${built} over ${BUILT_ABOVE_MS} ms (${(100 * (1 - built / Math.max(1, others.length))).toFixed(1)} % under); ` +
+        `p50 ${median(others).toFixed(2)}, p90 ${sorted(others)[Math.floor(others.length * 0.9)]?.toFixed(2)}, max ${Math.max(...others).toFixed(1)} ms; ${(others.reduce((a, b) => a + b, 0) / sessions).toFixed(0)} ms CPU a session`,
+    );
   }
 }
 
@@ -522,7 +574,7 @@ for (const books of sizes) {
     }
     // The Kobo sync pages are one device's session: none of the load modes applies to them.
     const loadMode = spreadAll || writerEvery > 0 || values.cold;
-    if (!loadMode && (!values.only || 'kobo'.includes(values.only))) {
+    if (!loadMode && (!values.only || 'kobo'.includes(values.only.toLowerCase()))) {
       console.log('');
       for (const run of running) console.log(`Kobo sync, ${run.version.label} (${Math.min(books, 10_000)} books on the shelf, 100/page): ${await koboSync(run, koboToken, `bench-${run.daemon.pid}`)}, load ${load()}`);
       if (Number(values['kobo-sessions']) > 0) await koboSessions(running, koboToken, Number(values['kobo-sessions']));

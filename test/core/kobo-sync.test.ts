@@ -265,7 +265,9 @@ describe('Kobo time and names', () => {
   });
 
   it('spells catalog instants as through a Date, whatever their spelling', () => {
-    for (const value of ['2024-01-02T03:04:05.678Z', '2024-02-30T00:00:00.000Z', '2024-01-02 03:04:05', '2024-01-02T03:04:05.6789+02:00', '', 'null', null, undefined]) {
+    const edges = ['2024-02-29', '2023-02-29', '2100-02-29', '2000-02-29', '2024-04-31', '2024-12-31', '2024-00-10', '2024-01-00', '2024-13-01', '0000-01-01'].map((day) => `${day}T12:00:00.000Z`);
+    const times = ['24:00:00.000', '23:60:00.000', '23:59:60.000', '23:59:59.999', '00:00:00.000'].map((time) => `2024-03-01T${time}Z`);
+    for (const value of ['2024-01-02T03:04:05.678Z', '2024-02-30T00:00:00.000Z', ...edges, ...times, '2024-01-02 03:04:05', '2024-01-02T03:04:05.6789+02:00', '', 'null', null, undefined]) {
       const date = parseKoboTime(value);
       expect(koboTimeOf(value)).toBe(date ? koboTimestamp(date) : undefined);
     }

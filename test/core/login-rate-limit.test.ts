@@ -83,6 +83,7 @@ describe('failure windows in the catalog', () => {
     const counted: Bookkeeping = {
       generation: () => first.bookkeeping.generation(),
       tryRun: (sql, params) => first.bookkeeping.tryRun(sql, params),
+      db: first.bookkeeping.db,
       exec: {
         get: (sql, params) => first.bookkeeping.exec.get(sql, params),
         run: (sql, params) => first.bookkeeping.exec.run(sql, params),

@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import { pathWithin } from '../books/file-locations.ts';
 import { idsSubquery } from '../store/dialect-forms.ts';
 import { dialectOf } from '../store/dialect.ts';
+import { kyselyExec } from '../store/sql-exec.ts';
 import type { Db } from '../store/store.ts';
 import { convertsToKepub } from './compatibility.ts';
 import type { Json } from './entitlements.ts';
@@ -38,7 +39,7 @@ export async function downloadSources(db: Db, ids: readonly number[]): Promise<M
       .where('book_file.is_book', '=', 1)
       .where(sql<boolean>`book_file.book_id in ${idsSubquery(dialectOf(db), ids)}`)
       .execute(),
-    libraryPriorities(db),
+    libraryPriorities(kyselyExec(db)),
   ]);
   const primaries = primaryFiles(rows, priorities, new Map(rows.map((r) => [r.book_id, r.library_id])));
   const byId = new Map(rows.map((r) => [r.id, r]));

@@ -75,7 +75,8 @@ function metadataShape(parts: {
   contributors?: string[];
   series?: Json | null;
 }): Json {
-  const out: Json = {
+  // One literal, so every BookMetadata has one shape: a Subtitle left undefined is left out by JSON.stringify.
+  return {
     CrossRevisionId: parts.id,
     RevisionId: parts.id,
     Publisher: parts.publisher ?? null,
@@ -94,9 +95,7 @@ function metadataShape(parts: {
     EntitlementId: parts.id,
     Title: parts.title,
     Description: parts.description ?? null,
-  };
-  if (parts.subtitle !== null && parts.subtitle !== undefined) out.Subtitle = parts.subtitle;
-  Object.assign(out, {
+    Subtitle: parts.subtitle ?? undefined,
     Categories: [DEFAULT_CATEGORY],
     DownloadUrls: parts.downloadUrls ?? [],
     Contributors: parts.contributors ?? [],
@@ -105,8 +104,7 @@ function metadataShape(parts: {
     CurrentLoveDisplayPrice: { TotalAmount: 0 },
     IsEligibleForKoboLove: false,
     PhoneticPronunciations: {},
-  });
-  return out;
+  };
 }
 
 /** The file the device downloads: its format and, for an unconverted file, its size. */
@@ -131,7 +129,7 @@ export function bookMetadata(book: KoboBook, settings: KoboServerSettings, urls:
     publicationDate: publicationDate(book.publishedDate),
     language: book.language?.trim() || 'en',
     isbn: book.isbn13 ?? book.isbn10,
-    genre: book.categories[0] ?? DEFAULT_CATEGORY,
+    genre: book.genre ?? DEFAULT_CATEGORY,
     slug: book.title === null ? null : book.title.toLowerCase().replace(/[^a-z0-9]/g, '-'),
     description: book.description,
     subtitle: book.subtitle,

@@ -1,11 +1,10 @@
 // What the Kobo JSON needs of a batch of books (at most a sync page): metadata, authors, first category and the
-// primary file, read with one query per table.
-import { sql } from 'kysely';
+// primary file, read with one query per table. Plain SQL (a sync page runs these for 100 books at a time, where
+// building and compiling them through the query builder cost as much as running them).
 import { parseFormatPriority } from '../books/book-json.ts';
 import { pickPrimary } from '../books/primary-file.ts';
-import { idsSubquery } from '../store/dialect-forms.ts';
-import { dialectOf } from '../store/dialect.ts';
-import type { Db } from '../store/store.ts';
+import type { SqlDialect } from '../store/dialect.ts';
+import type { SqlExec, SqlValue } from '../store/sql-exec.ts';
 
 export interface KoboPrimaryFile {
   id: number;
@@ -41,7 +40,8 @@ export interface KoboBook {
   seriesName: string | null;
   seriesNumber: number | null;
   authors: string[];
-  categories: string[];
+  /** The first of the book's categories by name (Kobo shows one genre). */
+  genre: string | null;
   primary: KoboPrimaryFile | undefined;
 }
 
@@ -88,8 +88,14 @@ export function primaryFiles(files: readonly FileRow[], priorities: ReadonlyMap<
   return out;
 }
 
-export async function libraryPriorities(db: Db): Promise<Map<number, string | null>> {
-  const rows = await db.selectFrom('library').select(['id', 'format_priority']).execute();
+/** What reads the books: a read scope's or the store's statements, and the engine's SQL spelling. */
+export interface KoboReader {
+  exec: SqlExec;
+  dialect: SqlDialect;
+}
+
+export async function libraryPriorities(exec: SqlExec): Promise<Map<number, string | null>> {
+  const rows = await rowsOf<{ id: number; format_priority: string | null }>(exec, 'SELECT id, format_priority FROM library', []);
   return new Map(rows.map((r) => [r.id, r.format_priority]));
 }
 
@@ -98,51 +104,70 @@ export const FILE_COLUMNS = [
   'book_file.current_hash', 'book_file.size_bytes', 'book_file.mtime_ms',
 ] as const;
 
-/** The books among `ids` that still exist, in the order given. */
-export async function loadKoboBooks(db: Db, ids: readonly number[]): Promise<KoboBook[]> {
-  if (ids.length === 0) return [];
-  const list = idsSubquery(dialectOf(db), ids);
-  const [books, authors, categories, files, priorities] = await Promise.all([
-    db
-      .selectFrom('book')
-      .leftJoin('book_metadata as m', 'm.book_id', 'book.id')
-      .select([
-        'book.id', 'book.library_id', 'book.added_on', 'book.book_cover_hash', 'm.title', 'm.subtitle', 'm.description', 'm.publisher',
-        'm.published_date', 'm.language', 'm.isbn_13', 'm.isbn_10', 'm.series_name', 'm.series_number',
-      ])
-      .where(sql<boolean>`book.id in ${list}`)
-      .execute(),
-    db
-      .selectFrom('book_metadata_author_mapping as x')
-      .innerJoin('author', 'author.id', 'x.author_id')
-      .select(['x.book_id', 'author.name'])
-      .where(sql<boolean>`x.book_id in ${list}`)
-      .orderBy('x.book_id')
-      .orderBy('x.sort_order')
-      .orderBy('x.author_id')
-      .execute(),
-    db
-      .selectFrom('book_metadata_category_mapping as x')
-      .innerJoin('category', 'category.id', 'x.category_id')
-      .select(['x.book_id', 'category.name'])
-      .where(sql<boolean>`x.book_id in ${list}`)
-      .orderBy('x.book_id')
-      .orderBy('category.name')
-      .execute(),
-    db.selectFrom('book_file').select(FILE_COLUMNS).where('book_file.is_book', '=', 1).where(sql<boolean>`book_file.book_id in ${list}`).execute(),
-    libraryPriorities(db),
-  ]);
-  const names = (rows: { book_id: number; name: string }[]): Map<number, string[]> => {
-    const out = new Map<number, string[]>();
-    for (const r of rows) {
-      const found = out.get(r.book_id);
-      if (found) found.push(r.name);
-      else out.set(r.book_id, [r.name]);
-    }
-    return out;
+/** The rows of a statement, typed as the statement selects them. */
+async function rowsOf<T>(exec: SqlExec, sql: string, params: readonly SqlValue[]): Promise<T[]> {
+  return (await exec.all(sql, params)) as unknown as T[];
+}
+
+/** The statements of a batch of books for an engine; `?` is the JSON array of their ids. */
+function statementsFor(dialect: SqlDialect) {
+  const ids = `IN (${dialect.jsonValues('integer')})`;
+  return {
+    books: `SELECT book.id, book.library_id, book.added_on, book.book_cover_hash, m.title, m.subtitle, m.description, m.publisher, m.published_date,
+        m.language, m.isbn_13, m.isbn_10, m.series_name, m.series_number
+      FROM book LEFT JOIN book_metadata m ON m.book_id = book.id WHERE book.id ${ids}`,
+    authors: `SELECT x.book_id, author.name FROM book_metadata_author_mapping x JOIN author ON author.id = x.author_id
+      WHERE x.book_id ${ids} ORDER BY x.book_id, x.sort_order, x.author_id`,
+    genres: `SELECT x.book_id, MIN(category.name) AS name FROM book_metadata_category_mapping x JOIN category ON category.id = x.category_id
+      WHERE x.book_id ${ids} GROUP BY x.book_id`,
+    files: `SELECT ${FILE_COLUMNS.join(', ')} FROM book_file WHERE book_file.is_book = 1 AND book_file.book_id ${ids}`,
   };
-  const authorsOf = names(authors);
-  const categoriesOf = names(categories);
+}
+
+const statements = new Map<string, ReturnType<typeof statementsFor>>();
+
+function statementsOf(dialect: SqlDialect): ReturnType<typeof statementsFor> {
+  let known = statements.get(dialect.engine);
+  if (!known) statements.set(dialect.engine, (known = statementsFor(dialect)));
+  return known;
+}
+
+interface BookRow {
+  id: number;
+  library_id: number;
+  added_on: string;
+  book_cover_hash: string | null;
+  title: string | null;
+  subtitle: string | null;
+  description: string | null;
+  publisher: string | null;
+  published_date: string | null;
+  language: string | null;
+  isbn_13: string | null;
+  isbn_10: string | null;
+  series_name: string | null;
+  series_number: number | null;
+}
+
+/** The books among `ids` that still exist, in the order given. */
+export async function loadKoboBooks(reader: KoboReader, ids: readonly number[]): Promise<KoboBook[]> {
+  if (ids.length === 0) return [];
+  const sql = statementsOf(reader.dialect);
+  const list = [JSON.stringify(ids)];
+  const [books, authors, genres, files, priorities] = await Promise.all([
+    rowsOf<BookRow>(reader.exec, sql.books, list),
+    rowsOf<NameRow>(reader.exec, sql.authors, list),
+    rowsOf<NameRow>(reader.exec, sql.genres, list),
+    rowsOf<FileRow>(reader.exec, sql.files, list),
+    libraryPriorities(reader.exec),
+  ]);
+  const authorsOf = new Map<number, string[]>();
+  for (const r of authors) {
+    const found = authorsOf.get(r.book_id);
+    if (found) found.push(r.name);
+    else authorsOf.set(r.book_id, [r.name]);
+  }
+  const genreOf = new Map(genres.map((r) => [r.book_id, r.name]));
   const primaries = primaryFiles(files, priorities, new Map(books.map((b) => [b.id, b.library_id])));
   const byId = new Map(
     books.map((b): [number, KoboBook] => [
@@ -162,7 +187,7 @@ export async function loadKoboBooks(db: Db, ids: readonly number[]): Promise<Kob
         seriesName: b.series_name,
         seriesNumber: b.series_number,
         authors: authorsOf.get(b.id) ?? [],
-        categories: categoriesOf.get(b.id) ?? [],
+        genre: genreOf.get(b.id) ?? null,
         primary: primaries.get(b.id),
       },
     ]),
@@ -170,14 +195,19 @@ export async function loadKoboBooks(db: Db, ids: readonly number[]): Promise<Kob
   return ids.map((id) => byId.get(id)).filter((b): b is KoboBook => b !== undefined);
 }
 
+interface NameRow {
+  book_id: number;
+  name: string;
+}
+
 /** Just the primary files of `ids` (no metadata), by book id. */
-export async function loadPrimaries(db: Db, ids: readonly number[]): Promise<Map<number, KoboPrimaryFile>> {
+export async function loadPrimaries(reader: KoboReader, ids: readonly number[]): Promise<Map<number, KoboPrimaryFile>> {
   if (ids.length === 0) return new Map();
-  const list = idsSubquery(dialectOf(db), ids);
+  const list = [JSON.stringify(ids)];
   const [books, files, priorities] = await Promise.all([
-    db.selectFrom('book').select(['id', 'library_id']).where(sql<boolean>`id in ${list}`).execute(),
-    db.selectFrom('book_file').select(FILE_COLUMNS).where('book_file.is_book', '=', 1).where(sql<boolean>`book_file.book_id in ${list}`).execute(),
-    libraryPriorities(db),
+    rowsOf<{ id: number; library_id: number }>(reader.exec, `SELECT id, library_id FROM book WHERE id IN (${reader.dialect.jsonValues('integer')})`, list),
+    rowsOf<FileRow>(reader.exec, statementsOf(reader.dialect).files, list),
+    libraryPriorities(reader.exec),
   ]);
   return primaryFiles(files, priorities, new Map(books.map((b) => [b.id, b.library_id])));
 }

@@ -3,16 +3,18 @@
 // changed, books gone. Every step is an indexed query over the snapshot rows, so a page costs the same on a 10,000-book
 // shelf as on a small one.
 import { randomUUID } from 'node:crypto';
-import { sql, type Transaction } from 'kysely';
+import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
 import { visibleBookFilter } from '../auth/visibility.ts';
-import type { DB } from '../store/db-types.ts';
+import type { Db } from '../store/store.ts';
 import { parseFormatPriority } from '../books/book-json.ts';
 import { primaryOrderSql } from '../books/primary-file.ts';
 import { libraryPriorities } from './kobo-books.ts';
+import { kyselyExec, type SqlExec } from '../store/sql-exec.ts';
 import type { SyncToken } from './sync-token.ts';
 
-type Trx = Transaction<DB>;
+/** A snapshot's reads and writes: Store.bookkeeping.db (or a transaction of it) for writes, any reader for reads. */
+type Trx = Db;
 
 /** Snapshots nobody finished or came back to within this time are dropped (a device gone for good). */
 const FORGET_AFTER_DAYS = 90;
@@ -30,7 +32,7 @@ export async function snapshotsOf(trx: Trx, userId: number, token: Pick<SyncToke
  * as primary file (chosen as pickPrimary does, in SQL), in the state the snapshot records.
  */
 async function shelfContents(trx: Trx, principal: Principal, shelfId: number) {
-  const priorities = new Map([...(await libraryPriorities(trx))].map(([id, text]) => [id, parseFormatPriority(text)]));
+  const priorities = new Map([...(await libraryPriorities(kyselyExec(trx)))].map(([id, text]) => [id, parseFormatPriority(text)]));
   const ranked = trx
     .selectFrom('book')
     .innerJoin('book_file as f', (join) => join.onRef('f.book_id', '=', 'book.id').on('f.is_book', '=', 1))
@@ -126,27 +128,24 @@ export interface PageOfIds {
 
 const pageOf = (ids: number[], limit: number): PageOfIds => ({ ids: ids.slice(0, limit), more: ids.length > limit });
 
+const UNSENT = (exists: 'EXISTS' | 'NOT EXISTS'): string => `SELECT c.book_id FROM kobo_library_snapshot_book c
+  WHERE c.snapshot_id = ? AND c.synced = 0 AND c.book_id > ?
+    AND ${exists} (SELECT 1 FROM kobo_library_snapshot_book p WHERE p.snapshot_id = ? AND p.book_id = c.book_id)
+  ORDER BY c.book_id LIMIT ?`;
+const UNSENT_ADDED = UNSENT('NOT EXISTS');
+const UNSENT_CHANGED = UNSENT('EXISTS');
+
 /**
  * The next books of the current snapshot the device lacks after `afterBookId`, in book id order: those the previous
  * snapshot lacked (`added`) or held in another state (`changed`). Rows are never updated while a session pages through
  * them: which row is unsent was settled when the snapshot was written (`synced` = the device already had the book as
  * it is), and how far the device has come is the position in its token. So the same token always gives the same page.
- * `limit` may be 0: the answer then only says whether any wait.
+ * `limit` may be 0: the answer then only says whether any wait. Plain SQL: it runs on every page.
  */
-export async function unsentAfter(trx: Trx, currentId: string, previousId: string | undefined, kind: 'added' | 'changed', afterBookId: number, limit: number): Promise<PageOfIds> {
+export async function unsentAfter(exec: SqlExec, currentId: string, previousId: string | undefined, kind: 'added' | 'changed', afterBookId: number, limit: number): Promise<PageOfIds> {
   // A reused snapshot (nothing changed) is its own previous: nothing of it is unsent.
   if ((kind === 'changed' && previousId === undefined) || currentId === previousId) return { ids: [], more: false };
-  const inPrevious = sql<boolean>`exists (select 1 from kobo_library_snapshot_book p where p.snapshot_id = ${previousId ?? ''} and p.book_id = c.book_id)`;
-  const rows = await trx
-    .selectFrom('kobo_library_snapshot_book as c')
-    .select('c.book_id')
-    .where('c.snapshot_id', '=', currentId)
-    .where('c.synced', '=', 0)
-    .where('c.book_id', '>', afterBookId)
-    .where(kind === 'added' ? sql<boolean>`not ${inPrevious}` : inPrevious)
-    .orderBy('c.book_id')
-    .limit(limit + 1)
-    .execute();
+  const rows = (await exec.all(kind === 'added' ? UNSENT_ADDED : UNSENT_CHANGED, [currentId, afterBookId, previousId ?? '', limit + 1])) as unknown as { book_id: number }[];
   return pageOf(rows.map((r) => r.book_id), limit);
 }
 
@@ -155,18 +154,15 @@ export interface Removed {
   coverHash: string | null;
 }
 
+const REMOVED = `SELECT p.book_id, p.cover_hash FROM kobo_library_snapshot_book p
+  WHERE p.snapshot_id = ? AND p.book_id > ?
+    AND NOT EXISTS (SELECT 1 FROM kobo_library_snapshot_book c WHERE c.snapshot_id = ? AND c.book_id = p.book_id)
+  ORDER BY p.book_id LIMIT ?`;
+
 /** The previous snapshot's books the current one lacks, after `afterBookId` in book id order. */
-export async function removedAfter(trx: Trx, currentId: string, previousId: string | undefined, afterBookId: number, limit: number): Promise<{ removed: Removed[]; more: boolean }> {
+export async function removedAfter(exec: SqlExec, currentId: string, previousId: string | undefined, afterBookId: number, limit: number): Promise<{ removed: Removed[]; more: boolean }> {
   if (previousId === undefined || currentId === previousId) return { removed: [], more: false };
-  const rows = await trx
-    .selectFrom('kobo_library_snapshot_book as p')
-    .select(['p.book_id', 'p.cover_hash'])
-    .where('p.snapshot_id', '=', previousId)
-    .where('p.book_id', '>', afterBookId)
-    .where(sql<boolean>`not exists (select 1 from kobo_library_snapshot_book c where c.snapshot_id = ${currentId} and c.book_id = p.book_id)`)
-    .orderBy('p.book_id')
-    .limit(limit + 1)
-    .execute();
+  const rows = (await exec.all(REMOVED, [previousId, afterBookId, currentId, limit + 1])) as unknown as { book_id: number; cover_hash: string | null }[];
   return { removed: rows.slice(0, limit).map((r) => ({ bookId: r.book_id, coverHash: r.cover_hash })), more: rows.length > limit };
 }
 

@@ -1,11 +1,14 @@
 // Reading state kept for Kobo devices: the states devices send (merged part by part), the progress and read status
 // they imply in Bindery (with the user's thresholds), and the states a sync sends back.
-import type { Transaction } from 'kysely';
+import type { Selectable, Transaction } from 'kysely';
 import type { DB } from '../store/db-types.ts';
 import { lockKeyForTransaction } from '../store/key-locks.ts';
 import { progressKey } from '../reading/progress-rows.ts';
 import type { Db } from '../store/store.ts';
-import type { KoboPrimaryFile } from './kobo-books.ts';
+import type { KoboPrimaryFile, KoboReader } from './kobo-books.ts';
+import { dialectOf } from '../store/dialect.ts';
+import { kyselyExec, type SqlValue } from '../store/sql-exec.ts';
+import type { KoboReadingStateTable } from '../store/db-types.ts';
 import type { LocationLoader } from './span-locations.ts';
 import { koboTimeOf, koboTimestamp, parseKoboTime } from './kobo-time.ts';
 import {
@@ -39,30 +42,31 @@ const PROGRESS_COLUMNS = [
 
 type ProgressRow = ProgressForKobo & { book_id: number };
 
-export async function progressRows(db: Exec, userId: number, bookIds: readonly number[]): Promise<Map<number, ProgressRow>> {
-  const out = new Map<number, ProgressRow>();
-  for (let i = 0; i < bookIds.length; i += 500) {
-    const rows = await db.selectFrom('user_book_progress').select(PROGRESS_COLUMNS).where('user_id', '=', userId).where('book_id', 'in', bookIds.slice(i, i + 500)).execute();
-    for (const r of rows) out.set(r.book_id, r);
-  }
-  return out;
+/** A Kysely connection or transaction as a KoboReader, for the per-book calls. */
+export const readerOf = (db: Exec): KoboReader => ({ exec: kyselyExec(db), dialect: dialectOf(db) });
+
+async function rowsOf<T>(reader: KoboReader, sql: string, params: readonly SqlValue[]): Promise<T[]> {
+  return (await reader.exec.all(sql, params)) as unknown as T[];
+}
+
+export async function progressRows(reader: KoboReader, userId: number, bookIds: readonly number[]): Promise<Map<number, ProgressRow>> {
+  const rows = await rowsOf<ProgressRow>(reader, `SELECT ${PROGRESS_COLUMNS.join(', ')} FROM user_book_progress WHERE user_id = ? AND book_id IN (${reader.dialect.jsonValues('integer')})`, [userId, JSON.stringify(bookIds)]);
+  return new Map(rows.map((r) => [r.book_id, r]));
 }
 
 /** The web reader's progress in each book's synced EPUB (the primary file), by book id. */
-export async function syncedFileProgress(db: Exec, userId: number, primaries: ReadonlyMap<number, KoboPrimaryFile | undefined>): Promise<Map<number, FileProgressForKobo>> {
+export async function syncedFileProgress(reader: KoboReader, userId: number, primaries: ReadonlyMap<number, KoboPrimaryFile | undefined>): Promise<Map<number, FileProgressForKobo>> {
   const bookOfFile = new Map<number, number>();
   for (const [bookId, file] of primaries) if (file?.bookType === 'EPUB') bookOfFile.set(file.id, bookId);
-  const fileIds = [...bookOfFile.keys()];
   const out = new Map<number, FileProgressForKobo>();
-  for (let i = 0; i < fileIds.length; i += 500) {
-    const rows = await db
-      .selectFrom('user_book_file_progress')
-      .select(['book_file_id', 'progress_percent', 'content_source_progress_percent', 'position_href', 'position_data', 'last_read_time'])
-      .where('user_id', '=', userId)
-      .where('book_file_id', 'in', fileIds.slice(i, i + 500))
-      .execute();
-    for (const r of rows) out.set(bookOfFile.get(r.book_file_id) as number, r);
-  }
+  if (bookOfFile.size === 0) return out;
+  const rows = await rowsOf<FileProgressForKobo & { book_file_id: number }>(
+    reader,
+    `SELECT book_file_id, progress_percent, content_source_progress_percent, position_href, position_data, last_read_time FROM user_book_file_progress
+      WHERE user_id = ? AND book_file_id IN (${reader.dialect.jsonValues('integer')})`,
+    [userId, JSON.stringify([...bookOfFile.keys()])],
+  );
+  for (const r of rows) out.set(bookOfFile.get(r.book_file_id) as number, r);
   return out;
 }
 
@@ -76,23 +80,21 @@ const parseJson = <T>(text: string | null): T | undefined => {
 };
 
 /** The state a device last stored for the book, as kept (parts merged). */
-export async function storedStates(db: Exec, userId: number, entitlementIds: readonly string[]): Promise<Map<string, KoboReadingState>> {
+export async function storedStates(reader: KoboReader, userId: number, entitlementIds: readonly string[]): Promise<Map<string, KoboReadingState>> {
   const out = new Map<string, KoboReadingState>();
-  for (let i = 0; i < entitlementIds.length; i += 500) {
-    const rows = await db.selectFrom('kobo_reading_state').selectAll().where('user_id', '=', userId).where('entitlement_id', 'in', entitlementIds.slice(i, i + 500)).execute();
-    for (const r of rows) {
-      const state: KoboReadingState = { EntitlementId: r.entitlement_id };
-      if (r.created !== null) state.Created = r.created;
-      if (r.last_modified_string ?? r.last_modified) state.LastModified = (r.last_modified_string ?? r.last_modified) as string;
-      const status = parseJson<KoboReadingState['StatusInfo']>(r.status_info_json);
-      const stats = parseJson<KoboReadingState['Statistics']>(r.statistics_json);
-      const mark = parseJson<KoboReadingState['CurrentBookmark']>(r.current_bookmark_json);
-      if (status) state.StatusInfo = status;
-      if (stats) state.Statistics = stats;
-      if (mark) state.CurrentBookmark = mark;
-      if (r.priority_timestamp !== null) state.PriorityTimestamp = r.priority_timestamp;
-      out.set(r.entitlement_id, state);
-    }
+  const rows = await rowsOf<Selectable<KoboReadingStateTable>>(reader, `SELECT * FROM kobo_reading_state WHERE user_id = ? AND entitlement_id IN (${reader.dialect.jsonValues('text')})`, [userId, JSON.stringify(entitlementIds)]);
+  for (const r of rows) {
+    const state: KoboReadingState = { EntitlementId: r.entitlement_id };
+    if (r.created !== null) state.Created = r.created;
+    if (r.last_modified_string ?? r.last_modified) state.LastModified = (r.last_modified_string ?? r.last_modified) as string;
+    const status = parseJson<KoboReadingState['StatusInfo']>(r.status_info_json);
+    const stats = parseJson<KoboReadingState['Statistics']>(r.statistics_json);
+    const mark = parseJson<KoboReadingState['CurrentBookmark']>(r.current_bookmark_json);
+    if (status) state.StatusInfo = status;
+    if (stats) state.Statistics = stats;
+    if (mark) state.CurrentBookmark = mark;
+    if (r.priority_timestamp !== null) state.PriorityTimestamp = r.priority_timestamp;
+    out.set(r.entitlement_id, state);
   }
   return out;
 }
@@ -137,7 +139,7 @@ export interface ReportedBook {
  * book's progress (not when the web reader has moved on since).
  */
 async function applyDeviceState(trx: Transaction<DB>, ctx: DeviceContext, book: ReportedBook, state: KoboReadingState, deviceStatus: KoboStatusInfo | undefined, now: Date): Promise<number | undefined> {
-  const row = (await progressRows(trx, ctx.userId, [book.id])).get(book.id);
+  const row = (await progressRows(readerOf(trx), ctx.userId, [book.id])).get(book.id);
   const finished = deviceStatus?.Status === 'Finished';
   // The bookmark of a finished book points at its start: it says nothing about how far the reader got.
   const bookmark = finished ? undefined : state.CurrentBookmark;
@@ -152,7 +154,7 @@ async function applyDeviceState(trx: Transaction<DB>, ctx: DeviceContext, book: 
   const bookmarkTime = parseKoboTime(bookmark?.LastModified);
   const effective = bookmarkTime ?? parseKoboTime(deviceStatus?.LastModified) ?? now;
   const epubFile = book.primary?.bookType === 'EPUB' ? book.primary : undefined;
-  const fileProgress = epubFile ? (await syncedFileProgress(trx, ctx.userId, new Map([[book.id, epubFile]]))).get(book.id) : undefined;
+  const fileProgress = epubFile ? (await syncedFileProgress(readerOf(trx), ctx.userId, new Map([[book.id, epubFile]]))).get(book.id) : undefined;
   const webTime = parseKoboTime(fileProgress?.last_read_time);
   const webNewer = ctx.twoWay && bookmarkTime !== undefined && webTime !== undefined && webTime > bookmarkTime;
   if (finished || (bookmark && (bookmark.ProgressPercent !== undefined || bookmark.Location !== undefined))) patch.kobo_progress_received_time = effective.toISOString();
@@ -206,7 +208,7 @@ export async function saveDeviceState(db: Db, ctx: DeviceContext, book: Reported
   return db.transaction().execute(async (trx) => {
     // Two reports for the same book at once (two replicas) take turns: each merges with what the other stored.
     await lockKeyForTransaction(trx, progressKey(ctx.userId, book.id));
-    const existing = (await storedStates(trx, ctx.userId, [entitlementId])).get(entitlementId);
+    const existing = (await storedStates(readerOf(trx), ctx.userId, [entitlementId])).get(entitlementId);
     const state = existing ? mergeStates(existing, stamped) : firstState(stamped, now);
     await saveState(trx, ctx.userId, entitlementId, state);
     // Only a status this report brought counts (an older stored one was applied when it came).
@@ -222,9 +224,10 @@ export async function saveDeviceState(db: Db, ctx: DeviceContext, book: Reported
 export async function readingStateFor(db: Db, ctx: DeviceContext, book: ReportedBook, locations?: LocationLoader): Promise<KoboReadingState | undefined> {
   const entitlementId = String(book.id);
   const resolve = ctx.twoWay && locations ? (await locations(new Map([[book.id, book.primary]])))(book.id) : undefined;
-  const stored = (await storedStates(db, ctx.userId, [entitlementId])).get(entitlementId);
-  const progress = (await progressRows(db, ctx.userId, [book.id])).get(book.id);
-  const file = (await syncedFileProgress(db, ctx.userId, new Map([[book.id, book.primary]]))).get(book.id);
+  const reader = readerOf(db);
+  const stored = (await storedStates(reader, ctx.userId, [entitlementId])).get(entitlementId);
+  const progress = (await progressRows(reader, ctx.userId, [book.id])).get(book.id);
+  const file = (await syncedFileProgress(reader, ctx.userId, new Map([[book.id, book.primary]]))).get(book.id);
   let state = stored;
   if (!state && progress && (progress.kobo_progress_percent !== null || progress.kobo_location !== null || (ctx.twoWay && progress.epub_progress_percent !== null))) {
     state = stateFromProgress(entitlementId, progress, file, ctx.twoWay, resolve);
@@ -235,12 +238,12 @@ export async function readingStateFor(db: Db, ctx: DeviceContext, book: Reported
 }
 
 /** The ReadingState of a NewEntitlement, for each book of a page. */
-export async function initialStates(db: Exec, ctx: DeviceContext, books: readonly { id: number; addedOn: string; primary: KoboPrimaryFile | undefined }[], now: Date, locations?: LocationLoader): Promise<Map<number, KoboReadingState>> {
+export async function initialStates(reader: KoboReader, ctx: DeviceContext, books: readonly { id: number; addedOn: string; primary: KoboPrimaryFile | undefined }[], now: Date, locations?: LocationLoader): Promise<Map<number, KoboReadingState>> {
   const ids = books.map((b) => b.id);
   const [stored, progress, files] = await Promise.all([
-    storedStates(db, ctx.userId, ids.map(String)),
-    progressRows(db, ctx.userId, ids),
-    syncedFileProgress(db, ctx.userId, new Map(books.map((b) => [b.id, b.primary]))),
+    storedStates(reader, ctx.userId, ids.map(String)),
+    progressRows(reader, ctx.userId, ids),
+    syncedFileProgress(reader, ctx.userId, new Map(books.map((b) => [b.id, b.primary]))),
   ]);
   // Positions are placed in the KEPUB only for books with progress: the others' span maps are not read at all.
   const resolverFor = ctx.twoWay && locations ? await locations(new Map(books.filter((b) => progress.has(b.id)).map((b) => [b.id, b.primary]))) : () => undefined;
@@ -280,13 +283,20 @@ const koboPending = (p: ProgressForKobo): boolean => p.kobo_progress_received_ti
 /** A web-reader position the device has not been sent (two-way sync). */
 const webPending = (p: ProgressForKobo): boolean => p.epub_progress_percent !== null && p.epub_progress !== null && later(p.last_read_time, p.kobo_progress_sent_time);
 
+/** The reading states due at the end of a sync, and which books' stamps to set once they are on their way. */
+export interface PendingStates {
+  states: KoboReadingState[];
+  sent: { at: string; status: number[]; progress: number[] };
+}
+
 /**
  * Reading states for the end of a sync: books of the snapshot whose status changed in Bindery, whose Kobo bookmark
- * was received but not echoed, and with two-way sync whose web-reader position is newer than what was sent. Each is
- * stamped as sent.
+ * was received but not echoed, and with two-way sync whose web-reader position is newer than what was sent. Reads
+ * only: the page stamps them as sent afterwards (stampSent, as reading state).
  */
-export async function pendingStates(trx: Transaction<DB>, ctx: DeviceContext, snapshotId: string, primaries: (ids: number[]) => Promise<ReadonlyMap<number, KoboPrimaryFile | undefined>>, now: Date, locations?: LocationLoader): Promise<KoboReadingState[]> {
-  const candidates = await trx
+export async function pendingStates(db: Exec, ctx: DeviceContext, snapshotId: string, primaries: (ids: number[]) => Promise<ReadonlyMap<number, KoboPrimaryFile | undefined>>, now: Date, locations?: LocationLoader): Promise<PendingStates> {
+  const sent = { at: now.toISOString(), status: [] as number[], progress: [] as number[] };
+  const candidates = await db
     .selectFrom('user_book_progress')
     .select(PROGRESS_COLUMNS)
     .where('user_id', '=', ctx.userId)
@@ -294,16 +304,13 @@ export async function pendingStates(trx: Transaction<DB>, ctx: DeviceContext, sn
     .where((eb) => eb.or([eb('read_status_modified_time', 'is not', null), eb('kobo_progress_received_time', 'is not', null), eb('epub_progress_percent', 'is not', null)]))
     .execute();
   const due = candidates.filter((p) => statusPending(p) || koboPending(p) || (ctx.twoWay && webPending(p)));
-  if (due.length === 0) return [];
+  if (due.length === 0) return { states: [], sent };
   const ids = due.map((p) => p.book_id);
   const primaryOf = await primaries(ids);
-  const files = await syncedFileProgress(trx, ctx.userId, primaryOf);
+  const files = await syncedFileProgress(readerOf(db), ctx.userId, primaryOf);
   const resolverFor = ctx.twoWay && locations ? await locations(primaryOf) : () => undefined;
   const at = koboTimestamp(now);
-  const sentAt = now.toISOString();
   const states: KoboReadingState[] = [];
-  const statusSent: number[] = [];
-  const progressSent: number[] = [];
   for (const p of due) {
     const file = files.get(p.book_id);
     states.push({
@@ -315,13 +322,20 @@ export async function pendingStates(trx: Transaction<DB>, ctx: DeviceContext, sn
       CurrentBookmark: hasBookmarkData(p, ctx.twoWay) ? bookmarkFromProgress(p, file, ctx.twoWay, now, resolverFor(p.book_id)) : emptyBookmark(now),
       PriorityTimestamp: at,
     });
-    if (statusPending(p)) statusSent.push(p.book_id);
-    if (koboPending(p) || (ctx.twoWay && webPending(p))) progressSent.push(p.book_id);
+    if (statusPending(p)) sent.status.push(p.book_id);
+    if (koboPending(p) || (ctx.twoWay && webPending(p))) sent.progress.push(p.book_id);
   }
-  for (const [column, bookIds] of [['kobo_status_sent_time', statusSent], ['kobo_progress_sent_time', progressSent]] as const) {
-    for (let i = 0; i < bookIds.length; i += 500) {
-      await trx.updateTable('user_book_progress').set({ [column]: sentAt }).where('user_id', '=', ctx.userId).where('book_id', 'in', bookIds.slice(i, i + 500)).execute();
+  return { states, sent };
+}
+
+/** Stamps the states of pendingStates as sent; `db`: Store.readingState.db. */
+export async function stampSent(db: Db, userId: number, sent: PendingStates['sent']): Promise<void> {
+  if (sent.status.length === 0 && sent.progress.length === 0) return;
+  await db.transaction().execute(async (trx) => {
+    for (const [column, bookIds] of [['kobo_status_sent_time', sent.status], ['kobo_progress_sent_time', sent.progress]] as const) {
+      for (let i = 0; i < bookIds.length; i += 500) {
+        await trx.updateTable('user_book_progress').set({ [column]: sent.at }).where('user_id', '=', userId).where('book_id', 'in', bookIds.slice(i, i + 500)).execute();
+      }
     }
-  }
-  return states;
+  });
 }

@@ -1,10 +1,8 @@
 // The user's shelves and magic shelves as device collections (tags), limited to the books the device holds.
-import type { Transaction } from 'kysely';
 import { hasAny, type Principal } from '../auth/principal.ts';
 import { pageOfBooks } from '../opds/catalog.ts';
 import { compileMagicShelf } from '../opds/magic-shelf-rules.ts';
-import type { DB } from '../store/db-types.ts';
-import type { Store } from '../store/store.ts';
+import type { Db, Store } from '../store/store.ts';
 import { tagEntry, type Json, type TagInput } from './entitlements.ts';
 import { KOBO_SHELF_NAME } from './kobo-shelf.ts';
 
@@ -22,7 +20,7 @@ const utc = (value: string | null): string | null => {
  * books of the snapshot. Magic shelves need OPDS access (or admin), as evaluating them does everywhere; without it they
  * are left out silently.
  */
-export async function shelfTags(trx: Transaction<DB>, store: Store, principal: Principal, snapshotId: string): Promise<Json[]> {
+export async function shelfTags(trx: Db, store: Store, principal: Principal, snapshotId: string): Promise<Json[]> {
   const shelves = await trx.selectFrom('shelf').select(['id', 'name']).where('user_id', '=', principal.userId).where('name', '!=', KOBO_SHELF_NAME).orderBy('id').execute();
   const members = shelves.length === 0 ? [] : await trx
     .selectFrom('book_shelf_mapping as m')

@@ -10,10 +10,10 @@ import { postgresLeases } from './leases-postgres.ts';
 import { postgresLiveness } from './liveness-postgres.ts';
 import { migrate } from './migrate.ts';
 import { PostgresSchemaPlugin } from './postgres-schema.ts';
-import { isReadingStateQuery, markReadingState, ReadingStatePlugin } from './reading-state.ts';
 import type { Generation } from './snapshot.ts';
 import { kyselyExec } from './sql-exec.ts';
 import { StoreError, type OpenStoreOptions, type Store } from './store.ts';
+import { markWriteKind, writeKindOf, WriteKindPlugin, type WriteKind } from './write-kinds.ts';
 
 /** Every committed write of every Bindery process is announced here, so the others drop what they cached. */
 export const CATALOG_CHANNEL = 'bindery_catalog';
@@ -102,15 +102,27 @@ class ChangeTracker {
   }
 }
 
+/** What a write statement changed: the catalog, or rows of a kind kept apart from it (write-kinds.ts). */
+type Changed = 'catalog' | WriteKind;
+
+const CHANNEL_OF: Record<Changed, string> = { catalog: CATALOG_CHANNEL, reading: READING_STATE_CHANNEL, bookkeeping: BOOKKEEPING_CHANNEL };
+
+/** This process's own committed changes of each kind. */
+function countLocal(tracker: ChangeTracker, changed: Changed): void {
+  if (changed === 'catalog') tracker.local++;
+  else if (changed === 'reading') tracker.readingLocal++;
+  else tracker.bookkeepingLocal++;
+}
+
 /**
  * Counts write transactions, and announces each committed write to the other processes: on the catalog's channel, or
- * for statements through Store.readingState on the reading state's.
+ * for statements marked with a write kind (Store.readingState, Store.bookkeeping.db) on that kind's.
  */
 class AnnouncingDriver extends PostgresDriver {
   private readonly tracker: ChangeTracker;
   private readonly inTransaction = new WeakSet<DatabaseConnection>();
-  private readonly writing = new WeakSet<DatabaseConnection>();
-  private readonly writingReadingState = new WeakSet<DatabaseConnection>();
+  /** What the open transaction of each connection wrote so far. */
+  private readonly written = new WeakMap<DatabaseConnection, Set<Changed>>();
   /** The pool hands the same connection out again and again: it is wrapped once, not once per use. */
   private readonly wrapped = new WeakSet<DatabaseConnection>();
 
@@ -124,18 +136,17 @@ class AnnouncingDriver extends PostgresDriver {
     if (this.wrapped.has(connection)) return connection;
     this.wrapped.add(connection);
     const execute = connection.executeQuery.bind(connection);
-    const announce = (channel: string): Promise<QueryResult<unknown>> => execute(CompiledQuery.raw('select pg_notify($1, $2)', [channel, this.tracker.instance]));
     connection.executeQuery = (async <R>(query: CompiledQuery): Promise<QueryResult<R>> => {
       const result = await execute<R>(query);
       if (isWrite(query)) {
-        const reading = isReadingStateQuery(query);
-        if (this.inTransaction.has(connection)) (reading ? this.writingReadingState : this.writing).add(connection);
-        else if (reading) {
-          this.tracker.readingLocal++;
-          await announce(READING_STATE_CHANNEL);
+        const changed: Changed = writeKindOf(query) ?? 'catalog';
+        if (this.inTransaction.has(connection)) {
+          const written = this.written.get(connection) ?? new Set<Changed>();
+          written.add(changed);
+          this.written.set(connection, written);
         } else {
-          this.tracker.local++;
-          await announce(CATALOG_CHANNEL);
+          countLocal(this.tracker, changed);
+          await execute(CompiledQuery.raw('select pg_notify($1, $2)', [CHANNEL_OF[changed], this.tracker.instance]));
         }
       }
       return result;
@@ -150,25 +161,20 @@ class AnnouncingDriver extends PostgresDriver {
   }
 
   override async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    const wrote = this.writing.has(connection);
-    const wroteReadingState = this.writingReadingState.has(connection);
-    this.writing.delete(connection);
-    this.writingReadingState.delete(connection);
+    const written = this.written.get(connection) ?? new Set<Changed>();
+    this.written.delete(connection);
     try {
       // Delivered at commit, and only if the transaction commits.
-      if (wrote) await connection.executeQuery(CompiledQuery.raw('select pg_notify($1, $2)', [CATALOG_CHANNEL, this.tracker.instance]));
-      if (wroteReadingState) await connection.executeQuery(CompiledQuery.raw('select pg_notify($1, $2)', [READING_STATE_CHANNEL, this.tracker.instance]));
+      for (const changed of written) await connection.executeQuery(CompiledQuery.raw('select pg_notify($1, $2)', [CHANNEL_OF[changed], this.tracker.instance]));
       await super.commitTransaction(connection);
     } finally {
       this.endTransaction(connection);
-      if (wrote) this.tracker.local++;
-      if (wroteReadingState) this.tracker.readingLocal++;
+      for (const changed of written) countLocal(this.tracker, changed);
     }
   }
 
   override async rollbackTransaction(connection: Parameters<PostgresDriver['rollbackTransaction']>[0]): Promise<void> {
-    this.writing.delete(connection);
-    this.writingReadingState.delete(connection);
+    this.written.delete(connection);
     try {
       await super.rollbackTransaction(connection);
     } finally {
@@ -281,7 +287,7 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
   if (!options.readonly) await migrate(db.withPlugin(new PostgresSchemaPlugin()), url);
   const stopListening = listenForChanges(url, tracker, () => undefined);
   const exec = kyselyExec(db);
-  const readingDb = db.withPlugin(new ReadingStatePlugin());
+  const readingDb = db.withPlugin(new WriteKindPlugin('reading'));
   const liveness = postgresLiveness(url, exec);
   // The same pool, without the announcing driver: bookkeeping is announced on its own channel.
   const unannounced = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
@@ -310,11 +316,12 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
     generation: () => tracker.generation(),
     bookkeeping: {
       exec: bookkeepingExec,
+      db: db.withPlugin(new WriteKindPlugin('bookkeeping')),
       generation: () => tracker.bookkeepingGeneration(),
       // A row lock held by another transaction is waited for off this thread, and only as long as that transaction lasts.
       tryRun: async (sql, params) => (await bookkeepingExec.run(sql, params), true),
     },
-    readingState: { db: readingDb, exec: kyselyExec(readingDb, undefined, markReadingState), generation: () => tracker.readingGeneration() },
+    readingState: { db: readingDb, exec: kyselyExec(readingDb, undefined, markWriteKind('reading')), generation: () => tracker.readingGeneration() },
     writeInFlight: () => tracker.openWrites > 0,
     leases: (instance) => postgresLeases(url, exec, instance),
     liveness,

@@ -1,8 +1,8 @@
 // Reading state (how far each user got in each book, read or unread, reading sessions, device positions) moves every
 // few seconds while someone reads: a phone, a Kobo or KOReader reports progress as pages turn. It is written through
 // Store.readingState and has a generation of its own, so that the catalog's generation, and every list, count and
-// index kept under it, stays put. What shows or filters by reading state is kept under both (`readingAware`).
-import { type KyselyPlugin, type PluginTransformQueryArgs, type PluginTransformResultArgs, type QueryResult, type RootOperationNode, type UnknownRow } from 'kysely';
+// index kept under it, stays put (its statements are marked as such: write-kinds.ts). What shows or filters by reading
+// state is kept under both (`readingAware`).
 import type { Generation, GenerationSource } from './snapshot.ts';
 
 /**
@@ -16,33 +16,6 @@ const READING_STATE_TABLE = new RegExp(`\\b(${READING_STATE_TABLES.join('|')})\\
 /** Whether SQL text reads (or writes) a reading-state table. */
 export function touchesReadingState(sql: string): boolean {
   return READING_STATE_TABLE.test(sql);
-}
-
-/** Query nodes executed through Store.readingState: the drivers count their changes as reading state. */
-const readingNodes = new WeakSet<object>();
-
-export function isReadingStateQuery(query: { query: object }): boolean {
-  return readingNodes.has(query.query);
-}
-
-/** Marks a compiled raw statement as reading state (kyselyExec over Store.readingState.db). */
-export function markReadingState<Q extends { query: object }>(query: Q): Q {
-  readingNodes.add(query.query);
-  return query;
-}
-
-/** Marks every query built through the Kysely it is added to (Store.readingState.db, and its transactions). */
-export class ReadingStatePlugin implements KyselyPlugin {
-  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-    // A copy: the node object is then this query's alone, whatever else holds the original.
-    const node = Object.freeze({ ...args.node });
-    readingNodes.add(node);
-    return node;
-  }
-
-  transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    return Promise.resolve(args.result);
-  }
 }
 
 /** What a store offers for the reading generation. */

@@ -2,6 +2,7 @@
 // the catalog is unchanged.
 import type Database from 'better-sqlite3';
 import { sqliteExec, type SqlValue, type SyncSqlExec } from './sql-exec.ts';
+import type { WriteKind } from './write-kinds.ts';
 
 interface Control {
   begin: Database.Statement;
@@ -96,7 +97,7 @@ export interface Generation {
   reading?: Generation;
 }
 
-/** Rows this connection changed through its bookkeeping statements: not changes of the catalog. */
+/** Rows this connection changed through its bookkeeping statements (Store.bookkeeping): not changes of the catalog. */
 const bookkeepingChanges = new WeakMap<Database.Database, number>();
 /** Rows this connection changed through Store.readingState: counted in its reading generation, not the catalog's. */
 const readingChanges = new WeakMap<Database.Database, number>();
@@ -165,12 +166,12 @@ export function sqliteReadingGeneration(sqlite: Database.Database): Generation {
 }
 
 /**
- * Runs one statement of Store.readingState (synchronously, as better-sqlite3 does) and files the rows it changed,
- * triggers' included, under reading state. Counted as it runs: a catalog generation read at any moment after it
- * already leaves them out.
+ * Runs one statement marked with a write kind (synchronously, as better-sqlite3 does) and files the rows it changed,
+ * triggers' and foreign-key actions' included, under that kind. Counted as it runs: a catalog generation read at any
+ * moment after it already leaves them out.
  */
-export function countedAsReadingState<T>(sqlite: Database.Database, statement: () => T): T {
-  return countedIn(readingChanges, sqlite, statement);
+export function countedAs<T>(kind: WriteKind, sqlite: Database.Database, statement: () => T): T {
+  return countedIn(kind === 'reading' ? readingChanges : bookkeepingChanges, sqlite, statement);
 }
 
 /**

@@ -2,9 +2,9 @@
 import type Database from 'better-sqlite3';
 import type { DatabaseConnection, Driver } from 'kysely';
 import { CompiledQuery, SqliteDialect, SqliteDriver } from 'kysely';
-import { isReadingStateQuery } from './reading-state.ts';
-import { countedAsReadingState, snapshotsEnded } from './snapshot.ts';
+import { countedAs, snapshotsEnded } from './snapshot.ts';
 import { statementPreparer } from './sql-exec.ts';
+import { writeKindOf } from './write-kinds.ts';
 
 /**
  * Write transactions start with BEGIN IMMEDIATE: a deferred transaction that reads and then writes can fail at once
@@ -22,14 +22,17 @@ class ImmediateSqliteDriver extends SqliteDriver {
   /** The driver has one connection: its statements are wrapped once. */
   private readonly wrapped = new WeakSet<DatabaseConnection>();
 
-  /** Statements through Store.readingState have their changes filed under reading state (see snapshot.ts). */
+  /** Statements marked with a write kind (write-kinds.ts) have their changes filed under it (see snapshot.ts). */
   override async acquireConnection(): Promise<DatabaseConnection> {
     const connection = await super.acquireConnection();
     if (this.wrapped.has(connection)) return connection;
     this.wrapped.add(connection);
     const execute = connection.executeQuery.bind(connection);
     // Kysely's SQLite connection runs the statement synchronously when called: counting around the call is exact.
-    connection.executeQuery = ((query) => (isReadingStateQuery(query) ? countedAsReadingState(this.database, () => execute(query)) : execute(query))) as typeof connection.executeQuery;
+    connection.executeQuery = ((query) => {
+      const kind = writeKindOf(query);
+      return kind === undefined ? execute(query) : countedAs(kind, this.database, () => execute(query));
+    }) as typeof connection.executeQuery;
     return connection;
   }
 

@@ -9,10 +9,10 @@ import { sqliteLeases } from './leases.ts';
 import { localLiveness } from './liveness.ts';
 import { migrate } from './migrate.ts';
 import { registerReadAside, sqliteReadAside, type ReadAside } from './read-aside.ts';
-import { markReadingState, ReadingStatePlugin } from './reading-state.ts';
 import { catalogGeneration, readSnapshot, sqliteBookkeeping, sqliteReadingGeneration, writeInFlight } from './snapshot.ts';
 import { ConcurrentSqliteDialect } from './sqlite-dialect.ts';
 import { kyselyExec, sqliteExec, type SqlValue } from './sql-exec.ts';
+import { markWriteKind, WriteKindPlugin } from './write-kinds.ts';
 import { StoreError, type OpenStoreOptions, type Store } from './store.ts';
 
 export async function openSqliteStore(path: string, options: OpenStoreOptions = {}): Promise<Store> {
@@ -50,7 +50,7 @@ export async function openSqliteStore(path: string, options: OpenStoreOptions = 
     path === ':memory:'
       ? { read: async (sql: string, params?: readonly SqlValue[]) => exec.all(sql, params), threads: () => 0, close: async () => undefined }
       : sqliteReadAside(path, { busyTimeoutMs, idleMs: options.readAsideIdleMs });
-  const readingDb = db.withPlugin(new ReadingStatePlugin());
+  const readingDb = db.withPlugin(new WriteKindPlugin('reading'));
   const write: Store['write'] = (writer) => db.transaction().execute((trx) => writer({ db: trx, exec }));
   return registerReadAside<Store>({
     db,
@@ -67,8 +67,8 @@ export async function openSqliteStore(path: string, options: OpenStoreOptions = 
     },
     write,
     generation: () => catalogGeneration(sqlite),
-    bookkeeping: sqliteBookkeeping(sqlite),
-    readingState: { db: readingDb, exec: kyselyExec(readingDb, undefined, markReadingState), generation: () => sqliteReadingGeneration(sqlite) },
+    bookkeeping: { ...sqliteBookkeeping(sqlite), db: db.withPlugin(new WriteKindPlugin('bookkeeping')) },
+    readingState: { db: readingDb, exec: kyselyExec(readingDb, undefined, markWriteKind('reading')), generation: () => sqliteReadingGeneration(sqlite) },
     writeInFlight: () => writeInFlight(sqlite),
     leases: (instance) => sqliteLeases({ exec, write }, instance),
     liveness: localLiveness,

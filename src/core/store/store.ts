@@ -31,13 +31,19 @@ export interface WriteScope {
 }
 
 /**
- * Bookkeeping kept in the catalog that is not catalog content (sign-in failure counts). Statements through `exec` are
- * not announced: the catalog's generation() does not move, so no process drops its caches because of them. This
- * generation() moves instead whenever such a statement changes rows, in any process (it may move more often).
- * Nothing cached against the catalog's generation may read a table written this way.
+ * Bookkeeping kept in the catalog that is not catalog content (sign-in failure counts, the Kobo sync snapshots and
+ * sessions). Statements through `exec` or `db` (and the transactions of `db`) do not move the catalog's generation(),
+ * so no process drops its caches because of them. This generation() moves instead whenever such a statement changes
+ * rows, in any process (it may move more often; PostgreSQL: its own NOTIFY channel; SQLite: another process's commit
+ * moves both). Nothing cached against the catalog's generation may read a table written this way.
  */
 export interface Bookkeeping {
   exec: SqlExec;
+  /**
+   * Queries, and transactions that read the catalog and write bookkeeping alone. A transaction of `db` still counts as
+   * a write in flight (Store.writeInFlight) while it is open.
+   */
+  db: Db;
   generation(): Generation;
   /**
    * One statement that gives up instead of waiting for the catalog: false, having done nothing, when another writer

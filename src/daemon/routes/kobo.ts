@@ -249,7 +249,7 @@ function perBook(local: (call: KoboCall, bookId: number) => unknown, options: { 
 
 async function metadata(call: KoboCall, bookId: number): Promise<unknown> {
   await requireVisible(call, bookId);
-  const [book] = await loadKoboBooks(call.ctx.store.db, [bookId]);
+  const [book] = await loadKoboBooks(call.ctx.store, [bookId]);
   if (!book || !syncsToKobo(book.primary)) throw genericNotFound();
   const server = await koboServerSettings(call.ctx.store.db);
   const metadata = bookMetadata(book, server, urlsOf(call));
@@ -259,7 +259,7 @@ async function metadata(call: KoboCall, bookId: number): Promise<unknown> {
 
 async function getState(call: KoboCall, bookId: number): Promise<unknown> {
   if (!(await isVisible(call, bookId))) return json(call.reply, []);
-  const [book] = await loadKoboBooks(call.ctx.store.db, [bookId]);
+  const [book] = await loadKoboBooks(call.ctx.store, [bookId]);
   const state = await readingStateFor(call.ctx.store.db, deviceContext(call), { id: bookId, primary: book?.primary }, cachedLocations(call.ctx.paths.cache));
   return json(call.reply, state ? [state] : []);
 }
@@ -287,7 +287,7 @@ async function putState(call: KoboCall, bookId: number): Promise<unknown> {
     answered.push(entitlementId);
     // States for books that are gone (or the store's) are acknowledged and dropped.
     if (id === undefined || !(await isVisible(call, id))) continue;
-    const [book] = await loadKoboBooks(call.ctx.store.db, [id]);
+    const [book] = await loadKoboBooks(call.ctx.store, [id]);
     const percent = await saveDeviceState(call.ctx.store.readingState.db, ctx, { id, primary: book?.primary }, state);
     syncToHardcover(call.ctx, ctx.userId, id, percent);
   }
