@@ -27,6 +27,8 @@ export interface IdleMemoryOptions {
    * `idleShare`; until then the looks come every `firstMs`.
    */
   onBusy?: () => void;
+  /** Called after each collection this makes (V8's own collections are not told). */
+  onCollect?: () => void;
   /** Busy looks before this long after the start are start-up's own tail (the singletons, the first background work). */
   startupMs: number;
 }
@@ -88,6 +90,7 @@ export function compactWhenIdle(overrides: Partial<IdleMemoryOptions> = {}): () 
       collected = true;
       cpuAtCollection = cpuMicros();
       released = 0;
+      options.onCollect?.();
     }
     lastCpu = cpuMicros();
     lastAt = performance.now();
