@@ -34,6 +34,7 @@ import { ROUTE_MANIFEST } from './routes/manifest.ts';
 import { ISOLATION_HEADERS, registerWebRoot } from './web-root.ts';
 import { acceptLiveUpgrades } from './live/ws-endpoint.ts';
 import { registerCompression } from './compression.ts';
+import { RequestPacer } from './request-pacer.ts';
 import type { CatalogChangeWatch } from './catalog-change-watch.ts';
 
 declare module 'fastify' {
@@ -273,8 +274,15 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   });
 
   // Grimmory sends these on every response (the PDF reader's threaded WASM needs a cross-origin-isolated page).
-  app.addHook('onRequest', (_request, reply, done) => {
+  // Then the request waits for its slice of the event loop's turn (request-pacer.ts), before any work of its own.
+  const pacer = new RequestPacer();
+  app.server.on('connection', () => pacer.accepted());
+  app.addHook('onRequest', (request, reply, done) => {
     reply.headers(ISOLATION_HEADERS);
+    pacer.admit(done, () => request.raw.destroyed);
+  });
+  app.addHook('onResponse', (_request, _reply, done) => {
+    pacer.finished();
     done();
   });
   // A page just built is kept as the route made it, before compression (registered after) encodes it for this client.
