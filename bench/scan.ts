@@ -1,5 +1,5 @@
 // npm run bench:scan [-- --entries 1000] [--seed 14] [--baseline main] [--rounds 1] [--workers N] [--formats all|each|both] [--only EPUB,CBZ]
-//                    [--node-options '--max-semi-space-size=4'] [--synthetic --books 10000] [--keep] [--database postgres://…] [--calibre]
+//                    [--node-options '--max-semi-space-size=4 --initial-old-space-size=48'] [--synthetic --books 10000] [--keep] [--database postgres://…] [--calibre]
 // Scans the realistic corpus of bench/real-corpus.ts (built once under bench/.corpus/) into a fresh catalog, covers
 // and thumbnails included, then scans it again unchanged, and prints a table per format (EPUB, PDF, scanned PDF,
 // CBZ, CBR, M4B, MP3 folder; each format scanned on its own from a tree of hard links) and for the whole library:
@@ -8,7 +8,8 @@
 // using this tree's node_modules) alternately with this tree's, so both see the same machine: before, after, after,
 // before, ... --synthetic scans the old synthetic corpus of bench/corpus.ts instead (--books N, for continuity).
 // The scanning process runs as `bindery scan` does (bin/bindery): MALLOC_ARENA_MAX=2 unless the environment sets it,
-// and --max-semi-space-size=4 unless --node-options gives other flags ('' for none). --workers defaults to the
+// and --max-semi-space-size=4 --initial-old-space-size=48 unless --node-options gives other flags ('' for none); a
+// --baseline version runs with the same flags, so the before/after compares code alone. --workers defaults to the
 // scanWorkers setting. --database URL (a PostgreSQL server the user may create databases on) adds this tree's code on
 // PostgreSQL to the versions compared: each scan gets a fresh database there (bench_scan_<pid>, dropped afterwards).
 // A scan that leaves its thumbnails to be made afterwards (this tree's) then makes them in the same process as bindery
@@ -35,7 +36,7 @@ const { values } = parseArgs({
     formats: { type: 'string', default: 'both' },
     only: { type: 'string', default: '' },
     workers: { type: 'string' },
-    'node-options': { type: 'string', default: '--max-semi-space-size=4' },
+    'node-options': { type: 'string', default: '--max-semi-space-size=4 --initial-old-space-size=48' },
     synthetic: { type: 'boolean', default: false },
     books: { type: 'string', default: '2000' },
     keep: { type: 'boolean', default: false },

@@ -189,7 +189,10 @@ export async function makeCover(input: Buffer, kind: CoverKind, cropping: CoverC
       .flatten({ background: '#ffffff' })
       .toColourspace('srgb')
       .resize(cw, ch, { fit: kind === 'audiobook' ? 'cover' : 'inside', withoutEnlargement: true })
-      .jpeg({ quality: 85 })
+      // Standard Huffman tables: the same pixels in a file ~9% larger, for half the encoding's CPU (optimised tables
+      // are gathered in a second pass libjpeg-turbo does not vectorise: 4.7 of 8 ms for a 1000x1500 cover). A scan
+      // converts one EPUB cover in eight (the PNGs); the thumbnails, served far more often, keep optimised tables.
+      .jpeg({ quality: 85, optimiseCoding: false })
       .toBuffer({ resolveWithObject: true });
     // Upright, cropped, sRGB and without a profile: its thumbnail needs no colour management.
     return { cover, width: info.width, height: info.height, ignoreIcc: true };

@@ -108,7 +108,8 @@ export interface CoverStaging {
 
 /**
  * Stages images in `stagingDir` (on the covers' file system) for `saveCoverImages` to move into place later. Meant
- * for scan workers, so it blocks: a few small writes cost less than their round trips through the thread pool.
+ * for workers that make the thumbnail at once (it is read back from the cover's file), so it blocks: until then the
+ * book waits on the file anyway. A cover whose thumbnail is left for later is staged by `stageCover`.
  */
 export function coverStaging(stagingDir: string): CoverStaging {
   const dir = join(stagingDir, randomUUID());
@@ -141,6 +142,20 @@ export function coverStaging(stagingDir: string): CoverStaging {
       return { dir, coverPath, thumbnailPath, width: images.width, height: images.height };
     },
   };
+}
+
+/**
+ * Stages a cover whose thumbnail is left for later (a scan's; see thumbnail-backlog.ts). Its folder and file are made
+ * through the thread pool, so a scan worker goes on reading the next books meanwhile: making a file is the dear part
+ * (a new inode each, 0.3-1.5 ms of kernel time on an ext4 without a journal that has just deleted many files, see
+ * docs/benchmarks.md), far more than the round trips cost.
+ */
+export async function stageCover(stagingDir: string, cover: Omit<CoverImages, 'thumbnail'>): Promise<StagedCoverImages> {
+  const dir = join(stagingDir, randomUUID());
+  const coverPath = join(dir, coverName('book', 'cover'));
+  await mkdir(dir);
+  await writeFile(coverPath, cover.cover);
+  return { dir, coverPath, width: cover.width, height: cover.height };
 }
 
 /** Stages images already made; see `coverStaging`. */

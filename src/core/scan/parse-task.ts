@@ -3,7 +3,7 @@ import { statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { isMainThread } from 'node:worker_threads';
 import { makeCover, makeCoverImages, type CoverCropping, type CoverImages } from '../covers/cover-images.ts';
-import { coverStaging, type CoverSink, type StagedCoverImages } from '../covers/cover-store.ts';
+import { coverStaging, stageCover, type CoverSink, type StagedCoverImages } from '../covers/cover-store.ts';
 import { asFormatError } from '../formats/errors.ts';
 import { contentHash, combinedContentHash, fileFingerprints, folderPartialMd5 } from '../formats/hash.ts';
 import { folderAudiobookFormat, formatOf } from '../formats/index.ts';
@@ -81,5 +81,5 @@ export async function parseTask(task: ParseTask): Promise<ParseResult> {
   if (failure !== undefined) throw failure;
   if (parsed.kind !== 'parsed' || !parsed.images) return parsed;
   const { images, ...rest } = parsed;
-  return { ...rest, cover: staging.finish(images) };
+  return { ...rest, cover: 'thumbnail' in images ? staging.finish(images) : await stageCover(task.stagingDir, images) };
 }
