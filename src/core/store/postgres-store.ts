@@ -203,7 +203,7 @@ class AnnouncingDialect extends PostgresDialect {
 }
 
 /** Keeps a LISTEN connection open (reconnecting after a database restart) and counts others' writes and bookkeeping. */
-function listenForChanges(url: string, tracker: ChangeTracker, onError: (error: Error) => void): () => Promise<void> {
+function listenForChanges(url: string, tracker: ChangeTracker, onError: (error: Error) => void): { ready: Promise<void>; stop: () => Promise<void> } {
   let client: pg.Client | undefined;
   let connecting: Promise<void> | undefined;
   let closed = false;
@@ -248,13 +248,14 @@ function listenForChanges(url: string, tracker: ChangeTracker, onError: (error: 
     retry.unref();
   };
   connecting = connect();
-  return async () => {
+  const stop = async (): Promise<void> => {
     closed = true;
     if (retry) clearTimeout(retry);
     tracker.listening = false;
     await connecting;
     await client?.end().catch(() => undefined);
   };
+  return { ready: connecting, stop };
 }
 
 export async function openPostgresStore(url: string, options: OpenStoreOptions = {}): Promise<Store> {
@@ -285,7 +286,11 @@ export async function openPostgresStore(url: string, options: OpenStoreOptions =
   const tracker = new ChangeTracker();
   const db = new Kysely<DB>({ dialect: new AnnouncingDialect({ pool }, tracker) });
   if (!options.readonly) await migrate(db.withPlugin(new PostgresSchemaPlugin()), url);
-  const stopListening = listenForChanges(url, tracker, () => undefined);
+  const listener = listenForChanges(url, tracker, () => undefined);
+  // Until the channel listens, every generation is new and nothing can be kept: a store opened is a store that listens
+  // (or has tried once; it keeps trying in the background).
+  await listener.ready;
+  const stopListening = listener.stop;
   const exec = kyselyExec(db);
   const readingDb = db.withPlugin(new WriteKindPlugin('reading'));
   const liveness = postgresLiveness(url, exec);
