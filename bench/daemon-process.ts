@@ -156,6 +156,24 @@ export function preciseCpuMs(pid: number): number {
   return ns / 1e6;
 }
 
+/**
+ * CPU time so far of the threads of a process whose name starts with `name`, in ms (schedstat, as `preciseCpuMs`).
+ * V8's helper threads are `V8Worker`: in `bindery serve`, which compiles on its main thread, they run the garbage
+ * collector's parallel and concurrent work.
+ */
+export function threadsCpuMs(pid: number, name: string): number {
+  let ns = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      if (!readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').startsWith(name)) continue;
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return ns / 1e6;
+}
+
 /** USER_HZ: 100 on every Linux this runs on. */
 const CLOCK_TICKS = 100;
 

@@ -23,7 +23,7 @@ import { VERSION } from '../version.ts';
 import { authenticate } from './authenticate.ts';
 import type { DaemonContext } from './context.ts';
 import { ApiError, errorBody } from './http-errors.ts';
-import { compactWhenIdle } from './idle-memory.ts';
+import { compactWhenIdle, growHeapForServing } from './idle-memory.ts';
 import { answerFromPageCache, isCachedPageRoute, keepPage, leaveBuild } from './page-cache.ts';
 import type { RouteHead, SchemaPart } from './route-manifest.ts';
 import type { RouteRequest, RouteSpec } from './route-spec.ts';
@@ -385,7 +385,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   // A listening daemon (not the tests' injected requests) gives memory back while it is idle.
   let stopCompacting: (() => void) | undefined;
   app.addHook('onListen', async () => {
-    stopCompacting ??= compactWhenIdle();
+    stopCompacting ??= compactWhenIdle({ afterStartUp: growHeapForServing });
   });
   app.addHook('onClose', async () => stopCompacting?.());
   // Komga series pages read figures kept per series (src/core/komga/series-figures.ts): the series a migration, a scan
