@@ -139,15 +139,40 @@ export function treeSum(pid: number, figure: (pid: number) => number): number {
   }
   return sum;
 }
+/** The last CPU time (ns) read of each thread of each process, so that a thread that ends is still counted. */
+const lastThreadNs = new Map<number, Map<string, number>>();
+
 /**
  * CPU time of every thread of a process so far, in ms, to the nanosecond: the sum of /proc/<pid>/task/<tid>/schedstat
  * (time on a CPU). `cpuMs` counts in 10 ms ticks, too coarse for requests that cost a fraction of a millisecond.
- * Threads that have ended are not counted (the daemon keeps its threads).
+ * A thread that has ended (the daemon's read-aside worker after 30 s without work) counts with what it had used when
+ * last read here, so the figure never goes back (what it used after that read is lost).
  */
 export function preciseCpuMs(pid: number): number {
+  let threads = lastThreadNs.get(pid);
+  if (!threads) lastThreadNs.set(pid, (threads = new Map()));
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      threads.set(tid, Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]));
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  let ns = 0;
+  for (const used of threads.values()) ns += used;
+  return ns / 1e6;
+}
+
+/**
+ * CPU time so far of the threads of a process whose name starts with `name`, in ms (schedstat, as `preciseCpuMs`).
+ * V8's helper threads are `V8Worker`: in `bindery serve`, which compiles on its main thread, they run the garbage
+ * collector's parallel and concurrent work.
+ */
+export function threadsCpuMs(pid: number, name: string): number {
   let ns = 0;
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
+      if (!readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').startsWith(name)) continue;
       ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
     } catch {
       // The thread ended between the listing and the read.

@@ -23,7 +23,7 @@ import { VERSION } from '../version.ts';
 import { authenticate } from './authenticate.ts';
 import type { DaemonContext } from './context.ts';
 import { ApiError, errorBody } from './http-errors.ts';
-import { compactWhenIdle } from './idle-memory.ts';
+import { compactWhenIdle, growHeapForServing } from './idle-memory.ts';
 import { optimizeAfterRequests, optimizeFromNowOn } from './optimizing-compilers.ts';
 import { answerFromPageCache, isCachedPageRoute, keepPage, leaveBuild } from './page-cache.ts';
 import type { RouteHead, SchemaPart } from './route-manifest.ts';
@@ -399,7 +399,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
     // not counted), or once the daemon gets busy from 3 s after it listens (a scheduled scan, work after another
     // process changed the catalog), not for its own periodic work.
     optimizeAfterRequests(app.server, OPTIMIZE_AFTER_REQUESTS);
-    stopCompacting ??= compactWhenIdle({ onBusy: () => optimizeFromNowOn() });
+    stopCompacting ??= compactWhenIdle({ onBusy: () => optimizeFromNowOn(), afterStartUp: growHeapForServing });
   });
   app.addHook('onClose', async () => stopCompacting?.());
   // Komga series pages read figures kept per series (src/core/komga/series-figures.ts): the series a migration, a scan

@@ -3,7 +3,8 @@
 // behind; V8's own memory reducer, which would shrink it, judges an idle process by the allocation rate it saw at its
 // last collection, and so never runs in a daemon that has gone quiet. One full collection that also shrinks the young
 // generation, when the process has used almost no CPU for a while, takes the idle daemon from ~130 to ~115 MB. Under
-// load V8 grows the young generation again as it needs.
+// load V8 grows the young generation again as it needs. Once start-up is over, the old generation may also grow
+// further between full collections than V8 would choose (growHeapForServing).
 import v8 from 'node:v8';
 import vm from 'node:vm';
 
@@ -31,10 +32,28 @@ export interface IdleMemoryOptions {
   onCollect?: () => void;
   /** Busy looks before this long after the start are start-up's own tail (the singletons, the first background work). */
   startupMs: number;
+  /** Called once, at the first look (after its collection, if it made one): start-up is over. */
+  afterStartUp: () => void;
 }
 
 // A look costs two system calls; a collection ~90 ms of CPU, so at most one per half second of work done in between.
-const DEFAULTS: IdleMemoryOptions = { firstMs: 1000, everyMs: 5000, minWorkMs: 500, idleShare: 0.05, minSlackBytes: 8 * 1024 * 1024, minReleasedBytes: 4 * 1024 * 1024, startupMs: 3000 };
+const DEFAULTS: IdleMemoryOptions = { firstMs: 1000, everyMs: 5000, minWorkMs: 500, idleShare: 0.05, minSlackBytes: 8 * 1024 * 1024, minReleasedBytes: 4 * 1024 * 1024, startupMs: 3000, afterStartUp: () => {} };
+
+/**
+ * How far V8 lets the old generation grow past what its last full collection kept before it marks it again, once the
+ * daemon serves: to twice that. V8's own choice, with the 8 MB young generation bin/bindery gives `serve`, was ~1.1×
+ * for a heap that grows slowly: a daemon building feed pages ran a full collection (50–70 ms of CPU, on the main
+ * thread and V8's helper threads) every 100–200 pages, and the page it fell on paid for it. Set after start-up, which
+ * keeps V8's choice (the larger start-up heap would stay resident in an idle daemon: +1 MB); the idle collection
+ * gives back what a burst of pages left, whatever the factor. docs/benchmarks.md, "Session 9: OPDS 2.0 and
+ * /books/page built".
+ */
+const SERVING_HEAP_GROWING_PERCENT = 100;
+
+/** Lets the old generation grow further between full collections from now on (see SERVING_HEAP_GROWING_PERCENT). */
+export function growHeapForServing(): void {
+  v8.setFlagsFromString(`--heap-growing-percent=${SERVING_HEAP_GROWING_PERCENT}`);
+}
 
 let collect: Collect | undefined;
 let released = 0;
@@ -70,6 +89,7 @@ export function compactWhenIdle(overrides: Partial<IdleMemoryOptions> = {}): () 
   let lastAt = performance.now();
   const startedAt = performance.now();
   let collected = false;
+  let looked = false;
   let cpuAtCollection = 0;
   let busyTold = options.onBusy === undefined;
   const look = (): void => {
@@ -91,6 +111,10 @@ export function compactWhenIdle(overrides: Partial<IdleMemoryOptions> = {}): () 
       cpuAtCollection = cpuMicros();
       released = 0;
       options.onCollect?.();
+    }
+    if (!looked) {
+      looked = true;
+      options.afterStartUp();
     }
     lastCpu = cpuMicros();
     lastAt = performance.now();
