@@ -6,6 +6,7 @@ import type { RawBuilder, SqlBool } from 'kysely';
 import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
 import { canSeeLibrary, visibleBookFilter } from '../auth/visibility.ts';
+import { compiledOnce } from '../store/compiled-once.ts';
 import type { Store } from '../store/store.ts';
 import { readStateSql, readStateText, type KomgaReadState } from './read-progress.ts';
 import type { SqlDialect } from '../store/dialect.ts';
@@ -127,10 +128,13 @@ export function seriesIndex(store: Store, principal: Principal, groupUnknown: bo
   const d = store.dialect;
   const seriesName = nocaseSql(d, sql.ref('m.series_name'));
   const namedBooks = () => listedBooks(store, principal).where(sql<SqlBool>`${seriesName} > ''`).where(HAS_SERIES);
-  const named = namedBooks()
-    .select([sql<number>`min(book.library_id)`.as('l'), sql<number>`max(book.library_id)`.as('l2'), ...NAMED_COLUMNS])
-    .groupBy(seriesName)
-    .compile();
+  // Compiled once per principal: building the statement with the visibility filter costs more than the rest of a page.
+  const named = compiledOnce(principal, `komga-series-index:${store.engine}`, [], () =>
+    namedBooks()
+      .select([sql<number>`min(book.library_id)`.as('l'), sql<number>`max(book.library_id)`.as('l2'), ...NAMED_COLUMNS])
+      .groupBy(seriesName)
+      .compile(),
+  );
   return remembered(store, { sql: `${named.sql} -- ${groupUnknown ? 'grouped' : 'single'}`, parameters: named.parameters }, async () => {
     const heads: SeriesHead[] = [];
     const byName = await allAside<NamedRow & { l2: number }>(store, named);
@@ -219,7 +223,18 @@ export interface SeriesRef {
 
 export function refOf(d: SqlDialect, head: SeriesHead): SeriesRef {
   const lookup = head.kind === 'named' ? { names: [head.name] } : head.kind === 'books' ? { ids: head.bookIds ?? [] } : undefined;
-  return { id: seriesId(head.libraryId, head.name), libraryId: head.libraryId, name: head.name, members: membersOf(d, head), bounded: head.kind !== 'unknown', ...(lookup ? { lookup } : {}) };
+  let members: Cond | undefined;
+  return {
+    id: seriesId(head.libraryId, head.name),
+    libraryId: head.libraryId,
+    name: head.name,
+    // Built when first asked for: a page from kept figures never reads the books.
+    get members() {
+      return (members ??= membersOf(d, head));
+    },
+    bounded: head.kind !== 'unknown',
+    ...(lookup ? { lookup } : {}),
+  };
 }
 
 /** The visible books of a series (per-row restriction tests when the series is found through an index). */
