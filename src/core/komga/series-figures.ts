@@ -106,33 +106,50 @@ function fromRow(ref: SeriesRef, row: KeptRow): SeriesSummary {
 export interface KeptState {
   row: KeptRow | undefined;
   logIds: number[];
+  /** The log held a row for the series when its kept row was read (its log ids may have been read after). */
+  logged: boolean;
 }
 
 const stateKey = (libraryId: number, key: string): string => `${libraryId}\u0000${key}`;
 
-/** The kept rows and log ids of the given series keys of libraries, by stateKey: read BEFORE their books are. */
+/**
+ * The kept rows and log ids of the given series keys of libraries, by stateKey: read BEFORE their books are. The rows
+ * come with whether the log names them, in one statement; log ids are read only for the series it does name or that
+ * have no row (a page from kept figures: one statement).
+ */
 export async function keptStates(store: Store, series: readonly { libraryId: number; key: string }[]): Promise<Map<string, KeptState>> {
-  const states = new Map<string, KeptState>(series.map((s) => [stateKey(s.libraryId, s.key), { row: undefined, logIds: [] }]));
+  const states = new Map<string, KeptState>(series.map((s) => [stateKey(s.libraryId, s.key), { row: undefined, logIds: [], logged: true }]));
   const d = store.dialect;
   // Per library (a page's series are nearly always of one): the primary key and the log's index then find each row.
   for (const libraryId of new Set(series.map((s) => s.libraryId))) {
-    const keys = JSON.stringify([...new Set(series.filter((s) => s.libraryId === libraryId).map((s) => s.key))]);
-    const logged = (await store.exec.all(`SELECT id, series_key FROM komga_series_stale WHERE library_id = ? AND series_key IN (${d.jsonValues('text')})`, [libraryId, keys])) as {
-      id: number;
-      series_key: string;
-    }[];
-    for (const r of logged) states.get(stateKey(libraryId, r.series_key))?.logIds.push(Number(r.id));
-    const rows = (await store.exec.all(`SELECT * FROM komga_series_summary WHERE library_id = ? AND series_key IN (${d.jsonValues('text')})`, [libraryId, keys])) as unknown as KeptRow[];
-    for (const r of rows) {
-      const state = states.get(stateKey(libraryId, r.series_key));
-      if (state) state.row = r;
+    const keys = [...new Set(series.filter((s) => s.libraryId === libraryId).map((s) => s.key))];
+    const rows = (await store.exec.all(
+      `SELECT s.*, CASE WHEN EXISTS (SELECT 1 FROM komga_series_stale l WHERE l.library_id = s.library_id AND l.series_key = s.series_key) THEN 1 ELSE 0 END AS logged
+       FROM komga_series_summary s WHERE s.library_id = ? AND s.series_key IN (${d.jsonValues('text')})`,
+      [libraryId, JSON.stringify(keys)],
+    )) as unknown as (KeptRow & { logged: number })[];
+    for (const { logged, ...row } of rows) {
+      const state = states.get(stateKey(libraryId, row.series_key));
+      if (!state) continue;
+      state.row = row;
+      state.logged = Number(logged) === 1;
     }
+    const unsure = keys.filter((key) => states.get(stateKey(libraryId, key))?.logged);
+    if (unsure.length === 0) continue;
+    const logIds = (await store.exec.all(`SELECT id, series_key FROM komga_series_stale WHERE library_id = ? AND series_key IN (${d.jsonValues('text')})`, [
+      libraryId,
+      JSON.stringify(unsure),
+    ])) as { id: number; series_key: string }[];
+    for (const r of logIds) states.get(stateKey(libraryId, r.series_key))?.logIds.push(Number(r.id));
   }
   return states;
 }
 
-/** Kept figures that may be used: a row with its SeriesDto text, and no log row saying a write touched the series since. */
-const fresh = (state: KeptState | undefined): KeptRow | undefined => (state && state.logIds.length === 0 && state.row?.dto_tail != null ? state.row : undefined);
+/**
+ * Kept figures that may be used: a row with its SeriesDto text, and no log row saying a write touched the series since
+ * (none when the row was read: one read later may already miss rows a reader storing newer figures deleted).
+ */
+const fresh = (state: KeptState | undefined): KeptRow | undefined => (state && !state.logged && state.logIds.length === 0 && state.row?.dto_tail != null ? state.row : undefined);
 
 const FIGURES = ['book_count', 'created', 'modified', 'release', 'first_book_id', 'authors', 'tags', 'dto_tail'];
 const figuresOf = (s: SeriesSummary, tail: string): SqlValue[] => [s.count, s.created, s.modified, s.release, s.firstBookId ?? null, JSON.stringify(s.authors), JSON.stringify(s.tags), tail];
