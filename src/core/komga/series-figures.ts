@@ -10,7 +10,9 @@
 // the log rows it saw, by id, only while the row holds its own claim. A write committed meanwhile has a log row the
 // reader never saw: it survives and keeps the series stale. A reader with content restrictions uses the figures only
 // for series where nothing is hidden from them; their read and in-progress counts come from their own progress rows,
-// in one statement for the page.
+// in one statement for the page. With the figures is kept the SeriesDto's JSON from after its sort title on (migration
+// 051: what is the same for every reader, the first book's fields included), so a page writes each kept series as the
+// reader's part in front of that text rather than building and serializing the DTO.
 import { randomUUID } from 'node:crypto';
 import { sql, type SqlBool } from 'kysely';
 import { allPermissions } from '../auth/permissions.ts';
