@@ -1,4 +1,5 @@
 // npm run bench:feeds [-- --books 1000,100000] [--duration 5] [--pages 50] [--only opds] [--connections 8,64] [--baseline main] [--kobo-sessions 5]
+//                     [--rounds N]
 //                     [--spread 200|all] [--writer MS] [--writer-kind rename|progress] [--cold] [--accept-encoding gzip]
 //                     [--compression] [--loop-stats] [--cpu-prof DIR]
 // The paged answers devices and apps ask for, over real HTTP against `bindery serve` (a child process, from the
@@ -31,6 +32,10 @@
 //               CPU of the middle pages; between each two pages of a session one page of OPDS 1.2 or the app API, out
 //               of 10 asked before the session (so kept), shows whether the session keeps the other feeds' pages.
 // --cpu-prof DIR  the daemons write V8 CPU profiles into DIR/<version> when they stop.
+// --rounds N    after each endpoint's row, N rounds of its pages 0…--pages-1 built again (a query parameter of the
+//               round makes each a page never asked), the versions taking turns going first: the median and range of
+//               each version's server CPU per built page over the rounds, on a warm daemon (a busy machine swings a
+//               single pass by a factor of two).
 // --loop-stats  what the daemon's main thread went through during each load run (bench/loop-probe.ts, preloaded into
 //               both versions): event-loop delay p50/p99/max, event-loop utilization, GC pauses (count and ms by kind,
 //               longest), the main thread's time waiting for a CPU in the run queue, and this process's own CPU
@@ -67,6 +72,7 @@ const { values } = parseArgs({
     'loop-stats': { type: 'boolean', default: false },
     'kobo-sessions': { type: 'string', default: '0' },
     'cpu-prof': { type: 'string' },
+    rounds: { type: 'string', default: '0' },
   },
 });
 const spreadAll = values.spread === 'all';
@@ -212,33 +218,36 @@ async function watchLoop(run: Running): Promise<() => Promise<string>> {
   };
 }
 
+/** The path of a page with a benchmark's own query parameter: a page of its own for the daemon's page cache. */
+const tagged = (path: string, tag: string): string => (tag === '' ? path : `${path}${path.includes('?') ? '&' : '?'}${tag}`);
+
 /**
  * Server CPU per page, one request at a time: the first time each page is asked for, then again. Pages
  * `alonePages`…2×`alonePages`-1 are built first ("first asked"): the first endpoint of a run is otherwise measured
  * on a daemon that has just started, whose code V8 has not compiled yet, and every later one on a daemon the runs
- * before it warmed up. "built" is then pages 0…`alonePages`-1, built for the first time on a warm daemon. A full
- * garbage collection (tens of ms, mostly on V8's helper threads) that falls into a pass adds ~1 ms to its mean of 50
- * pages: the helper threads' share is printed beside "built" to show when one did.
+ * before it warmed up. A list with fewer than 2×`alonePages` pages (Komga's 997 series at 100,000 books: 50 pages)
+ * would leave them empty, so it is pages 0…`alonePages`-1 under a query parameter of their own instead. "built" is
+ * then pages 0…`alonePages`-1, built for the first time on a warm daemon. A full garbage collection (tens of ms,
+ * mostly on V8's helper threads) that falls into a pass adds ~1 ms to its mean of 50 pages: the helper threads' share
+ * is printed beside "built" to show when one did.
  */
 async function alone(run: Running, endpoint: Endpoint, bodies: Buffer[] = []): Promise<{ firstAsked: number; built: number; builtInGcThreads: number; kept: number; afterChange: number; bytes: number }> {
-  const get = async (page: number): Promise<number> => {
-    const res = await fetch(`${run.daemon.url}${endpoint.path(page)}`, { headers: endpoint.headers(run) });
-    const body = Buffer.from(await res.arrayBuffer());
-    if (res.status !== 200) throw new Error(`${endpoint.path(page)}: ${res.status} ${body.toString().slice(0, 200)}`);
+  const get = async (page: number, tag = ''): Promise<number> => {
+    const body = await ask(run, endpoint, tagged(endpoint.path(page), tag));
     if (bodies.length < 10) bodies.push(body);
     return body.byteLength;
   };
   // Signs the OPDS account in once (password hashing is not what this measures), on a page not measured below.
-  await get(alonePages + 500);
+  const pages = await pagesOf(run, endpoint, 'bench-sign-in=1');
   bodies.length = 0;
-  const pass = async (first: number): Promise<{ cpu: number; inGcThreads: number; bytes: number }> => {
+  const pass = async (first: number, tag = ''): Promise<{ cpu: number; inGcThreads: number; bytes: number }> => {
     const before = cpuMs(run.daemon.pid);
     const helpers = threadsCpuMs(run.daemon.pid, 'V8Worker');
     let bytes = 0;
-    for (let p = first; p < first + alonePages; p++) bytes += await get(p);
+    for (let p = first; p < first + alonePages; p++) bytes += await get(p, tag);
     return { cpu: (cpuMs(run.daemon.pid) - before) / alonePages, inGcThreads: (threadsCpuMs(run.daemon.pid, 'V8Worker') - helpers) / alonePages, bytes: bytes / alonePages };
   };
-  const firstAsked = await pass(alonePages);
+  const firstAsked = pages >= 2 * alonePages ? await pass(alonePages) : await pass(0, 'bench-first-asked=1');
   const built = await pass(0);
   const kept = await pass(0);
   // The first page asked for after the catalog changed: it also redoes what the feed's pages share (id lists, totals).
@@ -251,6 +260,36 @@ async function alone(run: Running, endpoint: Endpoint, bodies: Buffer[] = []): P
     afterChange += cpuMs(run.daemon.pid) - before;
   }
   return { firstAsked: firstAsked.cpu, built: built.cpu, builtInGcThreads: built.inGcThreads, kept: kept.cpu, afterChange: afterChange / changes, bytes: built.bytes };
+}
+
+/** One answer of the endpoint (a 200, or the benchmark stops), as fetch decodes it. */
+async function ask(run: Running, endpoint: Endpoint, path: string): Promise<Buffer> {
+  const res = await fetch(`${run.daemon.url}${path}`, { headers: endpoint.headers(run) });
+  const body = Buffer.from(await res.arrayBuffer());
+  if (res.status !== 200) throw new Error(`${path}: ${res.status} ${body.toString().slice(0, 200)}`);
+  return body;
+}
+
+/**
+ * --rounds: each round asks every version for pages 0…alonePages-1 with the round in the query string (pages never
+ * asked, built on a warm daemon), the versions taking turns going first. Median (min–max) server CPU per page.
+ */
+async function builtRounds(running: readonly Running[], endpoint: Endpoint, rounds: number): Promise<string> {
+  const perVersion = new Map<Running, number[]>(running.map((run) => [run, []]));
+  const loads: string[] = [];
+  for (let round = 0; round < rounds; round++) {
+    for (const run of round % 2 === 0 ? running : [...running].reverse()) {
+      const before = cpuMs(run.daemon.pid);
+      for (let page = 0; page < alonePages; page++) await ask(run, endpoint, tagged(endpoint.path(page), `bench-round=${round}`));
+      perVersion.get(run)?.push((cpuMs(run.daemon.pid) - before) / alonePages);
+    }
+    loads.push(load());
+  }
+  const cells = running.map((run) => {
+    const sorted = [...(perVersion.get(run) ?? [])].sort((a, b) => a - b);
+    return `${run.version.label} ${(sorted[Math.floor(sorted.length / 2)] ?? Number.NaN).toFixed(2)} (${sorted[0]?.toFixed(2)}–${sorted.at(-1)?.toFixed(2)})`;
+  });
+  return `${endpoint.label}, built in ${rounds} rounds of ${alonePages} pages, server CPU ms/page, median (range): ${cells.join(' → ')}; load ${loads.join(' / ')}`;
 }
 
 let renames = 0;
@@ -293,9 +332,8 @@ class PagePlan {
 }
 
 /** How many pages the endpoint has for this caller, from the totals its first page reports. */
-async function pagesOf(run: Running, endpoint: Endpoint): Promise<number> {
-  const res = await fetch(`${run.daemon.url}${endpoint.path(0)}`, { headers: endpoint.headers(run) });
-  const text = await res.text();
+async function pagesOf(run: Running, endpoint: Endpoint, tag = ''): Promise<number> {
+  const text = (await ask(run, endpoint, tagged(endpoint.path(0), tag))).toString();
   const pages = /"totalPages"\s*:\s*(\d+)/.exec(text)?.[1];
   if (pages) return Number(pages);
   const items = /"totalElements"\s*:\s*(\d+)|"numberOfItems"\s*:\s*(\d+)|totalResults>(\d+)</.exec(text);
@@ -558,6 +596,7 @@ for (const books of sizes) {
     console.log('| endpoint | code | server CPU ms/page, first asked | built | of which V8 helper threads | kept | first after a change | KiB |' + connectionCounts.map((c) => ` ${c} conn: req/s | p50 / p99 / max ms | CPU ms/req |${loopHeads}`).join('') + (values.cold ? ` cold sign-in, ${coldConnections} at once: p50 / p99 / max ms | CPU ms/req |` : '') + (spreadAll ? ' fresh pages |' : ''));
     console.log('|---|---|---|---|---|---|---|---|' + connectionCounts.map(() => '---|---|---|' + (values['loop-stats'] ? '---|---|---|---|---|---|---|---|---|' : '')).join('') + (values.cold ? '---|---|' : '') + (spreadAll ? '---|' : ''));
     const compression: [string, Buffer[]][] = [];
+    const roundLines: string[] = [];
     for (const endpoint of endpoints) {
       for (const run of running) {
         const bodies: Buffer[] = [];
@@ -570,7 +609,9 @@ for (const books of sizes) {
         if (spreadAll) cells.push(` ${(plan.freshShare() * 100).toFixed(0)} % |`);
         console.log(`| ${endpoint.label} | ${run.version.label} | ${cost.firstAsked.toFixed(2)} | ${cost.built.toFixed(2)} | ${cost.builtInGcThreads.toFixed(2)} | ${cost.kept.toFixed(2)} | ${cost.afterChange.toFixed(2)} | ${(cost.bytes / 1024).toFixed(0)} |${cells.join('')} load ${load()}`);
       }
+      if (Number(values.rounds) > 0) roundLines.push(await builtRounds(running, endpoint, Number(values.rounds)));
     }
+    if (roundLines.length) console.log(`\n${roundLines.splice(0).join('\n')}`);
     if (values.compression) {
       console.log(`\nCompression of these pages (${books.toLocaleString('en')} books), CPU ms per page and size, one thread of this process:\n`);
       for (const [label, bodies] of compression) compressionTable(label, bodies);

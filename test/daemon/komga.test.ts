@@ -8,6 +8,7 @@ import ajvFormats from 'ajv-formats';
 import type { LightMyRequestResponse } from 'fastify';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleaned, type Json } from '../../src/core/komga/dto.ts';
 import { createLibrary } from '../../src/core/libraries/libraries.ts';
 import { scanLibrary } from '../../src/core/scan/scanner.ts';
 import { hashPassword } from '../../src/core/users/users.ts';
@@ -550,5 +551,11 @@ describe('clean mode', () => {
     // The page envelope keeps its (empty) content.
     const page = await json('/komga/api/v1/collections?clean&page=9', alice);
     expect(page.content).toEqual([]);
+    // Series pages and series are written as JSON text (kept per series): cleaned as the objects are.
+    const series = await json('/komga/api/v1/series');
+    const seriesId = ((series.content as Obj[])[0] as Obj).id as string;
+    for (const path of ['/komga/api/v1/series', `/komga/api/v1/series/${seriesId}`, '/komga/api/v1/series/new']) {
+      expect(await json(`${path}?clean`), path).toEqual(cleaned((await json(path)) as Json));
+    }
   });
 });

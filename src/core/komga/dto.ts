@@ -144,6 +144,28 @@ export function bookDto(row: KomgaBookRow, series: BookSeries, links: Links, pro
   };
 }
 
+/** A SeriesDto's first fields: the series, its link, dates and counts (the reader's among them). */
+function seriesLead(summary: SeriesSummary, links: Links): JsonObject {
+  const { ref, count } = summary;
+  const modified = instant(summary.modified);
+  return {
+    id: ref.id,
+    libraryId: String(ref.libraryId),
+    name: ref.name,
+    url: `${links.apiRoot}/api/v1/series/${encodeURIComponent(ref.id)}`,
+    created: instant(summary.created),
+    lastModified: modified,
+    fileLastModified: modified,
+    booksCount: count,
+    booksReadCount: summary.read,
+    booksUnreadCount: Math.max(0, count - summary.read - summary.inProgress),
+    booksInProgressCount: summary.inProgress,
+  };
+}
+
+/** The first fields of a SeriesDto's metadata, up to its sort title (the series' name as the reader's list spells it). */
+const metadataLead = (name: string): JsonObject => ({ status: 'ONGOING', statusLock: false, title: name, titleLock: false, titleSort: name });
+
 /** A SeriesDto from the series' summary and its first book (in series order). */
 export function seriesDto(summary: SeriesSummary, first: KomgaBookRow | undefined, links: Links): JsonObject {
   const { ref, count } = summary;
@@ -151,23 +173,9 @@ export function seriesDto(summary: SeriesSummary, first: KomgaBookRow | undefine
   const modified = instant(summary.modified);
   const ageRating = first?.ageRating ?? null;
   return {
-    id: ref.id,
-    libraryId: String(ref.libraryId),
-    name: ref.name,
-    url: `${links.apiRoot}/api/v1/series/${encodeURIComponent(ref.id)}`,
-    created,
-    lastModified: modified,
-    fileLastModified: modified,
-    booksCount: count,
-    booksReadCount: summary.read,
-    booksUnreadCount: Math.max(0, count - summary.read - summary.inProgress),
-    booksInProgressCount: summary.inProgress,
+    ...seriesLead(summary, links),
     metadata: {
-      status: 'ONGOING',
-      statusLock: false,
-      title: ref.name,
-      titleLock: false,
-      titleSort: ref.name,
+      ...metadataLead(ref.name),
       titleSortLock: false,
       summary: first?.description ?? '',
       summaryLock: false,
@@ -206,6 +214,26 @@ export function seriesDto(summary: SeriesSummary, first: KomgaBookRow | undefine
     deleted: false,
     oneshot: count === 1,
   };
+}
+
+/**
+ * The JSON of a SeriesDto's fields up to its metadata's sort title: all that depends on who reads it (their counts,
+ * the list's spelling of the name) and on the link root. seriesDtoTail gives the rest.
+ */
+export function seriesDtoLead(summary: SeriesSummary, links: Links): string {
+  return `${JSON.stringify(seriesLead(summary, links)).slice(0, -1)},"metadata":${JSON.stringify(metadataLead(summary.ref.name)).slice(0, -1)}`;
+}
+
+/**
+ * The JSON of a SeriesDto after seriesDtoLead's part: the same for every reader of the series, so it may be kept and
+ * put after any reader's lead (seriesDtoLead(summary, links) + tail is JSON.stringify(seriesDto(summary, first, links))).
+ */
+export function seriesDtoTail(summary: SeriesSummary, first: KomgaBookRow | undefined): string {
+  const links = { apiRoot: '' };
+  const whole = JSON.stringify(seriesDto(summary, first, links));
+  const lead = seriesDtoLead(summary, links);
+  if (!whole.startsWith(lead)) throw new Error(`the SeriesDto of ${summary.ref.id} does not start with its lead`);
+  return whole.slice(lead.length);
 }
 
 export function libraryDto(library: LibraryRow): JsonObject {
@@ -320,12 +348,11 @@ export function sliceOf(request: PageRequest): { offset: number; limit: number }
   return request.unpaged ? 'all' : { offset: request.page * request.size, limit: request.size };
 }
 
-/** Spring's `Page` as Komga serializes it, `pageable` and `sort` included, for a page of a list of `total` items. */
-export function pageEnvelope<T extends Json>(content: readonly T[], total: number, request: PageRequest, sorted = false): JsonObject {
+/** Spring's `Page` as Komga serializes it after its content, for a page of `count` items of a list of `total`. */
+function pageFields(count: number, total: number, request: PageRequest, sorted: boolean): JsonObject {
   const sort = { empty: !sorted, sorted, unsorted: !sorted };
   if (request.unpaged) {
     return {
-      content: [...content],
       pageable: { sort, offset: 0, pageNumber: 0, pageSize: total, paged: false, unpaged: true },
       totalElements: total,
       totalPages: 1,
@@ -334,13 +361,12 @@ export function pageEnvelope<T extends Json>(content: readonly T[], total: numbe
       number: 0,
       sort,
       first: true,
-      numberOfElements: content.length,
-      empty: content.length === 0,
+      numberOfElements: count,
+      empty: count === 0,
     };
   }
   const totalPages = Math.ceil(total / request.size);
   return {
-    content: [...content],
     pageable: { sort, offset: request.page * request.size, pageNumber: request.page, pageSize: request.size, paged: true, unpaged: false },
     totalElements: total,
     totalPages,
@@ -349,9 +375,27 @@ export function pageEnvelope<T extends Json>(content: readonly T[], total: numbe
     number: request.page,
     sort,
     first: request.page === 0,
-    numberOfElements: content.length,
-    empty: content.length === 0,
+    numberOfElements: count,
+    empty: count === 0,
   };
+}
+
+/** Spring's `Page` as Komga serializes it, `pageable` and `sort` included, for a page of a list of `total` items. */
+export function pageEnvelope<T extends Json>(content: readonly T[], total: number, request: PageRequest, sorted = false): JsonObject {
+  return { content: [...content], ...pageFields(content.length, total, request, sorted) };
+}
+
+/** An answer already written as JSON: sent as it is. */
+export class JsonText {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+}
+
+/** pageEnvelope's JSON for content already written as JSON, one text per item. */
+export function pageEnvelopeText(content: readonly string[], total: number, request: PageRequest, sorted = false): JsonText {
+  return new JsonText(`{"content":[${content.join(',')}],${JSON.stringify(pageFields(content.length, total, request, sorted)).slice(1)}`);
 }
 
 /** A page of a list held in memory. */

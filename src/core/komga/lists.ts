@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import { bookSearchConditions } from './book-search.ts';
 import { bookName, bookOrder, loadBookRows, pageOfBooks, type KomgaBookRow } from './catalog.ts';
 import { collectionRows } from './collections.ts';
-import { collectionDto, pageEnvelope, pageRequest, sliceOf, type Json } from './dto.ts';
+import { collectionDto, pageEnvelope, pageRequest, sliceOf, type Json, type JsonText } from './dto.ts';
 import { libraryIds, type Query } from './filters.ts';
 import { readStateSql } from './read-progress.ts';
 import { parseBookSearch, parseSeriesSearch } from './search-condition.ts';
@@ -34,7 +34,7 @@ export async function booksListPage(reader: KomgaReader, body: unknown, query: Q
 }
 
 /** `POST /api/v1/series/list`: the series meeting the search body, by name or in `sort` order. */
-export async function seriesListPage(reader: KomgaReader, body: unknown, query: Query): Promise<JsonObject> {
+export async function seriesListPage(reader: KomgaReader, body: unknown, query: Query): Promise<JsonText> {
   return pageOfHeads(reader, await searchSeries(reader, parseSeriesSearch(body)), query.sort, pageRequest(query));
 }
 

@@ -10,15 +10,20 @@
 // the log rows it saw, by id, only while the row holds its own claim. A write committed meanwhile has a log row the
 // reader never saw: it survives and keeps the series stale. A reader with content restrictions uses the figures only
 // for series where nothing is hidden from them; their read and in-progress counts come from their own progress rows,
-// in one statement for the page.
+// in one statement for the page. With the figures is kept the SeriesDto's JSON from after its sort title on (migration
+// 051: what is the same for every reader, the first book's fields included), so a page writes each kept series as the
+// reader's part in front of that text rather than building and serializing the DTO.
 import { randomUUID } from 'node:crypto';
 import { sql, type SqlBool } from 'kysely';
 import { allPermissions } from '../auth/permissions.ts';
 import { isAdmin, type Principal } from '../auth/principal.ts';
 import { visibleBookFilter } from '../auth/visibility.ts';
+import { compiledOnce } from '../store/compiled-once.ts';
 import type { SqlValue } from '../store/sql-exec.ts';
 import type { KomgaSeriesSummaryTable } from '../store/db-types.ts';
 import type { Store } from '../store/store.ts';
+import { loadBookRows } from './catalog.ts';
+import { seriesDtoTail } from './dto.ts';
 import { readStateText, type KomgaReadState } from './read-progress.ts';
 import { membersOf, seriesId, seriesKey, summarizeMany, type SeriesRef, type SeriesSummary } from './series.ts';
 import { allAside, HAS_SERIES, nocase, remembered } from './sql.ts';
@@ -46,21 +51,33 @@ const hiddenKey = (libraryId: number, name: string): string => `${libraryId}\u00
 
 /** The named series of the reader's libraries holding a book their content restrictions hide: one statement per catalog state. */
 function seriesWithHiddenBooks(store: Store, principal: Principal): Promise<Set<string>> {
-  const compiled = store.db
-    .selectFrom('book')
-    .innerJoin('book_metadata as m', 'm.book_id', 'book.id')
-    .where(sql<SqlBool>`+book.library_id IN (${sql.join(principal.libraryIds)})`)
-    .where(sql<SqlBool>`book.deleted = 0 and book.is_physical = 0`)
-    .where(HAS_SERIES)
-    .where((eb) => eb.not(visibleBookFilter(principal, { libraryIndex: false })(eb)))
-    .select([sql<number>`book.library_id`.as('l'), sql<string>`m.series_name`.as('name')])
-    .distinct()
-    .compile();
+  const compiled = compiledOnce(principal, `komga-series-hidden:${store.engine}`, [], () =>
+    store.db
+      .selectFrom('book')
+      .innerJoin('book_metadata as m', 'm.book_id', 'book.id')
+      .where(sql<SqlBool>`+book.library_id IN (${sql.join(principal.libraryIds)})`)
+      .where(sql<SqlBool>`book.deleted = 0 and book.is_physical = 0`)
+      .where(HAS_SERIES)
+      .where((eb) => eb.not(visibleBookFilter(principal, { libraryIndex: false })(eb)))
+      .select([sql<number>`book.library_id`.as('l'), sql<string>`m.series_name`.as('name')])
+      .distinct()
+      .compile(),
+  );
   return remembered(store, compiled, async () => new Set((await allAside<{ l: number; name: string }>(store, compiled)).map((r) => hiddenKey(r.l, r.name))));
 }
 
+/** The kept SeriesDto text (from after its sort title on) of summaries made from kept rows. */
+const dtoTails = new WeakMap<SeriesSummary, string>();
+
+/** The SeriesDto's JSON after seriesDtoLead's part, when the summary comes from kept figures that hold it. */
+export function keptDtoTail(summary: SeriesSummary): string | undefined {
+  return dtoTails.get(summary);
+}
+
 function fromRow(ref: SeriesRef, row: KeptRow): SeriesSummary {
-  return {
+  let authors: string[] | undefined;
+  let tags: string[] | undefined;
+  const summary: SeriesSummary = {
     ref,
     count: row.book_count,
     read: 0,
@@ -69,45 +86,75 @@ function fromRow(ref: SeriesRef, row: KeptRow): SeriesSummary {
     modified: row.modified,
     release: row.release,
     firstBookId: row.first_book_id ?? undefined,
-    authors: JSON.parse(row.authors) as string[],
-    tags: JSON.parse(row.tags) as string[],
+    // Parsed when asked for: a page answered from the kept text never does.
+    get authors() {
+      return (authors ??= JSON.parse(row.authors) as string[]);
+    },
+    set authors(value) {
+      authors = value;
+    },
+    get tags() {
+      return (tags ??= JSON.parse(row.tags) as string[]);
+    },
+    set tags(value) {
+      tags = value;
+    },
   };
+  if (row.dto_tail !== null) dtoTails.set(summary, row.dto_tail);
+  return summary;
 }
 
 /** What a reader saw of a series before reading its books: its kept row, if any, and the ids of its log rows. */
 export interface KeptState {
   row: KeptRow | undefined;
   logIds: number[];
+  /** The log held a row for the series when its kept row was read (its log ids may have been read after). */
+  logged: boolean;
 }
 
 const stateKey = (libraryId: number, key: string): string => `${libraryId}\u0000${key}`;
 
-/** The kept rows and log ids of the given series keys of libraries, by stateKey: read BEFORE their books are. */
+/**
+ * The kept rows and log ids of the given series keys of libraries, by stateKey: read BEFORE their books are. The rows
+ * come with whether the log names them, in one statement; log ids are read only for the series it does name or that
+ * have no row (a page from kept figures: one statement).
+ */
 export async function keptStates(store: Store, series: readonly { libraryId: number; key: string }[]): Promise<Map<string, KeptState>> {
-  const states = new Map<string, KeptState>(series.map((s) => [stateKey(s.libraryId, s.key), { row: undefined, logIds: [] }]));
+  const states = new Map<string, KeptState>(series.map((s) => [stateKey(s.libraryId, s.key), { row: undefined, logIds: [], logged: true }]));
   const d = store.dialect;
   // Per library (a page's series are nearly always of one): the primary key and the log's index then find each row.
   for (const libraryId of new Set(series.map((s) => s.libraryId))) {
-    const keys = JSON.stringify([...new Set(series.filter((s) => s.libraryId === libraryId).map((s) => s.key))]);
-    const logged = (await store.exec.all(`SELECT id, series_key FROM komga_series_stale WHERE library_id = ? AND series_key IN (${d.jsonValues('text')})`, [libraryId, keys])) as {
-      id: number;
-      series_key: string;
-    }[];
-    for (const r of logged) states.get(stateKey(libraryId, r.series_key))?.logIds.push(Number(r.id));
-    const rows = (await store.exec.all(`SELECT * FROM komga_series_summary WHERE library_id = ? AND series_key IN (${d.jsonValues('text')})`, [libraryId, keys])) as unknown as KeptRow[];
-    for (const r of rows) {
-      const state = states.get(stateKey(libraryId, r.series_key));
-      if (state) state.row = r;
+    const keys = [...new Set(series.filter((s) => s.libraryId === libraryId).map((s) => s.key))];
+    const rows = (await store.exec.all(
+      `SELECT s.*, CASE WHEN EXISTS (SELECT 1 FROM komga_series_stale l WHERE l.library_id = s.library_id AND l.series_key = s.series_key) THEN 1 ELSE 0 END AS logged
+       FROM komga_series_summary s WHERE s.library_id = ? AND s.series_key IN (${d.jsonValues('text')})`,
+      [libraryId, JSON.stringify(keys)],
+    )) as unknown as (KeptRow & { logged: number })[];
+    for (const { logged, ...row } of rows) {
+      const state = states.get(stateKey(libraryId, row.series_key));
+      if (!state) continue;
+      state.row = row;
+      state.logged = Number(logged) === 1;
     }
+    const unsure = keys.filter((key) => states.get(stateKey(libraryId, key))?.logged);
+    if (unsure.length === 0) continue;
+    const logIds = (await store.exec.all(`SELECT id, series_key FROM komga_series_stale WHERE library_id = ? AND series_key IN (${d.jsonValues('text')})`, [
+      libraryId,
+      JSON.stringify(unsure),
+    ])) as { id: number; series_key: string }[];
+    for (const r of logIds) states.get(stateKey(libraryId, r.series_key))?.logIds.push(Number(r.id));
   }
   return states;
 }
 
-/** Kept figures that may be used: a row, and no log row saying a write touched the series since. */
-const fresh = (state: KeptState | undefined): KeptRow | undefined => (state && state.logIds.length === 0 ? state.row : undefined);
+/**
+ * Kept figures that may be used: a row with its SeriesDto text, and no log row saying a write touched the series since
+ * (none when the row was read: one read later may already miss rows a reader storing newer figures deleted).
+ */
+const fresh = (state: KeptState | undefined): KeptRow | undefined => (state && !state.logged && state.logIds.length === 0 && state.row?.dto_tail != null ? state.row : undefined);
 
-const FIGURES = ['book_count', 'created', 'modified', 'release', 'first_book_id', 'authors', 'tags'];
-const figuresOf = (s: SeriesSummary): SqlValue[] => [s.count, s.created, s.modified, s.release, s.firstBookId ?? null, JSON.stringify(s.authors), JSON.stringify(s.tags)];
+const FIGURES = ['book_count', 'created', 'modified', 'release', 'first_book_id', 'authors', 'tags', 'dto_tail'];
+const figuresOf = (s: SeriesSummary, tail: string): SqlValue[] => [s.count, s.created, s.modified, s.release, s.firstBookId ?? null, JSON.stringify(s.authors), JSON.stringify(s.tags), tail];
 
 export interface Computed {
   libraryId: number;
@@ -126,19 +173,24 @@ export interface Computed {
 export async function keep(store: Store, computed: readonly Computed[]): Promise<number> {
   const claim = randomUUID();
   const sorted = [...computed].sort((a, b) => a.libraryId - b.libraryId || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  // The first books' rows, read after the log rows were (as the books were): a write to them since has a log row of its own.
+  const firsts = new Map(
+    (await loadBookRows(store, sorted.flatMap((c) => (c.summary.firstBookId === undefined ? [] : [c.summary.firstBookId])), { files: false, authors: false })).map((r) => [r.id, r]),
+  );
   let stored = 0;
   for (const { libraryId, key, summary, state } of sorted) {
+    const figures = figuresOf(summary, seriesDtoTail(summary, summary.firstBookId === undefined ? undefined : firsts.get(summary.firstBookId)));
     const done = state.row
       ? await store.bookkeeping.tryRun(`UPDATE komga_series_summary SET claim = ?, ${FIGURES.map((f) => `${f} = ?`).join(', ')} WHERE library_id = ? AND series_key = ? AND claim = ?`, [
           claim,
-          ...figuresOf(summary),
+          ...figures,
           libraryId,
           key,
           state.row.claim,
         ])
       : await store.bookkeeping.tryRun(
-          `INSERT INTO komga_series_summary (library_id, series_key, claim, ${FIGURES.join(', ')}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (library_id, series_key) DO NOTHING`,
-          [libraryId, key, claim, ...figuresOf(summary)],
+          `INSERT INTO komga_series_summary (library_id, series_key, claim, ${FIGURES.join(', ')}) VALUES (${['?', '?', '?', ...FIGURES.map(() => '?')].join(', ')}) ON CONFLICT (library_id, series_key) DO NOTHING`,
+          [libraryId, key, claim, ...figures],
         );
     if (!done) break;
     stored++;
@@ -250,15 +302,24 @@ export async function compactStaleLog(store: Store, signal?: AbortSignal): Promi
   return deleted;
 }
 
+/** How many progress rows the reader has, remembered until reading state changes. */
+function progressRows(store: Store, userId: number): Promise<number> {
+  const compiled = { sql: 'SELECT count(*) AS n FROM user_book_progress WHERE user_id = ?', parameters: [userId] };
+  return remembered(store, compiled, async () => Number((await store.exec.get(compiled.sql, [userId]))?.n ?? 0));
+}
+
 /** The reader's read and in-progress books of the kept series, from their progress rows, in one statement. */
 async function readerStates(store: Store, userId: number, summaries: readonly SeriesSummary[], keys: ReadonlyMap<string, number>): Promise<void> {
   const d = store.dialect;
   const folded = [...new Set(summaries.map((s) => nocase(keptName(s.ref) as string)))];
+  // CROSS JOIN fixes SQLite's loop order. Usually the series' books (through the series-name index) are the outer
+  // loop, each probing the reader's progress row, rather than every progress row of a reader who has thousands; a
+  // reader with fewer progress rows than the series have books (a new one: none) drives it from their rows instead.
+  const books = summaries.reduce((n, s) => n + s.count, 0);
+  const from = (await progressRows(store, userId)) < books ? 'user_book_progress p CROSS JOIN book_metadata m' : 'book_metadata m CROSS JOIN user_book_progress p';
   const rows = (await store.exec.all(
-    // CROSS JOIN: SQLite keeps the series' books (through the series-name index) as the outer loop and probes the
-    // reader's progress row of each, rather than reading every progress row of a reader who has thousands.
     `SELECT b.library_id AS l, m.series_name AS series, ${readStateText(d, 'p')} AS state, count(*) AS n
-     FROM book_metadata m CROSS JOIN user_book_progress p CROSS JOIN book b
+     FROM ${from} CROSS JOIN book b
      WHERE ${d.nocase('m.series_name')} IN (${d.jsonValues('text')}) AND p.user_id = ? AND p.book_id = m.book_id AND b.id = m.book_id AND b.deleted = 0 AND b.is_physical = 0
      GROUP BY 1, 2, 3`,
     [JSON.stringify(folded), userId],

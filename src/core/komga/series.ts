@@ -6,6 +6,7 @@ import type { RawBuilder, SqlBool } from 'kysely';
 import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
 import { canSeeLibrary, visibleBookFilter } from '../auth/visibility.ts';
+import { compiledOnce } from '../store/compiled-once.ts';
 import type { Store } from '../store/store.ts';
 import { readStateSql, readStateText, type KomgaReadState } from './read-progress.ts';
 import type { SqlDialect } from '../store/dialect.ts';
@@ -125,12 +126,16 @@ export function seriesIndex(store: Store, principal: Principal, groupUnknown: bo
   // Grouped by name alone, the series-name index hands the groups over in order; only names found in several
   // libraries are counted again per library.
   const d = store.dialect;
-  const seriesName = nocaseSql(d, sql.ref('m.series_name'));
-  const namedBooks = () => listedBooks(store, principal).where(sql<SqlBool>`${seriesName} > ''`).where(HAS_SERIES);
-  const named = namedBooks()
-    .select([sql<number>`min(book.library_id)`.as('l'), sql<number>`max(book.library_id)`.as('l2'), ...NAMED_COLUMNS])
-    .groupBy(seriesName)
-    .compile();
+  // Built only when compiled: a page finds the statement compiled and the index remembered.
+  const seriesName = () => nocaseSql(d, sql.ref('m.series_name'));
+  const namedBooks = () => listedBooks(store, principal).where(sql<SqlBool>`${seriesName()} > ''`).where(HAS_SERIES);
+  // Compiled once per principal: building the statement with the visibility filter costs more than the rest of a page.
+  const named = compiledOnce(principal, `komga-series-index:${store.engine}`, [], () =>
+    namedBooks()
+      .select([sql<number>`min(book.library_id)`.as('l'), sql<number>`max(book.library_id)`.as('l2'), ...NAMED_COLUMNS])
+      .groupBy(seriesName())
+      .compile(),
+  );
   return remembered(store, { sql: `${named.sql} -- ${groupUnknown ? 'grouped' : 'single'}`, parameters: named.parameters }, async () => {
     const heads: SeriesHead[] = [];
     const byName = await allAside<NamedRow & { l2: number }>(store, named);
@@ -141,9 +146,9 @@ export function seriesIndex(store: Store, principal: Principal, groupUnknown: bo
         ...(await all<NamedRow>(
           store,
           namedBooks()
-            .where(sql<SqlBool>`${seriesName} IN (${sql.join(spread.map((n) => nocaseSql(d, n)))})`)
+            .where(sql<SqlBool>`${seriesName()} IN (${sql.join(spread.map((n) => nocaseSql(d, n)))})`)
             .select([sql<number>`book.library_id`.as('l'), ...NAMED_COLUMNS])
-            .groupBy([seriesName, sql`book.library_id`])
+            .groupBy([seriesName(), sql`book.library_id`])
             .compile(),
         )),
       );
@@ -217,9 +222,35 @@ export interface SeriesRef {
   lookup?: { names: string[] } | { ids: number[] };
 }
 
+/** A head's series ref; its members' SQL is built when first asked for (a page from kept figures never reads the books). */
+class HeadRef implements SeriesRef {
+  readonly id: string;
+  readonly libraryId: number;
+  readonly name: string;
+  readonly bounded: boolean;
+  readonly lookup?: { names: string[] } | { ids: number[] };
+  private readonly dialect: SqlDialect;
+  private readonly head: SeriesHead;
+  private built: Cond | undefined;
+
+  constructor(d: SqlDialect, head: SeriesHead) {
+    this.id = seriesId(head.libraryId, head.name);
+    this.libraryId = head.libraryId;
+    this.name = head.name;
+    this.bounded = head.kind !== 'unknown';
+    if (head.kind === 'named') this.lookup = { names: [head.name] };
+    else if (head.kind === 'books') this.lookup = { ids: head.bookIds ?? [] };
+    this.dialect = d;
+    this.head = head;
+  }
+
+  get members(): Cond {
+    return (this.built ??= membersOf(this.dialect, this.head));
+  }
+}
+
 export function refOf(d: SqlDialect, head: SeriesHead): SeriesRef {
-  const lookup = head.kind === 'named' ? { names: [head.name] } : head.kind === 'books' ? { ids: head.bookIds ?? [] } : undefined;
-  return { id: seriesId(head.libraryId, head.name), libraryId: head.libraryId, name: head.name, members: membersOf(d, head), bounded: head.kind !== 'unknown', ...(lookup ? { lookup } : {}) };
+  return new HeadRef(d, head);
 }
 
 /** The visible books of a series (per-row restriction tests when the series is found through an index). */

@@ -5,12 +5,12 @@ import type { Principal } from '../auth/principal.ts';
 import type { Store } from '../store/store.ts';
 import { bookName, bookOrder, loadBookRows, pageOfBooks, type KomgaBookRow } from './catalog.ts';
 import { collectionRows, findCollection, type Collection } from './collections.ts';
-import { bookDto, collectionDto, pageEnvelope, pageOf, pageRequest, seriesDto, sliceOf, type Json, type Links, type PageRequest } from './dto.ts';
+import { bookDto, collectionDto, JsonText, pageEnvelope, pageEnvelopeText, pageOf, pageRequest, seriesDto, seriesDtoLead, sliceOf, type Json, type Links, type PageRequest } from './dto.ts';
 import { boolParam, bookConditions, libraryIds, listParam, readStatuses, seriesBookConditions, seriesCanMatch, textParam, type Query } from './filters.ts';
 import { bookProgress, type KomgaReadState } from './read-progress.ts';
 import { seriesOfBooks } from './book-series.ts';
 import { libraryDates, refOf, seriesBookIds, seriesIndex, seriesKeysWhere, seriesReadCounts, type SeriesHead, type SeriesRef } from './series.ts';
-import { summarizePage } from './series-figures.ts';
+import { keptDtoTail, summarizePage } from './series-figures.ts';
 import { inCollections, seriesState } from './series-search.ts';
 import { compareNocase } from './sql.ts';
 import { textMatches } from './text-match.ts';
@@ -46,12 +46,24 @@ export async function booksPage(reader: KomgaReader, query: Query): Promise<Json
   return pageEnvelope(await bookDtos(reader, await loadBookRows(reader.store, ids)), total, request, order.sorted);
 }
 
-/** A SeriesDto per series, in the order given. */
-export async function seriesDtos(reader: KomgaReader, refs: readonly SeriesRef[]): Promise<JsonObject[]> {
+/**
+ * The JSON of a SeriesDto per series, in the order given: from the text kept with the series' figures after the
+ * reader's own part, or built from the summary and the first book.
+ */
+export async function seriesDtoTexts(reader: KomgaReader, refs: readonly SeriesRef[]): Promise<string[]> {
   const summaries = await summarizePage(reader.store, reader.principal, refs, reader.principal.userId);
-  const firstIds = summaries.flatMap((s) => (s.firstBookId === undefined ? [] : [s.firstBookId]));
-  const firsts = new Map((await loadBookRows(reader.store, firstIds, { files: false, authors: false })).map((r) => [r.id, r]));
-  return summaries.map((s) => seriesDto(s, s.firstBookId === undefined ? undefined : firsts.get(s.firstBookId), reader.links));
+  const firstIds = summaries.flatMap((s) => (s.firstBookId === undefined || keptDtoTail(s) !== undefined ? [] : [s.firstBookId]));
+  const firsts = new Map(firstIds.length === 0 ? [] : (await loadBookRows(reader.store, firstIds, { files: false, authors: false })).map((r) => [r.id, r]));
+  return summaries.map((s) => {
+    const tail = keptDtoTail(s);
+    if (tail !== undefined) return seriesDtoLead(s, reader.links) + tail;
+    return JSON.stringify(seriesDto(s, s.firstBookId === undefined ? undefined : firsts.get(s.firstBookId), reader.links));
+  });
+}
+
+/** One series' SeriesDto. */
+export async function seriesDtoOf(reader: KomgaReader, ref: SeriesRef): Promise<JsonText> {
+  return new JsonText((await seriesDtoTexts(reader, [ref]))[0] as string);
 }
 
 type SeriesSort = 'name' | 'created' | 'modified' | 'count';
@@ -84,7 +96,7 @@ async function headDates(reader: KomgaReader, heads: readonly SeriesHead[]): Pro
  * meets a filter on genres, tags, publishers, languages, authors, age ratings or release years when one of its
  * visible books does.
  */
-export async function seriesPage(reader: KomgaReader, query: Query, within?: Collection): Promise<JsonObject> {
+export async function seriesPage(reader: KomgaReader, query: Query, within?: Collection): Promise<JsonText> {
   return pageOfHeads(reader, await filteredHeads(reader, query, within), query.sort, pageRequest(query));
 }
 
@@ -123,12 +135,12 @@ async function filteredHeads(reader: KomgaReader, query: Query, within?: Collect
 }
 
 /** `/api/v1/series/new`: the series, newest first (when their first book was added); `library_id`, `oneshot`, `deleted`. */
-export async function newSeriesPage(reader: KomgaReader, query: Query): Promise<JsonObject> {
+export async function newSeriesPage(reader: KomgaReader, query: Query): Promise<JsonText> {
   return pageOfHeads(reader, await filteredHeads(reader, query), 'created,desc', pageRequest(query));
 }
 
 /** `/api/v1/series/updated`: series that got books after their first, most recently changed first. */
-export async function updatedSeriesPage(reader: KomgaReader, query: Query): Promise<JsonObject> {
+export async function updatedSeriesPage(reader: KomgaReader, query: Query): Promise<JsonText> {
   const heads = await filteredHeads(reader, query);
   const dates = await headDates(reader, heads);
   const updated = heads.filter((h) => {
@@ -139,7 +151,7 @@ export async function updatedSeriesPage(reader: KomgaReader, query: Query): Prom
 }
 
 /** A page of series in the order `sort` asks for (by name when it names nothing known). */
-export async function pageOfHeads(reader: KomgaReader, heads: readonly SeriesHead[], sortParam: unknown, request: PageRequest): Promise<JsonObject> {
+export async function pageOfHeads(reader: KomgaReader, heads: readonly SeriesHead[], sortParam: unknown, request: PageRequest): Promise<JsonText> {
   const { sort, desc } = seriesSortOf(sortParam);
   let ordered = heads;
   if (sort !== 'name' || desc) {
@@ -155,7 +167,7 @@ export async function pageOfHeads(reader: KomgaReader, heads: readonly SeriesHea
   }
   const slice = sliceOf(request);
   const shown = slice === 'all' ? ordered : ordered.slice(slice.offset, slice.offset + slice.limit);
-  return pageEnvelope(await seriesDtos(reader, shown.map((head) => refOf(reader.store.dialect, head))), ordered.length, request, sortParam !== undefined);
+  return pageEnvelopeText(await seriesDtoTexts(reader, shown.map((head) => refOf(reader.store.dialect, head))), ordered.length, request, sortParam !== undefined);
 }
 
 /** `/api/v1/series/{id}/books`: the series' books in order, with the book filters Komga takes here. */

@@ -559,6 +559,7 @@ export interface KomgaSeriesSummaryTable {
   first_book_id: number | null;
   authors: string;
   tags: string;
+  dto_tail: string | null;
 }
 
 export interface KomgaSessionTable {

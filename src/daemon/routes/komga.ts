@@ -11,7 +11,7 @@ import { isAdmin } from '../../core/auth/principal.ts';
 import { bookFiles } from '../../core/books/file-locations.ts';
 import { listedBookRow, visibleLibraries, type KomgaBookRow } from '../../core/komga/catalog.ts';
 import { collectionCoverBook, collectionRow, findCollection } from '../../core/komga/collections.ts';
-import { cleaned, collectionDto, instant, isCleanMode, libraryDto, pageDto, pageOf, pageRequest, pagesCountOf, userDto, type Json } from '../../core/komga/dto.ts';
+import { cleaned, collectionDto, instant, isCleanMode, JsonText, libraryDto, pageDto, pageOf, pageRequest, pagesCountOf, userDto, type Json } from '../../core/komga/dto.ts';
 import { booksListPage, collectionsOfSeries, latestBooksPage, onDeckPage, seriesListPage, siblingBook } from '../../core/komga/lists.ts';
 import { comicPage, comicPages, pdfPage, pdfPages, type PageImage, type PageInfo } from '../../core/komga/pages.ts';
 import { parseProgression, ProgressionError, readProgression, writeProgression } from '../../core/komga/progression.ts';
@@ -31,7 +31,7 @@ import {
   newSeriesPage,
   seriesBooks,
   seriesBooksPage,
-  seriesDtos,
+  seriesDtoOf,
   seriesPage,
   tachiyomiProgress,
   updatedSeriesPage,
@@ -117,13 +117,15 @@ async function signIn(request: RouteRequest, reply: FastifyReply, ctx: DaemonCon
   };
 }
 
-async function sendJson(reply: FastifyReply, reader: Reader, answer: Json | Promise<Json>, type = 'application/json'): Promise<FastifyReply> {
+/** Sends JSON; an answer already written as JSON as it is (in clean mode, read back and cleaned). */
+async function sendJson(reply: FastifyReply, reader: Reader, answer: Json | JsonText | Promise<Json | JsonText>, type = 'application/json'): Promise<FastifyReply> {
   const body = await answer;
-  return reply.type(type).header('Cache-Control', 'no-cache, private').send(JSON.stringify(reader.clean ? cleaned(body) : body));
+  const text = body instanceof JsonText ? (reader.clean ? JSON.stringify(cleaned(JSON.parse(body.text) as Json)) : body.text) : JSON.stringify(reader.clean ? cleaned(body) : body);
+  return reply.type(type).header('Cache-Control', 'no-cache, private').send(text);
 }
 
 /** A search body Komga would refuse is a 400 with the reason. */
-async function searchAnswer(build: () => Promise<Json>): Promise<Json> {
+async function searchAnswer(build: () => Promise<Json | JsonText>): Promise<Json | JsonText> {
   try {
     return await build();
   } catch (error) {
@@ -299,7 +301,7 @@ export const komgaRoutes: RouteSpec[] = [
 
   route('/v1/series', async (reader, _request, reply) => sendJson(reply, reader, seriesPage(reader, reader.query))),
 
-  route('/v1/series/{seriesId}', async (reader, request, reply) => sendJson(reply, reader, (await seriesDtos(reader, [await seriesOf(reader, request)]))[0] as Json)),
+  route('/v1/series/{seriesId}', async (reader, request, reply) => sendJson(reply, reader, seriesDtoOf(reader, await seriesOf(reader, request)))),
 
   route('/v1/series/{seriesId}/books', async (reader, request, reply) => sendJson(reply, reader, seriesBooksPage(reader, await seriesOf(reader, request), reader.query))),
 

@@ -14,15 +14,15 @@ import { engineOf } from '../engine.ts';
  * out): one new row each in the append-only log. The key is the name as lower() folds it: ASCII letters only on both
  * engines (SQLite without ICU; PostgreSQL catalogs use the C character type), as JavaScript's `nocase`.
  */
-function touch(from: string, where: string, library = 'b.library_id', name = 'm.series_name'): string {
+export function touch(from: string, where: string, library = 'b.library_id', name = 'm.series_name'): string {
   return `INSERT INTO komga_series_stale (library_id, series_key)
     SELECT DISTINCT ${library}, lower(${name}) FROM ${from} WHERE ${where} AND trim(coalesce(${name}, '')) <> ''`;
 }
 
 /** The series of a book (by id expression) as it is now. */
-const seriesOfBook = (bookId: string, extra = ''): string => touch('book b JOIN book_metadata m ON m.book_id = b.id', `b.id = ${bookId}${extra}`);
+export const seriesOfBook = (bookId: string, extra = ''): string => touch('book b JOIN book_metadata m ON m.book_id = b.id', `b.id = ${bookId}${extra}`);
 
-interface TriggerSpec {
+export interface TriggerSpec {
   table: string;
   /** Part of the trigger's name. */
   event: string;
@@ -104,8 +104,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // Every series there is now, stale (and without a row, which is stale as well): the filler in series-figures.ts
   // finds them in the log and works them out in the background.
   await sql.raw(touch('book b JOIN book_metadata m ON m.book_id = b.id', '1 = 1')).execute(db);
+  await createTriggers(db, TRIGGERS);
+}
+
+/** Creates each trigger (named `komga_series_<table>_<event>`): a plpgsql function and its trigger on PostgreSQL. */
+export async function createTriggers(db: Kysely<unknown>, triggers: readonly TriggerSpec[]): Promise<void> {
   const postgres = engineOf(db) === 'postgres';
-  for (const t of TRIGGERS) {
+  for (const t of triggers) {
     const name = `komga_series_${t.table}_${t.event}`;
     if (postgres) {
       await sql

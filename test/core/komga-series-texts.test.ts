@@ -1,0 +1,198 @@
+// A Komga series page is written from the SeriesDto text kept with each series' figures (migration 051), the reader's
+// counts and the link root put in front. Here every page's JSON (admin, restricted reader, a second user; unknown
+// books grouped or not) equals JSON.stringify of the SeriesDtos built from the books, after each write to what the kept
+// text shows: the first book's description, publisher, language and age rating; its genres added, renamed, removed;
+// tags; titles; books added and removed; and one user's reading progress, which must not show in another's page.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { allPermissions, PERMISSION_NAMES, type Permissions } from '../../src/core/auth/permissions.ts';
+import type { Principal } from '../../src/core/auth/principal.ts';
+import { deleteBooks } from '../../src/core/books/book-delete.ts';
+import { renameName } from '../../src/core/books/names.ts';
+import { loadBookRows } from '../../src/core/komga/catalog.ts';
+import { pageRequest, seriesDto, type Json } from '../../src/core/komga/dto.ts';
+import { figuresStored, keptDtoTail, summarizePage } from '../../src/core/komga/series-figures.ts';
+import { refOf, seriesIndex, summarizeMany, type SeriesRef } from '../../src/core/komga/series.ts';
+import { seriesDtoTexts, seriesPage, type KomgaReader } from '../../src/core/komga/views.ts';
+import { openStore, type Store } from '../../src/core/store/store.ts';
+import { seedLibrary, seedSeriesBook } from '../helpers/catalog-seed.ts';
+
+let dir: string;
+let store: Store;
+let adminId: number;
+let otherId: number;
+let comics: number;
+const book: Record<string, number> = {};
+const links = { apiRoot: '/base/komga' };
+
+const admin = (): Principal => ({ userId: adminId, username: 'admin', isDefaultPassword: false, sessionVersion: 0, permissions: allPermissions(), libraryIds: [], restrictions: [] });
+const other = (): Principal => ({ ...admin(), userId: otherId, username: 'other' });
+const member = (): Principal => ({
+  ...admin(),
+  username: 'member',
+  permissions: Object.fromEntries(PERMISSION_NAMES.map((p) => [p, false])) as Permissions,
+  libraryIds: [comics],
+  restrictions: [{ type: 'CATEGORY', mode: 'EXCLUDE', value: 'hidden' }],
+});
+const readers = (): [string, Principal][] => [
+  ['admin', admin()],
+  ['other user', other()],
+  ['restricted member', member()],
+];
+
+const idOf = async (table: 'category' | 'tag', name: string): Promise<number> => (await store.db.selectFrom(table).select('id').where('name', '=', name).executeTakeFirstOrThrow()).id;
+
+async function genre(bookId: number, name: string): Promise<void> {
+  const id = (await store.db.selectFrom('category').select('id').where('name', '=', name).executeTakeFirst())?.id ?? (await store.db.insertInto('category').values({ name }).returning('id').executeTakeFirstOrThrow()).id;
+  await store.db.insertInto('book_metadata_category_mapping').values({ book_id: bookId, category_id: id }).execute();
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'bindery-komga-series-texts-'));
+  store = await openStore(join(dir, 'catalog.sqlite'));
+  adminId = (await store.db.insertInto('users').values({ username: 'admin', password_hash: 'x', name: 'Admin' }).returning('id').executeTakeFirstOrThrow()).id;
+  otherId = (await store.db.insertInto('users').values({ username: 'other', password_hash: 'x', name: 'Other' }).returning('id').executeTakeFirstOrThrow()).id;
+  comics = await seedLibrary(store.db, dir, 'Comics');
+  book.sagaOne = await seedSeriesBook(store.db, comics, 'sagaOne', 'Saga one', { series_name: 'Saga', series_number: 1, description: 'A war.', publisher: 'Image', language: 'en', age_rating: 16 }, ['space']);
+  book.sagaTwo = await seedSeriesBook(store.db, comics, 'sagaTwo', 'Saga two', { series_name: 'Saga', series_number: 2, published_date: '2013-03-14' }, ['space', 'war']);
+  book.sagaThree = await seedSeriesBook(store.db, comics, 'sagaThree', 'Saga three', { series_name: 'saga', series_number: 3 });
+  book.monOne = await seedSeriesBook(store.db, comics, 'monOne', 'Monstress one', { series_name: 'Monstress "Awakening"', series_number: 1, description: 'Ünïcode — and "quotes"\n' });
+  book.monHidden = await seedSeriesBook(store.db, comics, 'monHidden', 'Monstress hidden', { series_name: 'Monstress "Awakening"', series_number: 2 });
+  book.single = await seedSeriesBook(store.db, comics, 'single', 'Just one', { series_name: 'Oneshot' });
+  book.loose = await seedSeriesBook(store.db, comics, 'loose', 'Loose book', {});
+  await genre(book.sagaOne, 'Science fiction');
+  await genre(book.monHidden, 'hidden');
+  await store.db
+    .insertInto('user_book_progress')
+    .values([
+      { user_id: adminId, book_id: book.sagaOne, read_status: 'READ' },
+      { user_id: adminId, book_id: book.sagaTwo, read_status: 'READING' },
+      { user_id: otherId, book_id: book.monOne, read_status: 'READ' },
+    ])
+    .execute();
+});
+
+afterAll(async () => {
+  await store?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const refsOf = async (principal: Principal, grouped: boolean): Promise<SeriesRef[]> => (await seriesIndex(store, principal, grouped)).heads.map((h) => refOf(store.dialect, h));
+
+/** JSON.stringify of each SeriesDto built from the books, as the page did before the texts were kept. */
+async function builtFromBooks(principal: Principal, refs: readonly SeriesRef[]): Promise<string[]> {
+  const summaries = await summarizeMany(store, principal, refs, principal.userId);
+  const firsts = new Map((await loadBookRows(store, summaries.flatMap((s) => (s.firstBookId === undefined ? [] : [s.firstBookId])), { files: false, authors: false })).map((r) => [r.id, r]));
+  return summaries.map((s) => JSON.stringify(seriesDto(s, s.firstBookId === undefined ? undefined : firsts.get(s.firstBookId), links)));
+}
+
+/** How many series of the admin's page are answered from kept texts. */
+async function keptTexts(): Promise<number> {
+  return (await summarizePage(store, admin(), await refsOf(admin(), true), adminId)).filter((s) => keptDtoTail(s) !== undefined).length;
+}
+
+/** Every reader's every series, from the kept texts (as they are now, then once stored again), equals the built JSON. */
+async function textsMatch(when: string): Promise<void> {
+  for (let pass = 0; pass < 2; pass++) {
+    for (const [label, principal] of readers()) {
+      for (const grouped of [true, false]) {
+        const refs = await refsOf(principal, grouped);
+        const reader: KomgaReader = { store, principal, groupUnknown: grouped, links };
+        expect(await seriesDtoTexts(reader, refs), `${when}: ${label}, grouped ${grouped}, pass ${pass}`).toEqual(await builtFromBooks(principal, refs));
+      }
+    }
+    await figuresStored(store);
+  }
+}
+
+describe('Komga series pages from kept SeriesDto texts', () => {
+  it('write each series as JSON.stringify of its SeriesDto, for every reader', async () => {
+    await textsMatch('first pages');
+    // Saga, Monstress and Oneshot: named series of plain names, kept with their texts.
+    expect(await keptTexts()).toBe(3);
+  });
+
+  it('write the page envelope as the objects did', async () => {
+    await figuresStored(store);
+    const reader: KomgaReader = { store, principal: admin(), groupUnknown: true, links };
+    for (const query of [{}, { size: '2', page: '1' }, { unpaged: 'true' }, { sort: 'booksCount,desc' }, { page: '7' }]) {
+      const text = (await seriesPage(reader, query)).text;
+      const page = JSON.parse(text) as { content: Json[]; numberOfElements: number; empty: boolean; totalElements: number };
+      expect(page.numberOfElements).toBe(page.content.length);
+      expect(page.empty).toBe(page.content.length === 0);
+      // Key order and every byte as the envelope object serializes (content first).
+      expect(text).toBe(JSON.stringify(page));
+      expect(text.startsWith('{"content":[')).toBe(true);
+    }
+    expect(pageRequest({ size: '2' }).size).toBe(2);
+  });
+
+  it('stay right through writes to what the kept text shows', async () => {
+    const writes: [string, () => Promise<unknown>][] = [
+      ["the first book's description edited", () => store.db.updateTable('book_metadata').set({ description: 'A war, and a child.' }).where('book_id', '=', book.sagaOne as number).execute()],
+      ["the first book's publisher edited", () => store.db.updateTable('book_metadata').set({ publisher: 'Image Comics' }).where('book_id', '=', book.sagaOne as number).execute()],
+      ["the first book's language edited", () => store.db.updateTable('book_metadata').set({ language: 'fr' }).where('book_id', '=', book.sagaOne as number).execute()],
+      ["the first book's age rating edited", () => store.db.updateTable('book_metadata').set({ age_rating: 18 }).where('book_id', '=', book.sagaOne as number).execute()],
+      ['a genre added to the first book', () => genre(book.sagaOne as number, 'Drama')],
+      ['a genre renamed', async () => renameName(store.exec, 'category', await idOf('category', 'Science fiction'), 'Space opera')],
+      [
+        'a genre merged into another',
+        async () => {
+          const epic = (await store.db.insertInto('category').values({ name: 'Epic' }).returning('id').executeTakeFirstOrThrow()).id;
+          await store.db
+            .updateTable('book_metadata_category_mapping')
+            .set({ category_id: epic })
+            .where('category_id', '=', await idOf('category', 'Drama'))
+            .execute();
+        },
+      ],
+      [
+        'a genre taken off the first book',
+        async () =>
+          store.db
+            .deleteFrom('book_metadata_category_mapping')
+            .where('book_id', '=', book.sagaOne as number)
+            .where('category_id', '=', await idOf('category', 'Epic'))
+            .execute(),
+      ],
+      ['a tag of the first book renamed', async () => renameName(store.exec, 'tag', await idOf('tag', 'space'), 'outer space')],
+      ['a title edited', () => store.db.updateTable('book_metadata').set({ title: 'Saga, the first' }).where('book_id', '=', book.sagaOne as number).execute()],
+      ['the series name respelled', () => store.db.updateTable('book_metadata').set({ series_name: 'SAGA' }).where('book_id', '=', book.sagaThree as number).execute()],
+      ['a book added that comes first', async () => (book.sagaZero = await seedSeriesBook(store.db, comics, 'sagaZero', 'Saga zero', { series_name: 'Saga', series_number: 0, description: 'Before.' }))],
+      ['a book added to the one-book series', async () => (book.singleTwo = await seedSeriesBook(store.db, comics, 'singleTwo', 'Just two', { series_name: 'Oneshot', series_number: 2 }))],
+      ['the new first book deleted', () => deleteBooks(store.db, join(dir, 'covers'), [book.sagaZero as number])],
+      ['a book marked deleted', () => store.db.updateTable('book').set({ deleted: 1 }).where('id', '=', book.singleTwo as number).execute()],
+      ['the hidden book shown', () => store.db.deleteFrom('book_metadata_category_mapping').where('book_id', '=', book.monHidden as number).execute()],
+      ["the other user's progress", () => store.db.insertInto('user_book_progress').values({ user_id: otherId, book_id: book.sagaThree as number, read_status: 'READING' }).execute()],
+      ["the admin's progress changed", () => store.db.updateTable('user_book_progress').set({ read_status: 'READ' }).where('user_id', '=', adminId).where('book_id', '=', book.sagaTwo as number).execute()],
+    ];
+    for (const [what, write] of writes) {
+      await write();
+      await textsMatch(what);
+    }
+    expect(await keptTexts()).toBe(3);
+  });
+
+  it("show each reader their own reading, never another's", async () => {
+    await figuresStored(store);
+    const counts = async (principal: Principal): Promise<Record<string, [number, number, number]>> => {
+      const texts = await seriesDtoTexts({ store, principal, groupUnknown: true, links }, await refsOf(principal, true));
+      return Object.fromEntries(
+        texts.map((t) => {
+          const dto = JSON.parse(t) as { name: string; booksReadCount: number; booksInProgressCount: number; booksUnreadCount: number };
+          return [dto.name.toLowerCase(), [dto.booksReadCount, dto.booksInProgressCount, dto.booksUnreadCount]];
+        }),
+      );
+    };
+    const mine = await counts(admin());
+    const theirs = await counts(other());
+    // The admin read Saga one and two; the other user read Monstress one and is reading Saga three.
+    expect(mine.saga).toEqual([2, 0, 1]);
+    expect(theirs.saga).toEqual([0, 1, 2]);
+    expect(mine['monstress "awakening"']).toEqual([0, 0, 2]);
+    expect(theirs['monstress "awakening"']).toEqual([1, 0, 1]);
+    expect(await keptTexts()).toBe(3);
+  });
+});
