@@ -161,20 +161,28 @@ function byOrd(a: NameRow, b: NameRow): number {
 }
 
 function namesByBook<K extends string>(rows: NameRow[], kinds: readonly K[]): Map<number, Record<K, string[]>> {
+  // Plain loops: with callbacks V8 compiled this again after each deoptimization of a daemon's first pages (~6 ms each).
   const grouped = new Map<number, NameRow[][]>();
-  for (const row of rows) {
+  for (let r = 0; r < rows.length; r++) {
+    const row = rows[r] as NameRow;
     let lists = grouped.get(row.book_id);
-    if (!lists) grouped.set(row.book_id, (lists = kinds.map(() => [])));
+    if (!lists) {
+      lists = [];
+      for (let k = 0; k < kinds.length; k++) lists.push([]);
+      grouped.set(row.book_id, lists);
+    }
     (lists[row.kind] as NameRow[]).push(row);
   }
   const out = new Map<number, Record<K, string[]>>();
   for (const [bookId, lists] of grouped) {
     const named = {} as Record<K, string[]>;
-    kinds.forEach((kind, i) => {
-      const list = lists[i] as NameRow[];
+    for (let k = 0; k < kinds.length; k++) {
+      const list = lists[k] as NameRow[];
       if (list.length > 1) list.sort(byOrd);
-      named[kind] = list.map((r) => r.name);
-    });
+      const names: string[] = [];
+      for (let i = 0; i < list.length; i++) names.push((list[i] as NameRow).name);
+      named[kinds[k] as K] = names;
+    }
     out.set(bookId, named);
   }
   return out;

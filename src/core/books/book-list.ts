@@ -4,7 +4,7 @@ import { visibleBookFilter } from '../auth/visibility.ts';
 import { CatalogMemo, readerSource } from '../store/snapshot.ts';
 import type { Store } from '../store/store.ts';
 import { libraryRoots, loadBundles, type CatalogReader } from './book-bundles.ts';
-import { assembleBook, type BookJsonOptions, type Json } from './book-json.ts';
+import { assembleBook, type BookBundle, type BookJsonOptions, type Json } from './book-json.ts';
 import { UserBookStates, type UserStateOptions } from './book-user-state.ts';
 
 export interface BookViewOptions extends BookJsonOptions {
@@ -63,7 +63,12 @@ function userStates(store: Store, reader: CatalogReader, options: BookViewOption
 async function batchJson(reader: CatalogReader, states: UserBookStates, roots: Map<number, string>, batch: readonly number[], options: BookViewOptions): Promise<Json[]> {
   const user = await states.forBooks(batch, reader);
   const bundles = await loadBundles(reader, batch, options);
-  return bundles.map((bundle) => states.apply(assembleBook(bundle, roots, options), user.get(bundle.book.id), options.user));
+  const out: Json[] = [];
+  for (let i = 0; i < bundles.length; i++) {
+    const bundle = bundles[i] as BookBundle;
+    out.push(states.apply(assembleBook(bundle, roots, options), user.get(bundle.book.id), options.user));
+  }
+  return out;
 }
 
 /**

@@ -137,8 +137,17 @@ export class UserBookStates {
 
   /** Adds the user's parts to a Book JSON in place. */
   apply(book: Json, state: UserBookState | undefined, options: UserStateOptions): Json {
-    const shelves = (state?.shelves ?? []).map((s) => shelfJson(s, this.shelfCounts?.get(s.id) ?? 0));
-    if (shelves.length > 0 || options.emptyShelves === 'empty') book.shelves = shelves;
+    // A loop rather than `map`: most books' shelf lists are empty arrays of another kind than the filled ones, and
+    // the first book on a shelf deoptimized the compiled `map`.
+    const rows = state?.shelves;
+    if (rows && rows.length > 0) {
+      const shelves: Json[] = [];
+      for (let i = 0; i < rows.length; i++) {
+        const row = rows[i] as ShelfRow;
+        shelves.push(shelfJson(row, this.shelfCounts?.get(row.id) ?? 0));
+      }
+      book.shelves = shelves;
+    } else if (options.emptyShelves === 'empty') book.shelves = [];
     if (!options.reading) return book;
     const progress = state?.progress;
     const fileProgress = state?.fileProgress;

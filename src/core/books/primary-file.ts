@@ -16,6 +16,8 @@ export function formatRank(bookType: string | null, priority: readonly BookFileT
 }
 
 export function pickPrimary<T extends RankedFile>(files: T[], priority: readonly BookFileType[] | null): T | undefined {
+  // Most books have one file: the sort below would pick it too.
+  if (files.length < 2) return files[0];
   const present = files.filter((f) => !f.missing_at);
   const pool = present.length > 0 ? present : files;
   return [...pool].sort((a, b) => formatRank(a.book_type, priority) - formatRank(b.book_type, priority) || a.id - b.id)[0];

@@ -6,15 +6,24 @@ import { parseFormatPriority } from '../books/book-json.ts';
 import { pickPrimary } from '../books/primary-file.ts';
 import type { BookFileType } from '../formats/types.ts';
 import type { Store } from '../store/store.ts';
-import type { BookEntry, PageStream } from './feed.ts';
+import type { AcquisitionFile, BookEntry, PageStream } from './feed.ts';
 import { acquisitionType, formatTitle } from './mime.ts';
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() !== '' ? value : undefined);
 const num = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
 
+/**
+ * `YYYY-MM-DDTHH:MM:SS.sssZ` as `toISOString` writes it (what Bindery stores), with an hour below 24 and a day of
+ * the month up to 28: parsing and writing it again gives the same text, and a page of fifty entries skipped ~0.1 ms of
+ * Date.parse. Later days are left to the parser, which moves a day past the month's end into the next month.
+ */
+const CANONICAL_INSTANT = /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8])T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
+const isCanonicalInstant = (value: string): boolean => value.length === 24 && CANONICAL_INSTANT.test(value);
+
 /** An instant as Atom and OPDS 2 want it (`…Z`); stored values from other tools may lack the zone or be unreadable. */
 export function instant(value: unknown, fallback: string): string {
   if (typeof value !== 'string' || value === '') return fallback;
+  if (isCanonicalInstant(value)) return value;
   const zoned = /[zZ]|[+-]\d{2}:?\d{2}$/.test(value) ? value : `${value.replace(' ', 'T')}Z`;
   const ms = Date.parse(zoned);
   return Number.isFinite(ms) ? new Date(ms).toISOString() : fallback;
@@ -140,6 +149,70 @@ async function comicProgress(store: Store, userId: number, streams: { bookId: nu
 const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 const byPosition = (a: NameRow, b: NameRow): number => a.position - b.position || a.tie - b.tie;
 
+/** The first of the files that is of the type. */
+function firstOfType(files: readonly FileRow[], type: string): FileRow | undefined {
+  for (let i = 0; i < files.length; i++) if ((files[i] as FileRow).book_type === type) return files[i];
+  return undefined;
+}
+
+/** The page stream of the first comic file (a single archive) whose pages are counted. */
+function streamedComic(files: readonly FileRow[]): FileRow | undefined {
+  for (let i = 0; i < files.length; i++) {
+    const file = files[i] as FileRow;
+    if (file.book_type === 'CBX' && file.is_folder_based !== 1 && (file.page_count ?? 0) > 0) return file;
+  }
+  return undefined;
+}
+
+/**
+ * A book's entry (without its page stream). Its own function, with plain loops rather than array callbacks: V8
+ * compiled bookEntries with all of this inlined in ~17 ms on the daemon's thread, again after each deoptimization.
+ */
+function entryOf(book: BookRow, bookFiles: readonly FileRow[], nameRows: readonly NameRow[], now: string): BookEntry {
+  const primary = bookFiles[0];
+  const authorRows: NameRow[] = [];
+  const categories: string[] = [];
+  for (let i = 0; i < nameRows.length; i++) {
+    const row = nameRows[i] as NameRow;
+    if (row.kind === 0) authorRows.push(row);
+    else categories.push(row.name);
+  }
+  if (authorRows.length > 1) authorRows.sort(byPosition);
+  if (categories.length > 1) categories.sort(byName);
+  const authors: string[] = [];
+  for (let i = 0; i < authorRows.length; i++) authors.push((authorRows[i] as NameRow).name);
+  const files: AcquisitionFile[] = [];
+  for (let i = 0; i < bookFiles.length; i++) {
+    const file = bookFiles[i] as FileRow;
+    files.push({ id: file.id, type: acquisitionType(file), title: formatTitle(file) });
+  }
+  const seriesName = text(book.series_name);
+  return {
+    type: 'book',
+    bookId: book.id,
+    title: titleOf(book, primary),
+    subtitle: text(book.subtitle),
+    updated: instant(book.added_on, now),
+    published: text(book.published_date),
+    authors,
+    publisher: text(book.publisher),
+    language: text(book.language),
+    categories,
+    description: text(book.description),
+    isbn13: text(book.isbn_13),
+    isbn10: text(book.isbn_10),
+    series: seriesName ? { name: seriesName, position: num(book.series_number) } : undefined,
+    pageCount: num(book.page_count),
+    durationSeconds: firstOfType(bookFiles, 'AUDIOBOOK')?.duration_seconds ?? undefined,
+    audiobook: primary?.book_type === 'AUDIOBOOK',
+    files,
+    coverStamp: text(book.cover_updated_on) ?? text(book.audiobook_cover_updated_on),
+  };
+}
+
+const NO_FILES: FileRow[] = [];
+const NO_NAMES: NameRow[] = [];
+
 /** Feed entries for the given books that exist, in the order given. */
 export async function bookEntries(store: Store, ids: readonly number[], userId: number, now: string): Promise<BookEntry[]> {
   if (ids.length === 0) return [];
@@ -159,42 +232,10 @@ export async function bookEntries(store: Store, ids: readonly number[], userId: 
     if (!wanted.has(book.id)) continue;
     let priority = priorities.get(book.format_priority);
     if (priority === undefined) priorities.set(book.format_priority, (priority = parseFormatPriority(book.format_priority)));
-    const bookFiles = orderedFiles(files.get(book.id) ?? [], priority);
-    const primary = bookFiles[0];
-    const authorRows: NameRow[] = [];
-    const categories: string[] = [];
-    for (const row of names.get(book.id) ?? []) {
-      if (row.kind === 0) authorRows.push(row);
-      else categories.push(row.name);
-    }
-    if (authorRows.length > 1) authorRows.sort(byPosition);
-    if (categories.length > 1) categories.sort(byName);
-    const authors = authorRows.map((row) => row.name);
-    const seriesName = text(book.series_name);
-    const entry: BookEntry = {
-      type: 'book',
-      bookId: book.id,
-      title: titleOf(book, primary),
-      subtitle: text(book.subtitle),
-      updated: instant(book.added_on, now),
-      published: text(book.published_date),
-      authors,
-      publisher: text(book.publisher),
-      language: text(book.language),
-      categories,
-      description: text(book.description),
-      isbn13: text(book.isbn_13),
-      isbn10: text(book.isbn_10),
-      series: seriesName ? { name: seriesName, position: num(book.series_number) } : undefined,
-      pageCount: num(book.page_count),
-      durationSeconds: bookFiles.find((f) => f.book_type === 'AUDIOBOOK')?.duration_seconds ?? undefined,
-      audiobook: primary?.book_type === 'AUDIOBOOK',
-      files: bookFiles.map((f) => ({ id: f.id, type: acquisitionType(f), title: formatTitle(f) })),
-      coverStamp: text(book.cover_updated_on) ?? text(book.audiobook_cover_updated_on),
-    };
-    // The page stream of the first comic file (a single archive) whose pages are counted.
-    const comic = bookFiles.find((f) => f.book_type === 'CBX' && f.is_folder_based !== 1 && (f.page_count ?? 0) > 0);
-    if (comic) streams.push({ bookId: book.id, fileId: comic.id, primary: comic === primary, entry, count: comic.page_count as number });
+    const bookFiles = orderedFiles(files.get(book.id) ?? NO_FILES, priority);
+    const entry = entryOf(book, bookFiles, names.get(book.id) ?? NO_NAMES, now);
+    const comic = streamedComic(bookFiles);
+    if (comic) streams.push({ bookId: book.id, fileId: comic.id, primary: comic === bookFiles[0], entry, count: comic.page_count as number });
     byId.set(book.id, entry);
   }
   if (streams.length > 0) {
@@ -209,5 +250,10 @@ export async function bookEntries(store: Store, ids: readonly number[], userId: 
       s.entry.stream = stream;
     }
   }
-  return ids.map((id) => byId.get(id)).filter((e): e is BookEntry => e !== undefined);
+  const out: BookEntry[] = [];
+  for (let i = 0; i < ids.length; i++) {
+    const entry = byId.get(ids[i] as number);
+    if (entry) out.push(entry);
+  }
+  return out;
 }
