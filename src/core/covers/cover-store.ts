@@ -106,14 +106,19 @@ export interface CoverStaging {
   finish(images: CoverImages | Omit<CoverImages, 'thumbnail'>): StagedCoverImages;
 }
 
+/** A new folder of its own under `stagingDir` for one book's staged images, and its cover's path. */
+function stagedPaths(stagingDir: string): { dir: string; coverPath: string } {
+  const dir = join(stagingDir, randomUUID());
+  return { dir, coverPath: join(dir, coverName('book', 'cover')) };
+}
+
 /**
  * Stages images in `stagingDir` (on the covers' file system) for `saveCoverImages` to move into place later. Meant
  * for workers that make the thumbnail at once (it is read back from the cover's file), so it blocks: until then the
  * book waits on the file anyway. A cover whose thumbnail is left for later is staged by `stageCover`.
  */
 export function coverStaging(stagingDir: string): CoverStaging {
-  const dir = join(stagingDir, randomUUID());
-  const coverPath = join(dir, coverName('book', 'cover'));
+  const { dir, coverPath } = stagedPaths(stagingDir);
   const thumbnailPath = join(dir, coverName('book', 'thumbnail'));
   let dirMade = false;
   let written: Buffer | undefined;
@@ -151,8 +156,7 @@ export function coverStaging(stagingDir: string): CoverStaging {
  * docs/benchmarks.md), far more than the round trips cost.
  */
 export async function stageCover(stagingDir: string, cover: Omit<CoverImages, 'thumbnail'>): Promise<StagedCoverImages> {
-  const dir = join(stagingDir, randomUUID());
-  const coverPath = join(dir, coverName('book', 'cover'));
+  const { dir, coverPath } = stagedPaths(stagingDir);
   await mkdir(dir);
   await writeFile(coverPath, cover.cover);
   return { dir, coverPath, width: cover.width, height: cover.height };

@@ -4,7 +4,7 @@
 import { parseFormatPriority } from '../books/book-json.ts';
 import { pickPrimary } from '../books/primary-file.ts';
 import type { SqlDialect } from '../store/dialect.ts';
-import type { SqlExec, SqlValue } from '../store/sql-exec.ts';
+import { rowsOf, type SqlExec } from '../store/sql-exec.ts';
 
 export interface KoboPrimaryFile {
   id: number;
@@ -103,11 +103,6 @@ export const FILE_COLUMNS = [
   'book_file.id', 'book_file.book_id', 'book_file.book_type', 'book_file.missing_at', 'book_file.file_size_kb', 'book_file.is_fixed_layout',
   'book_file.current_hash', 'book_file.size_bytes', 'book_file.mtime_ms',
 ] as const;
-
-/** The rows of a statement, typed as the statement selects them. */
-async function rowsOf<T>(exec: SqlExec, sql: string, params: readonly SqlValue[]): Promise<T[]> {
-  return (await exec.all(sql, params)) as unknown as T[];
-}
 
 /** The statements of a batch of books for an engine; `?` is the JSON array of their ids. */
 function statementsFor(dialect: SqlDialect) {

@@ -7,7 +7,7 @@ import { progressKey } from '../reading/progress-rows.ts';
 import type { Db } from '../store/store.ts';
 import type { KoboPrimaryFile, KoboReader } from './kobo-books.ts';
 import { dialectOf } from '../store/dialect.ts';
-import { kyselyExec, type SqlValue } from '../store/sql-exec.ts';
+import { kyselyExec, rowsOf } from '../store/sql-exec.ts';
 import type { KoboReadingStateTable } from '../store/db-types.ts';
 import type { LocationLoader } from './span-locations.ts';
 import { koboTimeOf, koboTimestamp, parseKoboTime } from './kobo-time.ts';
@@ -45,12 +45,8 @@ type ProgressRow = ProgressForKobo & { book_id: number };
 /** A Kysely connection or transaction as a KoboReader, for the per-book calls. */
 export const readerOf = (db: Exec): KoboReader => ({ exec: kyselyExec(db), dialect: dialectOf(db) });
 
-async function rowsOf<T>(reader: KoboReader, sql: string, params: readonly SqlValue[]): Promise<T[]> {
-  return (await reader.exec.all(sql, params)) as unknown as T[];
-}
-
 export async function progressRows(reader: KoboReader, userId: number, bookIds: readonly number[]): Promise<Map<number, ProgressRow>> {
-  const rows = await rowsOf<ProgressRow>(reader, `SELECT ${PROGRESS_COLUMNS.join(', ')} FROM user_book_progress WHERE user_id = ? AND book_id IN (${reader.dialect.jsonValues('integer')})`, [userId, JSON.stringify(bookIds)]);
+  const rows = await rowsOf<ProgressRow>(reader.exec, `SELECT ${PROGRESS_COLUMNS.join(', ')} FROM user_book_progress WHERE user_id = ? AND book_id IN (${reader.dialect.jsonValues('integer')})`, [userId, JSON.stringify(bookIds)]);
   return new Map(rows.map((r) => [r.book_id, r]));
 }
 
@@ -61,7 +57,7 @@ export async function syncedFileProgress(reader: KoboReader, userId: number, pri
   const out = new Map<number, FileProgressForKobo>();
   if (bookOfFile.size === 0) return out;
   const rows = await rowsOf<FileProgressForKobo & { book_file_id: number }>(
-    reader,
+    reader.exec,
     `SELECT book_file_id, progress_percent, content_source_progress_percent, position_href, position_data, last_read_time FROM user_book_file_progress
       WHERE user_id = ? AND book_file_id IN (${reader.dialect.jsonValues('integer')})`,
     [userId, JSON.stringify([...bookOfFile.keys()])],
@@ -82,7 +78,7 @@ const parseJson = <T>(text: string | null): T | undefined => {
 /** The state a device last stored for the book, as kept (parts merged). */
 export async function storedStates(reader: KoboReader, userId: number, entitlementIds: readonly string[]): Promise<Map<string, KoboReadingState>> {
   const out = new Map<string, KoboReadingState>();
-  const rows = await rowsOf<Selectable<KoboReadingStateTable>>(reader, `SELECT * FROM kobo_reading_state WHERE user_id = ? AND entitlement_id IN (${reader.dialect.jsonValues('text')})`, [userId, JSON.stringify(entitlementIds)]);
+  const rows = await rowsOf<Selectable<KoboReadingStateTable>>(reader.exec, `SELECT * FROM kobo_reading_state WHERE user_id = ? AND entitlement_id IN (${reader.dialect.jsonValues('text')})`, [userId, JSON.stringify(entitlementIds)]);
   for (const r of rows) {
     const state: KoboReadingState = { EntitlementId: r.entitlement_id };
     if (r.created !== null) state.Created = r.created;

@@ -25,6 +25,11 @@ export interface SyncSqlExec extends SqlExec {
   run(sql: string, params?: readonly SqlValue[]): void;
 }
 
+/** The rows of a statement, typed as the statement selects them (either engine). */
+export async function rowsOf<T>(exec: SqlExec, sql: string, params: readonly SqlValue[] = []): Promise<T[]> {
+  return (await exec.all(sql, params)) as unknown as T[];
+}
+
 /** The first column of every row (a count's one value, an id list's ids). */
 export function firstColumn<T>(rows: readonly SqlRow[]): T[] {
   return rows.map((row) => {
