@@ -1,9 +1,9 @@
-// A book's Atom entry is written as one string (atom.ts, with the catalog root escaped once per page): its bytes must
-// be what the general path, XmlWriter element by element with the href helpers, writes for the same entry, whatever
-// the entry holds.
+// A book's Atom entry, and an acquisition feed's paging and facet links, are written as strings (atom.ts, with the
+// catalog root escaped once per page): the document's bytes must be what the general path, XmlWriter element by element
+// with the href helpers, writes for the same feed, whatever the entries hold.
 import { describe, expect, it } from 'vitest';
-import { ATOM_TYPE, renderAtom } from '../../src/core/opds/atom.ts';
-import { authorHref, coverHrefs, downloadHref, pageTemplate, seriesHref, type BookEntry, type Feed } from '../../src/core/opds/feed.ts';
+import { ATOM_TYPE, NS, OPENSEARCH_TYPE, renderAtom } from '../../src/core/opds/atom.ts';
+import { authorHref, coverHrefs, downloadHref, hrefOf, pageTemplate, pagingLinks, ROOT, seriesHref, type BookEntry, type Feed } from '../../src/core/opds/feed.ts';
 import { XmlWriter } from '../../src/core/opds/xml.ts';
 
 /** The general path: every element and attribute through XmlWriter, every href from its helper. */
@@ -45,9 +45,36 @@ function writtenByElements(w: XmlWriter, root: string, book: BookEntry): void {
   w.close();
 }
 
-/** The entries' lines of a document (from the first `<entry>` to the last `</entry>`). */
-function entryLines(xml: string): string {
-  return xml.slice(xml.indexOf('  <entry>\n'), xml.lastIndexOf('  </entry>\n') + '  </entry>\n'.length);
+/** The whole acquisition feed through the general path. */
+function documentByElements(feed: Feed, root: string): string {
+  const w = new XmlWriter();
+  w.open('feed', { xmlns: NS.atom, 'xmlns:opds': NS.opds, 'xmlns:dc': NS.dc, 'xmlns:opensearch': NS.opensearch, 'xmlns:thr': NS.thr, 'xmlns:pse': NS.pse, 'xmlns:calibre': NS.calibre });
+  w.leaf('id', feed.id);
+  w.leaf('title', feed.title);
+  w.leaf('updated', feed.updated);
+  w.open('author').leaf('name', 'Bindery').leaf('uri', hrefOf(root, ROOT)).close();
+  w.leaf('link', undefined, { rel: 'self', href: hrefOf(root, feed.self), type: ATOM_TYPE[feed.kind] });
+  w.leaf('link', undefined, { rel: 'start', href: hrefOf(root, ROOT), type: ATOM_TYPE.navigation });
+  w.leaf('link', undefined, { rel: 'search', href: hrefOf(root, { path: 'search.opds' }), type: OPENSEARCH_TYPE, title: 'Search' });
+  if (feed.paging) {
+    w.leaf('opensearch:totalResults', feed.paging.total);
+    w.leaf('opensearch:startIndex', (feed.paging.page - 1) * feed.paging.size + 1);
+    w.leaf('opensearch:itemsPerPage', feed.paging.size);
+    for (const link of pagingLinks(feed.paging)) w.leaf('link', undefined, { rel: link.rel, href: hrefOf(root, link.target), type: ATOM_TYPE[feed.kind] });
+  }
+  for (const facet of feed.facets ?? []) {
+    w.leaf('link', undefined, {
+      rel: 'http://opds-spec.org/facet',
+      href: hrefOf(root, facet.target),
+      type: ATOM_TYPE.acquisition,
+      title: facet.title,
+      'opds:facetGroup': facet.group,
+      'opds:activeFacet': facet.active ? 'true' : undefined,
+      'thr:count': facet.count,
+    });
+  }
+  for (const entry of feed.entries) writtenByElements(w, root, entry as BookEntry);
+  return w.close().toString();
 }
 
 const odd = 'Fish & <Chips> "q" \'s\t\ttab\r\nline \u0002\u001f ]]> </title><evil/> \uD800 lone \uDC00 \u{1F600} é';
@@ -95,15 +122,37 @@ const entries: BookEntry[] = [
   book(2 ** 40, { series: { name: 'Big', position: 1e21 }, coverStamp: '2025-01-01T00:00:00.000Z', files: [{ id: 2 ** 41, type: 'application/pdf', title: 'PDF' }] }),
 ];
 
-describe('OPDS 1.2 book entries written as one string', () => {
+describe('OPDS 1.2 acquisition feeds written as strings', () => {
   for (const root of ['/api/v1/opds', '/books & "more" <x>\t/api/v1/opds', '', `/odd ${odd}/api/v1/opds`]) {
     it(`writes the bytes XmlWriter writes element by element (root ${JSON.stringify(root)})`, () => {
-      const feed: Feed = { id: 'urn:booklore:catalog', title: 'Catalog', updated: '2025-01-01T00:00:00.000Z', kind: 'acquisition', self: { path: 'catalog' }, entries };
-      const w = new XmlWriter().open('feed');
-      for (const entry of entries) writtenByElements(w, root, entry);
-      const expected = entryLines(w.close().toString());
+      const self = { path: 'catalog', query: [['q', oddName], ['author', 'A & B'], ['flag', '']] as [string, string][] };
+      const at = (page: number) => ({ path: self.path, query: [...self.query, ['page', String(page)], ['size', '7']] as [string, string][] });
+      const feed: Feed = {
+        id: 'urn:booklore:catalog',
+        title: odd,
+        updated: '2025-01-01T00:00:00.000Z',
+        kind: 'acquisition',
+        self: at(3),
+        paging: { page: 3, size: 7, total: 100, at },
+        facets: [
+          { group: 'Sort', title: 'Recently added', target: at(1), active: true, count: 100 },
+          { group: odd, title: odd, target: { path: 'catalog', query: [['format', oddName]] }, active: false, count: 0 },
+          { group: 'Format', title: 'EPUB "3"', target: { path: 'catalog' }, active: false, count: 2 ** 40 },
+        ],
+        entries,
+      };
+      const expected = documentByElements(feed, root);
       expect(expected.split('<entry>').length - 1).toBe(entries.length);
-      expect(entryLines(renderAtom(feed, { root, generator: 'Bindery' }))).toBe(expected);
+      expect(expected.split('opds:facetGroup=').length - 1).toBe(3);
+      expect(expected).toContain('rel="previous"');
+      expect(renderAtom(feed, { root, generator: 'Bindery' })).toBe(expected);
     });
   }
+
+  it('writes the first page of a one-page feed and a feed without facets the same way too', () => {
+    for (const paging of [{ page: 1, size: 50, total: 3 }, { page: 1, size: 50, total: 0 }, { page: 9, size: 50, total: 3 }]) {
+      const feed: Feed = { id: 'urn:x', title: 'T', updated: '2025-01-01T00:00:00.000Z', kind: 'acquisition', self: { path: 'recent' }, paging: { ...paging, at: () => ({ path: 'recent' }) }, entries: entries.slice(0, 1) };
+      expect(renderAtom(feed, { root: '/r', generator: 'Bindery' })).toBe(documentByElements(feed, '/r'));
+    }
+  });
 });

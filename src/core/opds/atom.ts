@@ -7,6 +7,7 @@ import {
   ROOT,
   type AcquisitionFile,
   type BookEntry,
+  type Facet,
   type Feed,
   type FeedKind,
   type NavEntry,
@@ -181,6 +182,21 @@ function bookEntryXml(frame: EntryFrame, book: BookEntry): string {
   return `${xml}${aboutXml(book)}${linksXml(frame, book)}  </entry>\n`;
 }
 
+type PagingLink = ReturnType<typeof pagingLinks>[number];
+
+// An acquisition feed's paging and facet links as the lines XmlWriter would write for them (the same bytes), each
+// written straight: a catalog page has a dozen, and XmlWriter's attributes (an object per link, walked name by name)
+// were most of a page's header.
+
+function pagingLinkXml(ctx: AtomContext, link: PagingLink, kind: FeedKind): string {
+  return `  <link rel="${link.rel}" href="${escapeAttribute(hrefOf(ctx.root, link.target))}" type="${ATOM_TYPE[kind]}"/>\n`;
+}
+
+function facetLinkXml(ctx: AtomContext, facet: Facet): string {
+  const active = facet.active ? ' opds:activeFacet="true"' : '';
+  return `  <link rel="${REL.facet}" href="${escapeAttribute(hrefOf(ctx.root, facet.target))}" type="${ATOM_TYPE.acquisition}" title="${escapeAttribute(facet.title)}" opds:facetGroup="${escapeAttribute(facet.group)}"${active} thr:count="${String(facet.count)}"/>\n`;
+}
+
 export function renderAtom(feed: Feed, ctx: AtomContext): string {
   const w = new XmlWriter();
   const hasBooks = feed.entries.some((e) => e.type === 'book');
@@ -204,21 +220,11 @@ export function renderAtom(feed: Feed, ctx: AtomContext): string {
     w.leaf('opensearch:totalResults', feed.paging.total);
     w.leaf('opensearch:startIndex', (feed.paging.page - 1) * feed.paging.size + 1);
     w.leaf('opensearch:itemsPerPage', feed.paging.size);
-    for (const link of pagingLinks(feed.paging)) {
-      w.leaf('link', undefined, { rel: link.rel, href: hrefOf(ctx.root, link.target), type: ATOM_TYPE[feed.kind] });
-    }
+    const links = pagingLinks(feed.paging);
+    for (let i = 0; i < links.length; i++) w.lines(1, pagingLinkXml(ctx, links[i] as PagingLink, feed.kind));
   }
-  for (const facet of feed.facets ?? []) {
-    w.leaf('link', undefined, {
-      rel: REL.facet,
-      href: hrefOf(ctx.root, facet.target),
-      type: ATOM_TYPE.acquisition,
-      title: facet.title,
-      'opds:facetGroup': facet.group,
-      'opds:activeFacet': facet.active ? 'true' : undefined,
-      'thr:count': facet.count,
-    });
-  }
+  const facets = feed.facets ?? [];
+  for (let i = 0; i < facets.length; i++) w.lines(1, facetLinkXml(ctx, facets[i] as Facet));
   const frame = hasBooks ? frameOf(ctx.root) : undefined;
   for (const entry of feed.entries) {
     if (entry.type === 'nav') navEntry(w, ctx, entry, feed.updated);
