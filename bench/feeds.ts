@@ -32,10 +32,13 @@
 //               CPU of the middle pages; between each two pages of a session one page of OPDS 1.2 or the app API, out
 //               of 10 asked before the session (so kept), shows whether the session keeps the other feeds' pages.
 // --cpu-prof DIR  the daemons write V8 CPU profiles into DIR/<version> when they stop.
-// --rounds N    after each endpoint's row, N rounds of its pages 0…--pages-1 built again (a query parameter of the
-//               round makes each a page never asked), the versions taking turns going first: the median and range of
-//               each version's server CPU per built page over the rounds, on a warm daemon (a busy machine swings a
-//               single pass by a factor of two).
+// --rounds N    after each endpoint's row, N rounds of its pages 0…--pages-1 built again, the versions taking turns
+//               going first: the median and range of each version's server CPU per built page over the rounds, on a
+//               warm daemon (a busy machine swings a single pass by a factor of two). Before each round a book is
+//               renamed in each version's catalog (as for "first after a change"), which drops every kept page, and one
+//               page outside the measured ones is asked for unmeasured, which redoes what the feed's pages share (its
+//               id list, totals): each measured page is then built as "built" builds it. (A query
+//               parameter of the round would not do: /api/v1/books/page keeps its pages by page, size and sort only.)
 // --loop-stats  what the daemon's main thread went through during each load run (bench/loop-probe.ts, preloaded into
 //               both versions): event-loop delay p50/p99/max, event-loop utilization, GC pauses (count and ms by kind,
 //               longest), the main thread's time waiting for a CPU in the run queue, and this process's own CPU
@@ -271,16 +274,22 @@ async function ask(run: Running, endpoint: Endpoint, path: string): Promise<Buff
 }
 
 /**
- * --rounds: each round asks every version for pages 0…alonePages-1 with the round in the query string (pages never
- * asked, built on a warm daemon), the versions taking turns going first. Median (min–max) server CPU per page.
+ * --rounds: each round changes every version's catalog (see renameOneBook: every kept page is dropped), asks each for
+ * one page outside the measured ones (the feed's shared work, unmeasured), then for pages 0…alonePages-1, built again
+ * on a warm daemon, the versions taking turns going first. Median (min–max) server CPU per page.
  */
 async function builtRounds(running: readonly Running[], endpoint: Endpoint, rounds: number): Promise<string> {
   const perVersion = new Map<Running, number[]>(running.map((run) => [run, []]));
   const loads: string[] = [];
   for (let round = 0; round < rounds; round++) {
+    for (const run of running) {
+      renameOneBook(run.catalog);
+      // A page of its own under a query parameter: a list shorter than alonePages + 1 pages still has it.
+      await ask(run, endpoint, tagged(endpoint.path(alonePages), `bench-round=${round}`));
+    }
     for (const run of round % 2 === 0 ? running : [...running].reverse()) {
       const before = cpuMs(run.daemon.pid);
-      for (let page = 0; page < alonePages; page++) await ask(run, endpoint, tagged(endpoint.path(page), `bench-round=${round}`));
+      for (let page = 0; page < alonePages; page++) await ask(run, endpoint, endpoint.path(page));
       perVersion.get(run)?.push((cpuMs(run.daemon.pid) - before) / alonePages);
     }
     loads.push(load());

@@ -5,6 +5,7 @@
 import { principalFor, type Principal } from '../core/auth/principal.ts';
 import { checkOpdsCredentials, type OpdsSession } from '../core/opds/users.ts';
 import { readSetting } from '../core/settings/app-settings.ts';
+import { CatalogMemo } from '../core/store/snapshot.ts';
 import type { DaemonContext } from './context.ts';
 import type { RouteRequest } from './route-spec.ts';
 import { signInPolicy } from './sign-in-policy.ts';
@@ -26,7 +27,7 @@ export async function signInWithOpdsAccount(request: RouteRequest, ctx: DaemonCo
   const header = request.headers.authorization;
   if (!header) return { kind: 'challenge', reason: FULL_AUTHENTICATION };
   if (!(await switchedOn(ctx, switchSetting))) return { kind: 'disabled' };
-  const result = await checkOpdsCredentials(ctx.store.db, signInPolicy(ctx), request.ip ?? 'unknown', header);
+  const result = await checkOpdsCredentials(ctx.store, signInPolicy(ctx), request.ip ?? 'unknown', header);
   if (result === 'RATE_LIMITED') return { kind: 'blocked' };
   if (typeof result === 'string') return { kind: 'challenge', reason: result === 'MISSING' ? FULL_AUTHENTICATION : BAD_CREDENTIALS };
   return signedInAs(ctx, result);
@@ -45,7 +46,14 @@ async function signedInAs(ctx: DaemonContext, session: OpdsSession): Promise<Bas
   return { kind: 'signed-in', session, principal };
 }
 
-/** A switch's state without signing in (for the public documents of a route group). */
-export async function switchedOn(ctx: DaemonContext, switchSetting: string): Promise<boolean> {
-  return (await readSetting(ctx.store.db, switchSetting)) === true;
+const switches = new WeakMap<DaemonContext, CatalogMemo<string, boolean>>();
+
+/**
+ * A switch's state without signing in (for the public documents of a route group), remembered until the catalog (which
+ * holds the settings) changes: every request of a reader app asks.
+ */
+export function switchedOn(ctx: DaemonContext, switchSetting: string): Promise<boolean> {
+  let memo = switches.get(ctx);
+  if (!memo) switches.set(ctx, (memo = new CatalogMemo(16)));
+  return memo.getAsync(ctx.store, switchSetting, async () => (await readSetting(ctx.store.db, switchSetting)) === true);
 }

@@ -2,7 +2,7 @@
 // sent, per caller and request, until anything in the catalog changes: the second reader paging through the same
 // catalog, or a client refreshing, gets the bytes without a query, a sign-in check or serialization. Applied around
 // the routes (app.ts), so the feed builders know nothing of it. See CatalogBytesCache for when an answer is kept.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { parseBasic } from '../core/opds/users.ts';
 import { CatalogBytesCache } from '../core/store/catalog-bytes-cache.ts';
@@ -213,7 +213,7 @@ function callerOf(request: RouteRequest, ctx: DaemonContext): string | undefined
   if (request.principal) return `u${request.principal.userId}`;
   const authorization = request.headers.authorization;
   if (!authorization) return undefined;
-  const caller = `c${createHash('sha256').update(authorization).digest('base64url')}`;
+  const caller = `c${hash('sha256', authorization, 'base64url')}`;
   // An address or name the sign-in policy refuses gets its refusal from the route, even with the right credentials.
   const policy = signInPolicy(ctx);
   const [ip, name] = [request.ip ?? 'unknown', parseBasic(authorization)?.username];

@@ -146,7 +146,10 @@ const paramsOf = (statement: Statement, filter: BatchFilter): SqlValue[] => (sta
 /** Rows by their book, in the order given. */
 export function grouped<T extends { book_id: number }>(rows: T[]): Map<number, T[]> {
   const out = new Map<number, T[]>();
-  for (const row of rows) {
+  // An indexed loop: less for V8 to compile than for…of's iterator protocol (TurboFan took 2.5-4 ms over this function
+  // in a daemon's first OPDS pages).
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i] as T;
     const list = out.get(row.book_id);
     if (list) list.push(row);
     else out.set(row.book_id, [row]);

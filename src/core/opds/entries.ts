@@ -149,12 +149,6 @@ async function comicProgress(store: Store, userId: number, streams: { bookId: nu
 const byName = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 const byPosition = (a: NameRow, b: NameRow): number => a.position - b.position || a.tie - b.tie;
 
-/** The first of the files that is of the type. */
-function firstOfType(files: readonly FileRow[], type: string): FileRow | undefined {
-  for (let i = 0; i < files.length; i++) if ((files[i] as FileRow).book_type === type) return files[i];
-  return undefined;
-}
-
 /** The page stream of the first comic file (a single archive) whose pages are counted. */
 function streamedComic(files: readonly FileRow[]): FileRow | undefined {
   for (let i = 0; i < files.length; i++) {
@@ -182,9 +176,12 @@ function entryOf(book: BookRow, bookFiles: readonly FileRow[], nameRows: readonl
   const authors: string[] = [];
   for (let i = 0; i < authorRows.length; i++) authors.push((authorRows[i] as NameRow).name);
   const files: AcquisitionFile[] = [];
+  // The first audiobook file's length, in the same pass.
+  let audio: FileRow | undefined;
   for (let i = 0; i < bookFiles.length; i++) {
     const file = bookFiles[i] as FileRow;
     files.push({ id: file.id, type: acquisitionType(file), title: formatTitle(file) });
+    if (audio === undefined && file.book_type === 'AUDIOBOOK') audio = file;
   }
   const seriesName = text(book.series_name);
   return {
@@ -203,7 +200,7 @@ function entryOf(book: BookRow, bookFiles: readonly FileRow[], nameRows: readonl
     isbn10: text(book.isbn_10),
     series: seriesName ? { name: seriesName, position: num(book.series_number) } : undefined,
     pageCount: num(book.page_count),
-    durationSeconds: firstOfType(bookFiles, 'AUDIOBOOK')?.duration_seconds ?? undefined,
+    durationSeconds: audio?.duration_seconds ?? undefined,
     audiobook: primary?.book_type === 'AUDIOBOOK',
     files,
     coverStamp: text(book.cover_updated_on) ?? text(book.audiobook_cover_updated_on),

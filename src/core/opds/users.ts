@@ -6,7 +6,8 @@ import { dummyHash, hashPassword } from '../auth/password-hashing.ts';
 import { sql, type SqlBool } from 'kysely';
 import { nocaseSql } from '../komga/sql.ts';
 import { dialectOf } from '../store/dialect.ts';
-import type { Db } from '../store/store.ts';
+import { CatalogMemo } from '../store/snapshot.ts';
+import type { Db, Store } from '../store/store.ts';
 import { OPDS_SORT_ORDERS, type OpdsSortOrder } from './catalog.ts';
 
 export type OpdsUserErrorCode = 'INVALID' | 'CONFLICT' | 'NOT_FOUND' | 'FORBIDDEN';
@@ -59,6 +60,18 @@ async function accountNamed(db: Db, username: string): Promise<Row | undefined> 
   }
   const { rows } = await sql<Row>`${sql.raw(statement[0])}${username}${sql.raw(statement[1])}`.execute(db);
   return rows[0];
+}
+
+const accounts = new WeakMap<Store, CatalogMemo<string, Row | undefined>>();
+
+/**
+ * `accountNamed`, remembered until the catalog (which holds the accounts and their passwords) changes: readers send
+ * their credentials with every request. Names without an account are read each time.
+ */
+function rememberedAccount(store: Store, username: string): Promise<Row | undefined> {
+  let memo = accounts.get(store);
+  if (!memo) accounts.set(store, (memo = new CatalogMemo(256)));
+  return memo.getAsync(store, username, () => accountNamed(store.db, username));
 }
 
 export function isSortOrder(value: unknown): value is OpdsSortOrder {
@@ -169,12 +182,12 @@ export type OpdsSignInRefusal = OpdsCredentialFailure | 'RATE_LIMITED';
  * any password work once the address or the name has used up its failures. The bcrypt work runs on the password pool
  * and is shared and remembered (password-checks.ts): readers send their password with every request.
  */
-export async function checkOpdsCredentials(db: Db, policy: SignInPolicy, ip: string, header: string | undefined): Promise<OpdsSession | OpdsSignInRefusal> {
+export async function checkOpdsCredentials(store: Store, policy: SignInPolicy, ip: string, header: string | undefined): Promise<OpdsSession | OpdsSignInRefusal> {
   if (!header) return 'MISSING';
   const credentials = parseBasic(header);
   if (!credentials) return 'MALFORMED';
   if (await policy.isBlocked(ip, 'basic', credentials.username)) return 'RATE_LIMITED';
-  const row = await accountNamed(db, credentials.username);
+  const row = await rememberedAccount(store, credentials.username);
   // An unknown name is checked against a stand-in hash: the same work and time as a wrong password.
   const { matches, fresh } = await passwordChecks.check(credentials.username, credentials.password, row?.password_hash ?? (await dummyHash()));
   if (!row || !matches) {
