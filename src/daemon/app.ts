@@ -24,7 +24,7 @@ import { authenticate } from './authenticate.ts';
 import type { DaemonContext } from './context.ts';
 import { ApiError, errorBody } from './http-errors.ts';
 import { compactWhenIdle, growHeapForServing } from './idle-memory.ts';
-import { optimizeAfterRequests, optimizeFromNowOn } from './optimizing-compilers.ts';
+import { optimizeFromNowOn, optimizeOnFirstApiRequest } from './optimizing-compilers.ts';
 import { answerFromPageCache, isCachedPageRoute, keepPage, leaveBuild } from './page-cache.ts';
 import type { RouteHead, SchemaPart } from './route-manifest.ts';
 import type { RouteRequest, RouteSpec } from './route-spec.ts';
@@ -392,13 +392,12 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   });
 
   // A listening daemon (not the tests' injected requests) gives memory back while it is idle.
-  const OPTIMIZE_AFTER_REQUESTS = 20;
   let stopCompacting: (() => void) | undefined;
   app.addHook('onListen', async () => {
-    // bin/bindery starts `serve` with V8's optimizing compilers off: they come on with the 20th request (health checks
-    // not counted), or once the daemon gets busy from 3 s after it listens (a scheduled scan, work after another
-    // process changed the catalog), not for its own periodic work.
-    optimizeAfterRequests(app.server, OPTIMIZE_AFTER_REQUESTS);
+    // bin/bindery starts `serve` with V8's optimizing compilers off: they come on with the first request of the API
+    // (health checks and the web UI's static files not counted), or once the daemon gets busy from 3 s after it
+    // listens (a scheduled scan, work after another process changed the catalog), not for its own periodic work.
+    optimizeOnFirstApiRequest(app.server);
     stopCompacting ??= compactWhenIdle({ onBusy: () => optimizeFromNowOn(), afterStartUp: growHeapForServing });
   });
   app.addHook('onClose', async () => stopCompacting?.());

@@ -1,5 +1,6 @@
 // bin/bindery starts `serve` with V8's optimizing compilers (Maglev and TurboFan) switched off, and the daemon switches
-// them on after its first requests or once it gets busy after its start (src/daemon/app.ts, idle-memory.ts). Start-up
+// them on with its first request of the API or once it gets busy after its start (src/daemon/app.ts, idle-memory.ts).
+// The flags are the process's: the password pool's threads run bcrypt unoptimized until then. Start-up
 // makes ~260 functions hot that never run hot again (the route table's registration, the resolution of the bundle's
 // modules): compiling them took ~85 ms of start-up's CPU and touched ~8 MB of the compilers' own code in the node
 // binary, which then stayed resident in a daemon that answered nothing; switched on at idle, the daemon's periodic work
@@ -37,17 +38,23 @@ export function optimizeFromNowOn(execArgv: readonly string[] = process.execArgv
   return switched;
 }
 
+/** A request of the API (Grimmory's, the devices', Komga's), not a health check: work a client is waiting for. */
+export function isApiWork(url: string | undefined): boolean {
+  const path = url?.split('?', 1)[0] ?? '';
+  return /\/(api|komga)\//.test(path) && !path.endsWith('/healthcheck');
+}
+
 /**
- * Switches them on with the `count`th request the server receives, health checks not counted: a share of the CPU
- * (the idle look's measure) is small for requests one at a time on a loaded machine, a count is not.
+ * Switches them on with the first request of the API the server receives: a client waits for its answer, and the
+ * requests after it are most likely its own (a device's sync session, a reader's pages, the web UI's calls). Health
+ * checks (a container's or a monitor's probe, every few seconds) and the web UI's static files do not count: a daemon
+ * that answered only those keeps its idle memory.
  */
-export function optimizeAfterRequests(server: Server, count: number): void {
-  let seen = 0;
-  const counted = (request: IncomingMessage): void => {
-    if (request.url?.endsWith('/healthcheck')) return;
-    if (++seen < count) return;
-    server.off('request', counted);
+export function optimizeOnFirstApiRequest(server: Server): void {
+  const first = (request: IncomingMessage): void => {
+    if (!isApiWork(request.url)) return;
+    server.off('request', first);
     optimizeFromNowOn();
   };
-  server.on('request', counted);
+  server.on('request', first);
 }

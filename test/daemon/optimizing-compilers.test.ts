@@ -2,7 +2,7 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { optimizeFromNowOn } from '../../src/daemon/optimizing-compilers.ts';
+import { isApiWork, optimizeFromNowOn } from '../../src/daemon/optimizing-compilers.ts';
 
 const MODULE = join(import.meta.dirname, '..', '..', 'src', 'daemon', 'optimizing-compilers.ts');
 
@@ -35,27 +35,35 @@ describe('optimizeFromNowOn', () => {
   });
 });
 
-describe('optimizeAfterRequests', () => {
-  it('switches the compilers on at the counted request, health checks not counted', async () => {
+describe('isApiWork', () => {
+  it('is a request of the API, not a health check nor a static file of the web UI', () => {
+    for (const url of ['/api/v1/auth/login', '/api/kobo/abc/v1/library/sync', '/komga/api/v1/books?page=2', '/bindery/api/v1/opds/catalog?page=1', '/api/koreader/syncs/progress']) expect(isApiWork(url), url).toBe(true);
+    for (const url of ['/api/v1/healthcheck', '/api/koreader/healthcheck', '/bindery/api/v1/healthcheck?x=1', '/', '/index.html', '/assets/main.js', '/books/12?from=/api/x', undefined]) expect(isApiWork(url), String(url)).toBe(false);
+  });
+});
+
+describe('optimizeOnFirstApiRequest', () => {
+  it('switches the compilers on with the first request of the API, not with health checks or static files', async () => {
     const script = `
       const { createServer } = await import('node:http');
-      const { optimizeAfterRequests } = await import(${JSON.stringify(MODULE)});
+      const { optimizeOnFirstApiRequest } = await import(${JSON.stringify(MODULE)});
       const server = createServer((req, res) => res.end('ok'));
-      optimizeAfterRequests(server, 3);
+      optimizeOnFirstApiRequest(server);
       await new Promise((r) => server.listen(0, '127.0.0.1', r));
       const url = 'http://127.0.0.1:' + server.address().port;
       const hot = (a) => { let s = 0; for (let i = 0; i < 50; i++) s += (a * i) % 7; return s; };
       const heat = () => { let t = 0; for (let i = 0; i < 300000; i++) t += hot(i); return t; };
       for (let i = 0; i < 5; i++) await (await fetch(url + '/api/v1/healthcheck')).text();
-      await (await fetch(url + '/a')).text();
-      await (await fetch(url + '/b')).text();
+      await (await fetch(url + '/api/koreader/healthcheck')).text();
+      await (await fetch(url + '/')).text();
+      await (await fetch(url + '/assets/app.js')).text();
       heat();
-      console.log('--third');
-      await (await fetch(url + '/c')).text();
+      console.log('--first-api-request');
+      await (await fetch(url + '/api/v1/auth/login')).text();
       heat();
       server.close();`;
     const out = execFileSync(process.execPath, ['--no-maglev', '--no-turbofan', '--trace-opt', '--input-type=module', '-e', script], { encoding: 'utf8' });
-    const [before = '', after = ''] = out.split('--third');
+    const [before = '', after = ''] = out.split('--first-api-request');
     expect(before).not.toMatch(/completed compiling .*(MAGLEV|TURBOFAN)/);
     expect(after).toMatch(/completed compiling .*(MAGLEV|TURBOFAN)/);
   });

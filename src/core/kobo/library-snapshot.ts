@@ -10,7 +10,7 @@ import type { Db } from '../store/store.ts';
 import { parseFormatPriority } from '../books/book-json.ts';
 import { primaryOrderSql } from '../books/primary-file.ts';
 import { libraryPriorities } from './kobo-books.ts';
-import { kyselyExec, type SqlExec } from '../store/sql-exec.ts';
+import { kyselyExec, rowsOf, type SqlExec } from '../store/sql-exec.ts';
 import type { SyncToken } from './sync-token.ts';
 
 /** A snapshot's reads and writes: Store.bookkeeping.db (or a transaction of it) for writes, any reader for reads. */
@@ -20,9 +20,13 @@ type Trx = Db;
 const FORGET_AFTER_DAYS = 90;
 
 /** The snapshots a device's token names that still exist (one query for both). */
-export async function snapshotsOf(trx: Trx, userId: number, token: Pick<SyncToken, 'ongoingSyncPointId' | 'lastSuccessfulSyncPointId'>): Promise<{ ongoingId: string | undefined; previousId: string | undefined }> {
+export async function snapshotsOf(exec: SqlExec, userId: number, token: Pick<SyncToken, 'ongoingSyncPointId' | 'lastSuccessfulSyncPointId'>): Promise<{ ongoingId: string | undefined; previousId: string | undefined }> {
   const named = [token.ongoingSyncPointId, token.lastSuccessfulSyncPointId].filter((id): id is string => id !== null);
-  const found = named.length === 0 ? new Set<string>() : new Set((await trx.selectFrom('kobo_library_snapshot').select('id').where('id', 'in', named).where('user_id', '=', userId).execute()).map((r) => r.id));
+  // Every sync page asks: plain SQL, one placeholder per id named (one or two).
+  const found =
+    named.length === 0
+      ? new Set<string>()
+      : new Set((await rowsOf<{ id: string }>(exec, `SELECT id FROM kobo_library_snapshot WHERE id IN (${named.map(() => '?').join(', ')}) AND user_id = ?`, [...named, userId])).map((r) => r.id));
   const existing = (id: string | null): string | undefined => (id !== null && found.has(id) ? id : undefined);
   return { ongoingId: existing(token.ongoingSyncPointId), previousId: existing(token.lastSuccessfulSyncPointId) };
 }

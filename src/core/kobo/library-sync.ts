@@ -146,7 +146,7 @@ export async function localSyncPage(input: SyncPageInput): Promise<LocalPage> {
   const { store, principal, settings, server, urls } = input;
   const now = input.now ?? new Date();
   const ctx = deviceContext(input);
-  const { previousId, ongoingId } = await snapshotsOf(store.db, principal.userId, input.token);
+  const { previousId, ongoingId } = await snapshotsOf(store.exec, principal.userId, input.token);
   const currentId = ongoingId ?? (await startSession(store, principal, settings, previousId));
   const from = ongoingId !== undefined ? (input.token.position ?? SESSION_START) : SESSION_START;
   let pending: PendingStates | undefined;
