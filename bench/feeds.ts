@@ -38,9 +38,9 @@
 //               each version's server CPU per built page over the rounds, on a warm daemon (a busy machine swings a
 //               single pass by a factor of two).
 // --loop-stats  what the daemon's main thread went through during each load run (bench/loop-probe.ts, preloaded into
-//               both versions): event-loop delay p50/p99/max, event-loop utilization, GC pauses (count and ms by kind,
-//               longest), the main thread's time waiting for a CPU in the run queue, and the load generator's own CPU
-//               and event-loop delay (it shares the cores).
+//               both versions): event-loop delay p50/p99/max, event-loop utilization, GC pauses (count, ms and the
+//               longest, by kind), the young generation's bytes allocated per request, the main thread's time waiting
+//               for a CPU in the run queue, and the load generator's own CPU and event-loop delay (it shares the cores).
 // --placement   where each load run's generator (autocannon, bench/load-client.ts) runs; several, comma-separated, are
 //               each run in turn at each --connections: shared (the default: in this process, any CPU), process (a
 //               process of its own, any CPU), pinned (a process of its own on the last CPU, every thread of the daemon
@@ -216,12 +216,11 @@ async function watchLoop(run: Running): Promise<(client: LoadFigures) => Promise
     const wait = runQueueWaitMs(run.daemon.pid) - queued;
     const gc = (kind: string): string => {
       const p = report.gc[kind];
-      return p ? `${p.count}/${p.ms.toFixed(0)}` : '0/0';
+      return p ? `${p.count}/${p.ms.toFixed(0)}/${p.maxMs.toFixed(1)}` : '0/0/0';
     };
-    const longest = Math.max(0, ...Object.values(report.gc).map((p) => p.maxMs));
     slowestServed.push(`${run.version.label}, ${report.served.count} requests on ${report.connections} new connections (the last accepted at ${report.lastAcceptMs} ms): ${report.slowest.map((s) => `${s.ms} ms at ${s.atMs} ms ${s.url}`).join('; ')}`);
     const allocated = (report.youngAllocatedMb * 1024) / Math.max(1, report.served.count);
-    return ` ${report.served.p50.toFixed(1)} / ${report.served.p99.toFixed(1)} / ${report.served.max.toFixed(0)} | ${report.delay.p50} / ${report.delay.p99} / ${report.delay.max} | ${(report.utilization * 100).toFixed(0)} % | ${gc('minor')} · ${gc('major')} · ${gc('incremental')} · ${longest.toFixed(1)} | ${((wait / wall) * 100).toFixed(0)} % | ${((client.clientCpuMs / client.clientWallMs) * 100).toFixed(0)} %, loop delay p99 / max ${client.clientLoopDelayP99Ms.toFixed(0)} / ${client.clientLoopDelayMaxMs.toFixed(0)} ms | ${allocated.toFixed(1)} | ${report.heapUsedMb.toFixed(0)} / ${report.rssMb.toFixed(0)} |`;
+    return ` ${report.served.p50.toFixed(1)} / ${report.served.p99.toFixed(1)} / ${report.served.max.toFixed(0)} | ${report.delay.p50} / ${report.delay.p99} / ${report.delay.max} | ${(report.utilization * 100).toFixed(0)} % | ${gc('minor')} · ${gc('major')} · ${gc('incremental')} | ${((wait / wall) * 100).toFixed(0)} % | ${((client.clientCpuMs / client.clientWallMs) * 100).toFixed(0)} %, loop delay p99 / max ${client.clientLoopDelayP99Ms.toFixed(0)} / ${client.clientLoopDelayMaxMs.toFixed(0)} ms | ${allocated.toFixed(1)} | ${report.heapUsedMb.toFixed(0)} / ${report.rssMb.toFixed(0)} |`;
   };
 }
 
@@ -649,7 +648,7 @@ for (const books of sizes) {
     const endpoints = all.filter((e) => !values.only || e.label.includes(values.only));
     const mode = [spreadAll ? 'every request a page not asked before' : `pages 1-${spreadPages} over and over`, writerEvery ? (writerKind === 'progress' ? `a book's reading progress reported every ${writerEvery} ms through the app API` : `a book renamed every ${writerEvery} ms by another process`) : '', values['accept-encoding'] ? `Accept-Encoding: ${values['accept-encoding']}` : 'no Accept-Encoding'].filter(Boolean).join('; ');
     const coldConnections = Math.max(...connectionCounts);
-    const loopHeads = values['loop-stats'] ? ' after the first request of each connection: p50 / p99 / max ms | first requests: p50 / p99 / max ms | inside the daemon p50 / p99 / max ms | loop delay p50 / p99 / max ms | loop busy | GC count/ms: minor · major · incremental · longest ms | main thread waiting for a CPU | load generator: CPU, loop delay | young generation KB allocated per request | heap / RSS MB |' : '';
+    const loopHeads = values['loop-stats'] ? ' after the first request of each connection: p50 / p99 / max ms | first requests: p50 / p99 / max ms | inside the daemon p50 / p99 / max ms | loop delay p50 / p99 / max ms | loop busy | GC count / ms / longest ms: minor · major · incremental | main thread waiting for a CPU | load generator: CPU, loop delay | young generation KB allocated per request | heap / RSS MB |' : '';
     console.log(`\n## ${books.toLocaleString('en')} books (daemons from the sources, load ${load()}; load runs: ${mode})\n`);
     console.log('| endpoint | code | server CPU ms/page, first asked | built | of which V8 helper threads | kept | first after a change | KiB |' + loadRuns.map(({ connections, placement }) => ` ${connections} conn${placements.length > 1 || placement !== 'shared' ? `, ${placement}` : ''}: req/s | p50 / p99 / max ms | CPU ms/req, daemon / load generator |${loopHeads}`).join('') + (values.cold ? ` cold sign-in, ${coldConnections} at once: p50 / p99 / max ms | CPU ms/req |` : '') + (spreadAll ? ' fresh pages |' : ''));
     console.log('|---|---|---|---|---|---|---|---|' + loadRuns.map(() => '---|---|---|' + (values['loop-stats'] ? '---|---|---|---|---|---|---|---|---|---|' : '')).join('') + (values.cold ? '---|---|' : '') + (spreadAll ? '---|' : ''));
