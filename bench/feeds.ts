@@ -1,7 +1,8 @@
 // npm run bench:feeds [-- --books 1000,100000] [--duration 5] [--pages 50] [--only opds] [--connections 8,64] [--baseline main] [--kobo-sessions 5]
 //                     [--rounds N]
 //                     [--spread 200|all] [--writer MS] [--writer-kind rename|progress] [--cold] [--accept-encoding gzip]
-//                     [--compression] [--loop-stats] [--cpu-prof DIR]
+//                     [--compression] [--loop-stats] [--cpu-prof DIR] [--placement shared,process,pinned,niced]
+//                     [--generator autocannon|lean]
 // The paged answers devices and apps ask for, over real HTTP against `bindery serve` (a child process, from the
 // sources) on a synthetic catalog (bench/book-catalog.ts) of each size: OPDS 1.2 and 2.0 catalog pages, Komga book
 // and series pages, app API book pages (newest first, by title, series and page count, and deep pages three quarters
@@ -40,23 +41,29 @@
 //               id list, totals): each measured page is then built as "built" builds it. (A query
 //               parameter of the round would not do: /api/v1/books/page keeps its pages by page, size and sort only.)
 // --loop-stats  what the daemon's main thread went through during each load run (bench/loop-probe.ts, preloaded into
-//               both versions): event-loop delay p50/p99/max, event-loop utilization, GC pauses (count and ms by kind,
-//               longest), the main thread's time waiting for a CPU in the run queue, and this process's own CPU
-//               (autocannon shares the cores).
-import autocannon from 'autocannon';
+//               both versions): event-loop delay p50/p99/max, event-loop utilization, GC pauses (count, ms and the
+//               longest, by kind), the young generation's bytes allocated per request, the main thread's time waiting
+//               for a CPU in the run queue, and the load generator's own CPU and event-loop delay (it shares the cores).
+// --placement   where each load run's generator (autocannon, bench/load-client.ts) runs; several, comma-separated, are
+//               each run in turn at each --connections: shared (the default: in this process, any CPU), process (a
+//               process of its own, any CPU), pinned (a process of its own on the last CPU, every thread of the daemon
+//               on the others while the load runs: a deployment's clients are on other machines), niced (a process of
+//               its own at nice 19). "CPU ms/req" is then the daemon's and the load generator's.
+// --generator   autocannon (the default) or lean (bench/load-client.ts: a plain keep-alive HTTP/1.1 client, which
+//               spends a fraction of autocannon's CPU per request; on kept pages autocannon spends more than the daemon).
 import Database from 'better-sqlite3';
 import bcrypt from 'bcryptjs';
 import { execFileSync, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import zlib from 'node:zlib';
 import { koboSettingsFor } from '../src/core/kobo/sync-settings.ts';
 import { fromSource, preciseCpuMs as cpuMs, rssMb, startDaemon, threadsCpuMs, type DaemonProcess, type Launcher } from './daemon-process.ts';
 import { baselineTree } from './baseline-tree.ts';
 import { basicFor, writeBenchCatalog } from './inject-bench-setup.ts';
+import { fire, LOAD_CLIENT_READY, type LoadFigures, type LoadGenerator, type LoadOrder } from './load-client.ts';
 
 const { values } = parseArgs({
   options: {
@@ -76,6 +83,8 @@ const { values } = parseArgs({
     'kobo-sessions': { type: 'string', default: '0' },
     'cpu-prof': { type: 'string' },
     rounds: { type: 'string', default: '0' },
+    placement: { type: 'string', default: 'shared' },
+    generator: { type: 'string', default: 'autocannon' },
   },
 });
 const spreadAll = values.spread === 'all';
@@ -89,6 +98,8 @@ const duration = Number(values.duration);
 const alonePages = Number(values.pages);
 const connectionCounts = values.connections.split(',').map(Number);
 const load = (): string => loadavg()[0]!.toFixed(1);
+if (values.generator !== 'autocannon' && values.generator !== 'lean') throw new Error(`--generator: autocannon or lean, not ${values.generator}`);
+const generator: LoadGenerator = values.generator;
 
 interface Endpoint {
   label: string;
@@ -168,6 +179,7 @@ interface LoopReport {
   gc: Record<string, { count: number; ms: number; maxMs: number }>;
   heapUsedMb: number;
   rssMb: number;
+  youngAllocatedMb: number;
 }
 
 /** What the daemon's loop probe saw since it was last asked (and starts it over). */
@@ -197,27 +209,21 @@ function runQueueWaitMs(pid: number): number {
 const slowestServed: string[] = [];
 
 /** Starts watching the daemon for --loop-stats; the function returned gives the figures of the time since. */
-async function watchLoop(run: Running): Promise<() => Promise<string>> {
+async function watchLoop(run: Running): Promise<(client: LoadFigures) => Promise<string>> {
   await loopReport(run);
   const queued = runQueueWaitMs(run.daemon.pid);
-  const own = process.cpuUsage();
   const started = performance.now();
-  // This process's own loop (autocannon's): a client stalled for a while reads every answer in flight late.
-  const clientDelay = monitorEventLoopDelay({ resolution: 1 });
-  clientDelay.enable();
-  return async () => {
+  return async (client) => {
     const wall = performance.now() - started;
-    clientDelay.disable();
     const report = await loopReport(run);
     const wait = runQueueWaitMs(run.daemon.pid) - queued;
-    const ownCpu = process.cpuUsage(own);
     const gc = (kind: string): string => {
       const p = report.gc[kind];
-      return p ? `${p.count}/${p.ms.toFixed(0)}` : '0/0';
+      return p ? `${p.count}/${p.ms.toFixed(0)}/${p.maxMs.toFixed(1)}` : '0/0/0';
     };
-    const longest = Math.max(0, ...Object.values(report.gc).map((p) => p.maxMs));
     slowestServed.push(`${run.version.label}, ${report.served.count} requests on ${report.connections} new connections (the last accepted at ${report.lastAcceptMs} ms): ${report.slowest.map((s) => `${s.ms} ms at ${s.atMs} ms ${s.url}`).join('; ')}`);
-    return ` ${report.served.p50.toFixed(0)} / ${report.served.p99.toFixed(0)} / ${report.served.max.toFixed(0)} | ${report.delay.p50} / ${report.delay.p99} / ${report.delay.max} | ${(report.utilization * 100).toFixed(0)} % | ${gc('minor')} · ${gc('major')} · ${gc('incremental')} · ${longest.toFixed(1)} | ${((wait / wall) * 100).toFixed(0)} % | ${(((ownCpu.user + ownCpu.system) / 1000 / wall) * 100).toFixed(0)} %, loop delay p99 / max ${(clientDelay.percentile(99) / 1e6).toFixed(0)} / ${(clientDelay.max / 1e6).toFixed(0)} ms | ${report.heapUsedMb.toFixed(0)} / ${report.rssMb.toFixed(0)} |`;
+    const allocated = (report.youngAllocatedMb * 1024) / Math.max(1, report.served.count);
+    return ` ${report.served.p50.toFixed(1)} / ${report.served.p99.toFixed(1)} / ${report.served.max.toFixed(0)} | ${report.delay.p50} / ${report.delay.p99} / ${report.delay.max} | ${(report.utilization * 100).toFixed(0)} % | ${gc('minor')} · ${gc('major')} · ${gc('incremental')} | ${((wait / wall) * 100).toFixed(0)} % | ${((client.clientCpuMs / client.clientWallMs) * 100).toFixed(0)} %, loop delay p99 / max ${client.clientLoopDelayP99Ms.toFixed(0)} / ${client.clientLoopDelayMaxMs.toFixed(0)} ms | ${allocated.toFixed(1)} | ${report.heapUsedMb.toFixed(0)} / ${report.rssMb.toFixed(0)} |`;
   };
 }
 
@@ -315,23 +321,28 @@ function renameOneBook(catalog: string): void {
  * catalog once, in order, skipping the ones the single-request passes asked for and continuing across runs.
  */
 class PagePlan {
-  private next: number;
+  /** The paths asked for in turn, starting over at the end. */
+  readonly paths: string[];
+  private nextPath: number;
   private asked = 0;
   private fresh = 0;
-  private readonly pages: number;
 
-  constructor(pages: number) {
-    this.pages = pages;
-    this.next = spreadAll ? 2 * alonePages + 1 : 0;
+  constructor(endpoint: Endpoint, pages: number) {
+    this.paths = Array.from({ length: spreadAll ? pages : spreadPages }, (_, page) => endpoint.path(page));
+    this.nextPath = spreadAll && 2 * alonePages + 1 < pages ? 2 * alonePages + 1 : 0;
   }
 
-  take(): number {
-    this.asked++;
-    if (!spreadAll) return this.next++ % spreadPages;
-    if (this.next >= this.pages) this.next = 0;
-    const page = this.next++;
-    if (this.asked <= this.pages - 2 * alonePages - 2) this.fresh++;
-    return page;
+  /** Where the next load run starts. */
+  get next(): number {
+    return this.nextPath;
+  }
+
+  /** A load run sent `requests` more. */
+  advance(requests: number): void {
+    const freshUpTo = this.paths.length - 2 * alonePages - 2;
+    this.fresh += Math.max(0, Math.min(this.asked + requests, freshUpTo) - this.asked);
+    this.asked += requests;
+    this.nextPath = (this.nextPath + requests) % this.paths.length;
   }
 
   /** The share of requests so far that asked for a page not asked before (--spread all). */
@@ -367,42 +378,14 @@ function startWriter(run: Running): { stop(): Promise<number> } | undefined {
   };
 }
 
-interface LoadFigures {
-  requests: number;
-  perSecond: number;
-  failed: number;
-  p50: number;
-  p99: number;
-  max: number;
-  cpuPerRequest: number;
-  /** Latencies of each connection's first request, and of the others. */
-  firsts: number[];
-  later: number[];
-}
+/** The load generator of a load run, ready to fire (see `loadClient`). */
+type LoadClient = (order: LoadOrder) => Promise<LoadFigures>;
 
-async function cannon(run: Running, endpoint: Endpoint, plan: PagePlan, connections: number, headers: Record<string, string>, amount?: number): Promise<LoadFigures> {
+async function cannon(run: Running, plan: PagePlan, connections: number, headers: Record<string, string>, client: LoadClient, amount?: number): Promise<LoadFigures & { cpuPerRequest: number }> {
   const before = cpuMs(run.daemon.pid);
-  // Each connection's first answer apart from the later ones: the first also waits for the daemon to accept it.
-  const firsts: number[] = [];
-  const later: number[] = [];
-  // setupClient is in autocannon's documentation, not in its types.
-  const options: Parameters<typeof autocannon>[0] & { setupClient: (client: NodeJS.EventEmitter) => void } = {
-    url: run.daemon.url,
-    connections,
-    ...(amount ? { amount } : { duration }),
-    headers: { ...headers, ...loadHeaders },
-    requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: endpoint.path(plan.take()) }) }],
-    setupClient: (client) => {
-      let first = true;
-      client.on('response', (_status: number, _bytes: number, ms: number) => {
-        (first ? firsts : later).push(ms);
-        first = false;
-      });
-    },
-  };
-  const result = await autocannon(options);
-  const cpuPerRequest = (cpuMs(run.daemon.pid) - before) / Math.max(1, result.requests.total);
-  return { requests: result.requests.total, perSecond: result.requests.average, failed: result.non2xx + result.errors + result.timeouts, p50: result.latency.p50, p99: result.latency.p99, max: result.latency.max, cpuPerRequest, firsts, later };
+  const figures = await client({ url: run.daemon.url, connections, ...(amount ? { amount } : { duration }), headers: { ...headers, ...loadHeaders }, paths: plan.paths, firstPath: plan.next, generator });
+  plan.advance(figures.sent);
+  return { ...figures, cpuPerRequest: (cpuMs(run.daemon.pid) - before) / Math.max(1, figures.requests) };
 }
 
 /** p50 / p99 / max of a list of ms. */
@@ -415,16 +398,87 @@ function percentiles(ms: number[]): string {
 
 const latencies = (f: LoadFigures): string => `${f.p50} / ${f.p99} / ${f.max}`;
 
-/** autocannon over `connections` connections for --duration seconds, with the catalog writer when asked for. */
-async function underLoad(run: Running, endpoint: Endpoint, plan: PagePlan, connections: number): Promise<string> {
+/**
+ * Where a load run's generator runs, and the daemon beside it (--placement):
+ * - shared: autocannon in this process, both it and the daemon on any CPU (what the benchmark always did);
+ * - process: autocannon in a process of its own (bench/load-client.ts), on any CPU;
+ * - pinned: that process on the last CPU, and every thread of the daemon on the others while the load runs (the
+ *   clients of a real deployment run on other machines);
+ * - niced: that process at the lowest priority (nice 19), on any CPU.
+ */
+const PLACEMENTS = ['shared', 'process', 'pinned', 'niced'] as const;
+type Placement = (typeof PLACEMENTS)[number];
+
+function placementsAsked(list: string): Placement[] {
+  const asked = list.split(',').map((p) => p.trim());
+  for (const placement of asked) if (!(PLACEMENTS as readonly string[]).includes(placement)) throw new Error(`--placement: one or more of ${PLACEMENTS.join(', ')}, not ${placement}`);
+  if (asked.includes('pinned')) {
+    if (availableParallelism() < 2) throw new Error('--placement pinned needs at least 2 CPUs');
+    execFileSync('taskset', ['--version'], { stdio: 'ignore' });
+  }
+  return asked as Placement[];
+}
+
+/** The CPUs this benchmark may use (its own affinity), and the one a pinned load generator gets: the last. */
+const allowedCpus = (): string => /^Cpus_allowed_list:\s*(\S+)/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? `0-${availableParallelism() - 1}`;
+const CLIENT_CPU = availableParallelism() - 1;
+const DAEMON_CPUS = CLIENT_CPU === 1 ? '0' : `0-${CLIENT_CPU - 1}`;
+
+/** Sets the CPUs of every thread of a process (threads it starts later inherit their starter's). */
+function pinProcess(pid: number, cpus: string): void {
+  execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', cpus, String(pid)], { stdio: 'ignore' });
+}
+
+/**
+ * The load generator for `placement`; for one in a process of its own, once that process has loaded its modules (so
+ * its start-up is not in the figures). `pid` of that process, for pinning.
+ */
+async function loadClient(placement: Placement): Promise<LoadClient> {
+  if (placement === 'shared') return fire;
+  const script = [process.execPath, join(import.meta.dirname, 'load-client.ts')];
+  const command = placement === 'pinned' ? ['taskset', '--cpu-list', String(CLIENT_CPU), ...script] : placement === 'niced' ? ['nice', '-n', '19', ...script] : script;
+  const child = spawn(command[0] as string, command.slice(1), { stdio: ['pipe', 'pipe', 'inherit'] });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let output = '';
+  child.stdout.setEncoding('utf8');
+  await new Promise<void>((ready, failed) => {
+    child.stdout.on('data', (chunk: string) => {
+      output += chunk;
+      if (output.startsWith(`${LOAD_CLIENT_READY}\n`)) ready();
+    });
+    void exited.then((code) => failed(new Error(`the load generator exited (${code}) before it was ready`)));
+  });
+  return async (order) => {
+    child.stdin.end(JSON.stringify(order));
+    const code = await exited;
+    if (code !== 0) throw new Error(`the load generator exited with ${code}`);
+    return JSON.parse(output.slice(LOAD_CLIENT_READY.length + 1)) as LoadFigures;
+  };
+}
+
+/**
+ * autocannon over `connections` connections for --duration seconds, with the catalog writer when asked for, placed
+ * as `placement` says.
+ */
+async function underLoad(run: Running, plan: PagePlan, connections: number, headers: Record<string, string>, placement: Placement): Promise<string> {
   const writer = startWriter(run);
-  const loop = values['loop-stats'] ? await watchLoop(run) : undefined;
-  const figures = await cannon(run, endpoint, plan, connections, endpoint.headers(run));
-  const loopCells = loop ? ` ${percentiles(figures.later)} | ${percentiles(figures.firsts)} |${await loop()}` : '';
+  const client = await loadClient(placement);
+  const cpus = allowedCpus();
+  if (placement === 'pinned') pinProcess(run.daemon.pid, DAEMON_CPUS);
+  let figures: Awaited<ReturnType<typeof cannon>>;
+  let loopCells = '';
+  try {
+    const loop = values['loop-stats'] ? await watchLoop(run) : undefined;
+    figures = await cannon(run, plan, connections, headers, client);
+    if (loop) loopCells = ` ${percentiles(figures.later)} | ${percentiles(figures.firsts)} |${await loop(figures)}`;
+  } finally {
+    if (placement === 'pinned') pinProcess(run.daemon.pid, cpus);
+  }
   const changes = await writer?.stop();
   const failed = figures.failed ? ` (${figures.failed} failed)` : '';
   const wrote = changes === undefined ? '' : `, ${changes} changes`;
-  return ` ${figures.perSecond.toFixed(0)}${failed}${wrote} | ${latencies(figures)} | ${figures.cpuPerRequest.toFixed(2)} |${loopCells}`;
+  const clientCpu = (figures.clientCpuMs / Math.max(1, figures.requests)).toFixed(3);
+  return ` ${figures.perSecond.toFixed(0)}${failed}${wrote} | ${latencies(figures)} | ${figures.cpuPerRequest.toFixed(3)} / ${clientCpu} |${loopCells}`;
 }
 
 let coldAccounts = 0;
@@ -440,7 +494,7 @@ async function coldWave(run: Running, endpoint: Endpoint, plan: PagePlan, reader
   db.prepare('INSERT INTO opds_user_v2 (user_id, username, password_hash) VALUES (?, ?, ?)').run(readerId, name, bcrypt.hashSync(`${name}-password`, 10));
   db.close();
   const headers = { ...endpoint.headers(run), authorization: `Basic ${Buffer.from(`${name}:${name}-password`).toString('base64')}` };
-  const figures = await cannon(run, endpoint, plan, connections, headers, connections);
+  const figures = await cannon(run, plan, connections, headers, fire, connections);
   const failed = figures.failed ? ` (${figures.failed} failed)` : '';
   return ` ${latencies(figures)}${failed} | ${figures.cpuPerRequest.toFixed(2)} |`;
 }
@@ -573,6 +627,9 @@ async function koboSessions(running: readonly Running[], koboToken: string, roun
   }
 }
 
+const placements = placementsAsked(values.placement);
+/** Each load run of an endpoint on a version, in order: every placement at each number of connections. */
+const loadRuns = connectionCounts.flatMap((connections) => placements.map((placement) => ({ connections, placement })));
 console.log(`machine: ${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, node ${process.version}, load ${load()}`);
 for (const books of sizes) {
   const dir = mkdtempSync(join(tmpdir(), 'bindery-feeds-bench-'));
@@ -600,10 +657,10 @@ for (const books of sizes) {
     const endpoints = all.filter((e) => !values.only || e.label.includes(values.only));
     const mode = [spreadAll ? 'every request a page not asked before' : `pages 1-${spreadPages} over and over`, writerEvery ? (writerKind === 'progress' ? `a book's reading progress reported every ${writerEvery} ms through the app API` : `a book renamed every ${writerEvery} ms by another process`) : '', values['accept-encoding'] ? `Accept-Encoding: ${values['accept-encoding']}` : 'no Accept-Encoding'].filter(Boolean).join('; ');
     const coldConnections = Math.max(...connectionCounts);
-    const loopHeads = values['loop-stats'] ? ' after the first request of each connection: p50 / p99 / max ms | first requests: p50 / p99 / max ms | inside the daemon p50 / p99 / max ms | loop delay p50 / p99 / max ms | loop busy | GC count/ms: minor · major · incremental · longest ms | main thread waiting for a CPU | bench: CPU, loop delay | heap / RSS MB |' : '';
+    const loopHeads = values['loop-stats'] ? ' after the first request of each connection: p50 / p99 / max ms | first requests: p50 / p99 / max ms | inside the daemon p50 / p99 / max ms | loop delay p50 / p99 / max ms | loop busy | GC count / ms / longest ms: minor · major · incremental | main thread waiting for a CPU | load generator: CPU, loop delay | young generation KB allocated per request | heap / RSS MB |' : '';
     console.log(`\n## ${books.toLocaleString('en')} books (daemons from the sources, load ${load()}; load runs: ${mode})\n`);
-    console.log('| endpoint | code | server CPU ms/page, first asked | built | of which V8 helper threads | kept | first after a change | KiB |' + connectionCounts.map((c) => ` ${c} conn: req/s | p50 / p99 / max ms | CPU ms/req |${loopHeads}`).join('') + (values.cold ? ` cold sign-in, ${coldConnections} at once: p50 / p99 / max ms | CPU ms/req |` : '') + (spreadAll ? ' fresh pages |' : ''));
-    console.log('|---|---|---|---|---|---|---|---|' + connectionCounts.map(() => '---|---|---|' + (values['loop-stats'] ? '---|---|---|---|---|---|---|---|---|' : '')).join('') + (values.cold ? '---|---|' : '') + (spreadAll ? '---|' : ''));
+    console.log('| endpoint | code | server CPU ms/page, first asked | built | of which V8 helper threads | kept | first after a change | KiB |' + loadRuns.map(({ connections, placement }) => ` ${connections} conn${placements.length > 1 || placement !== 'shared' ? `, ${placement}` : ''}: req/s | p50 / p99 / max ms | CPU ms/req, daemon / load generator |${loopHeads}`).join('') + (values.cold ? ` cold sign-in, ${coldConnections} at once: p50 / p99 / max ms | CPU ms/req |` : '') + (spreadAll ? ' fresh pages |' : ''));
+    console.log('|---|---|---|---|---|---|---|---|' + loadRuns.map(() => '---|---|---|' + (values['loop-stats'] ? '---|---|---|---|---|---|---|---|---|---|' : '')).join('') + (values.cold ? '---|---|' : '') + (spreadAll ? '---|' : ''));
     const compression: [string, Buffer[]][] = [];
     const roundLines: string[] = [];
     for (const endpoint of endpoints) {
@@ -611,9 +668,9 @@ for (const books of sizes) {
         const bodies: Buffer[] = [];
         const cost = await alone(run, endpoint, bodies);
         if (run === running.at(-1)) compression.push([endpoint.label, bodies]);
-        const plan = new PagePlan(spreadAll ? await pagesOf(run, endpoint) : spreadPages);
+        const plan = new PagePlan(endpoint, spreadAll ? await pagesOf(run, endpoint) : spreadPages);
         const cells: string[] = [];
-        for (const connections of connectionCounts) cells.push(await underLoad(run, endpoint, plan, connections));
+        for (const { connections, placement } of loadRuns) cells.push(await underLoad(run, plan, connections, endpoint.headers(run), placement));
         if (values.cold) cells.push(endpoint.basic ? await coldWave(run, endpoint, plan, readerId, coldConnections) : ' – | – |');
         if (spreadAll) cells.push(` ${(plan.freshShare() * 100).toFixed(0)} % |`);
         console.log(`| ${endpoint.label} | ${run.version.label} | ${cost.firstAsked.toFixed(2)} | ${cost.built.toFixed(2)} | ${cost.builtInGcThreads.toFixed(2)} | ${cost.kept.toFixed(2)} | ${cost.afterChange.toFixed(2)} | ${(cost.bytes / 1024).toFixed(0)} |${cells.join('')} load ${load()}`);

@@ -5,11 +5,13 @@
 // what it saw since the previous SIGUSR2 as JSON to the file named by BINDERY_BENCH_LOOP_PROBE, then starts over.
 // It also times each HTTP request inside the daemon, from Node's 'request' event to the response's end (what the
 // client measures besides: the time before the daemon reads the request and after it wrote the answer), and keeps the
-// slowest ones with their URLs.
+// slowest ones with their URLs, and the bytes the main thread allocated in V8's young generation (what each scavenge
+// has to make room for: summed from the young generation's use before each collection and after the one before).
 import { subscribe } from 'node:diagnostics_channel';
 import { writeFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { constants, createHistogram, monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
+import { GCProfiler, getHeapSpaceStatistics } from 'node:v8';
 import { isMainThread } from 'node:worker_threads';
 
 const out = process.env.BINDERY_BENCH_LOOP_PROBE;
@@ -20,6 +22,29 @@ interface Pauses {
   count: number;
   ms: number;
   maxMs: number;
+}
+
+const YOUNG_SPACES = new Set(['new_space', 'new_large_object_space']);
+
+/** Bytes in use in the young generation, from a GC profile's list of heap spaces. */
+function youngBytes(spaces: readonly { spaceName: string; spaceUsedSize: number }[]): number {
+  let bytes = 0;
+  for (const space of spaces) if (YOUNG_SPACES.has(space.spaceName)) bytes += space.spaceUsedSize;
+  return bytes;
+}
+
+/** Bytes in use in the young generation now. */
+const youngNow = (): number => youngBytes(getHeapSpaceStatistics().map((space) => ({ spaceName: space.space_name, spaceUsedSize: space.space_used_size })));
+
+/** Bytes allocated in the young generation since `profiler` started, when it held `startBytes`; stops the profiler. */
+function youngAllocated(profiler: GCProfiler, startBytes: number): number {
+  let allocated = 0;
+  let after = startBytes;
+  for (const gc of profiler.stop()?.statistics ?? []) {
+    allocated += Math.max(0, youngBytes(gc.beforeGC.heapSpaceStatistics) - after);
+    after = youngBytes(gc.afterGC.heapSpaceStatistics);
+  }
+  return allocated + Math.max(0, youngNow() - after);
 }
 
 const GC_KINDS: Record<number, string> = {
@@ -66,6 +91,9 @@ if (isMainThread && out) {
   });
   let utilization = performance.eventLoopUtilization();
   let since = performance.now();
+  let collections = new GCProfiler();
+  let youngAtStart = youngNow();
+  collections.start();
   const ms = (ns: number): number => Math.round(ns / 1e4) / 100;
   process.on('SIGUSR2', () => {
     const heap = process.memoryUsage();
@@ -79,6 +107,7 @@ if (isMainThread && out) {
       lastAcceptMs,
       gc,
       heapUsedMb: heap.heapUsed / 2 ** 20,
+      youngAllocatedMb: youngAllocated(collections, youngAtStart) / 2 ** 20,
       rssMb: heap.rss / 2 ** 20,
     };
     writeFileSync(out, JSON.stringify(report));
@@ -90,5 +119,8 @@ if (isMainThread && out) {
     gc = {};
     utilization = performance.eventLoopUtilization();
     since = performance.now();
+    collections = new GCProfiler();
+    youngAtStart = youngNow();
+    collections.start();
   });
 }

@@ -28,6 +28,25 @@ export function isCompressibleType(contentType: string | undefined): boolean {
  */
 export function negotiateEncoding(acceptEncoding: string | undefined, supported: readonly Encoding[] = SUPPORTED_ENCODINGS): Encoding | undefined {
   if (!acceptEncoding) return undefined;
+  if (supported !== SUPPORTED_ENCODINGS) return weighEncodings(acceptEncoding, supported);
+  const known = negotiated.get(acceptEncoding);
+  if (known !== undefined) return known === IDENTITY ? undefined : known;
+  const chosen = weighEncodings(acceptEncoding, supported);
+  if (negotiated.size >= NEGOTIATED_KEPT) negotiated.clear();
+  negotiated.set(acceptEncoding, chosen ?? IDENTITY);
+  return chosen;
+}
+
+/**
+ * The answers of negotiateEncoding for the server's own encodings, by header: a client sends the same Accept-Encoding
+ * with every request, and weighing it anew allocated ~0.5 KB of a kept page's ~18 KB (docs/benchmarks.md, "Session 10:
+ * fairness"). Cleared when full (headers are few in practice; a client sending a new one each time gains nothing).
+ */
+const negotiated = new Map<string, Encoding | typeof IDENTITY>();
+const NEGOTIATED_KEPT = 64;
+const IDENTITY = 'identity';
+
+function weighEncodings(acceptEncoding: string, supported: readonly Encoding[]): Encoding | undefined {
   const weights = new Map<string, number>();
   for (const part of acceptEncoding.split(',')) {
     const [name, ...params] = part.split(';').map((s) => s.trim().toLowerCase());
@@ -122,6 +141,8 @@ const SENT_BEFORE_BETTER_COPY = 2;
 
 interface CompressedCopy {
   bytes: Promise<Buffer>;
+  /** The bytes once made: answers after that take them as they are, without a promise's turn. */
+  made?: Buffer;
   /** Answers sent from this copy so far. */
   sent: number;
   /** At the live level, or being made again at it. */
@@ -162,7 +183,7 @@ export function compressFast(body: Buffer): Buffer {
   return body;
 }
 
-function compressedCopy(encoding: Encoding, body: Buffer): Promise<Buffer> {
+function compressedCopy(encoding: Encoding, body: Buffer): Buffer | Promise<Buffer> {
   const copies = compressedCopies.get(body);
   if (!copies) return compressedFast.has(body) ? compressBuffer(encoding, body, FIRST_LEVELS[encoding], FAST_SYNC_LIMIT_BYTES) : compressBuffer(encoding, body);
   const copy = copies.get(encoding);
@@ -172,6 +193,7 @@ function compressedCopy(encoding: Encoding, body: Buffer): Promise<Buffer> {
     first.bytes.then(
       (bytes) => {
         if (copies.get(encoding) !== first) return;
+        first.made = bytes;
         first.size = bytes.length;
         copyBytesListeners.get(body)?.(bytes.length);
       },
@@ -189,14 +211,14 @@ function compressedCopy(encoding: Encoding, body: Buffer): Promise<Buffer> {
       compressBuffer(encoding, body).then(
         (bytes) => {
           if (copies.get(encoding) !== copy) return;
-          copies.set(encoding, { bytes: Promise.resolve(bytes), sent: copy.sent, final: true, size: bytes.length });
+          copies.set(encoding, { bytes: Promise.resolve(bytes), made: bytes, sent: copy.sent, final: true, size: bytes.length });
           copyBytesListeners.get(body)?.(bytes.length - copy.size);
         },
         () => undefined,
       );
     });
   }
-  return copy.bytes;
+  return copy.made ?? copy.bytes;
 }
 
 /** Adds `Accept-Encoding` to the reply's Vary header (once). */
@@ -210,28 +232,37 @@ function isStream(payload: unknown): payload is Readable {
   return typeof payload === 'object' && payload !== null && typeof (payload as Readable).pipe === 'function';
 }
 
-/** The onSend hook that compresses what may be compressed. */
+/**
+ * The onSend hook that compresses what may be compressed. Written with a callback rather than as an async function: a
+ * kept page's compressed copy is sent in the same call, without the promise and the turn of the microtask queue an
+ * async hook takes for every answer (a kept page costs ~0.05 ms; docs/benchmarks.md, "Session 10: fairness").
+ */
 export function registerCompression(app: FastifyInstance): void {
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (payload === null || payload === undefined || request.method === 'HEAD') return payload;
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (payload === null || payload === undefined || request.method === 'HEAD') return done(null, payload);
     const status = reply.statusCode;
-    if (status === 204 || status === 206 || status === 304 || status < 200) return payload;
-    if (!isCompressibleType(reply.getHeader('content-type') as string | undefined)) return payload;
+    if (status === 204 || status === 206 || status === 304 || status < 200) return done(null, payload);
+    if (!isCompressibleType(reply.getHeader('content-type') as string | undefined)) return done(null, payload);
     const encodingHeader = reply.getHeader('content-encoding');
-    if (encodingHeader !== undefined && encodingHeader !== 'identity') return payload;
+    if (encodingHeader !== undefined && encodingHeader !== 'identity') return done(null, payload);
     // Downloads and ranged media keep their bytes (and their byte offsets) as stored.
-    if (reply.hasHeader('content-range') || reply.hasHeader('accept-ranges') || /^\s*attachment/i.test(String(reply.getHeader('content-disposition') ?? ''))) return payload;
+    if (reply.hasHeader('content-range') || reply.hasHeader('accept-ranges') || /^\s*attachment/i.test(String(reply.getHeader('content-disposition') ?? ''))) return done(null, payload);
     const encoding = negotiateEncoding(request.headers['accept-encoding']);
     reply.header('Vary', varyOnEncoding(reply.getHeader('vary')));
-    if (!encoding) return payload;
+    if (!encoding) return done(null, payload);
 
     if (!isStream(payload)) {
       const body = typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : undefined;
-      if (body === undefined || Buffer.byteLength(body) < THRESHOLD_BYTES) return payload;
+      if (body === undefined || Buffer.byteLength(body) < THRESHOLD_BYTES) return done(null, payload);
       // A body in memory is compressed in one call (see SYNC_LIMIT_BYTES), and keeps an exact Content-Length.
-      const compressed = await (typeof body === 'string' ? compressBuffer(encoding, Buffer.from(body)) : compressedCopy(encoding, body));
-      reply.header('Content-Encoding', encoding).header('Content-Length', compressed.length);
-      return compressed;
+      const compressed = typeof body === 'string' ? compressBuffer(encoding, Buffer.from(body)) : compressedCopy(encoding, body);
+      const send = (bytes: Buffer): void => {
+        reply.header('Content-Encoding', encoding).header('Content-Length', bytes.length);
+        done(null, bytes);
+      };
+      if (Buffer.isBuffer(compressed)) return send(compressed);
+      compressed.then(send, (error: Error) => done(error));
+      return;
     }
     reply.header('Content-Encoding', encoding);
     reply.removeHeader('content-length');
@@ -239,6 +270,6 @@ export function registerCompression(app: FastifyInstance): void {
     pipeline(payload, stream, (error) => {
       if (error) request.log.warn({ err: error }, 'compressed response ended early');
     });
-    return stream;
+    done(null, stream);
   });
 }

@@ -58,6 +58,16 @@ describe('negotiation', () => {
     expect(negotiateEncoding(undefined)).toBeUndefined();
     expect(negotiateEncoding('*;q=0.1, gzip;q=0')).toBe(SUPPORTED_ENCODINGS[0]);
   });
+
+  it('answers a header asked for again as the first time, past the remembered ones too, and weighs another list on its own', () => {
+    for (let round = 0; round < 3; round++) {
+      expect(negotiateEncoding('gzip, br')).toBe('br');
+      expect(negotiateEncoding('identity')).toBeUndefined();
+      expect(negotiateEncoding('gzip, br', ['gzip'])).toBe('gzip');
+      // More distinct headers than are remembered.
+      for (let i = 0; i < 100; i++) expect(negotiateEncoding(`gzip;q=0.${(i % 9) + 1}, x-${i}`)).toBe('gzip');
+    }
+  });
 });
 
 describe('compressed answers', () => {
@@ -129,10 +139,17 @@ describe('compressed answers', () => {
       expect(plain.raw.length).toBeGreaterThan(1024);
       expect(first.raw.equals(compress(plain.raw, FIRST_LEVELS[encoding]))).toBe(true);
       // Asked for again, and a third time: still the fast copy; the better one is made for the answers after.
-      for (let i = 0; i < 2; i++) expect((await get(port, path, { ...auth, 'accept-encoding': encoding })).raw.equals(first.raw)).toBe(true);
+      for (let i = 0; i < 2; i++) {
+        const again = await get(port, path, { ...auth, 'accept-encoding': encoding });
+        expect(again.raw.equals(first.raw)).toBe(true);
+        expect(Number(again.headers['content-length'])).toBe(again.raw.length);
+      }
       const better = compress(plain.raw, LIVE_LEVELS[encoding]);
       expect(better.length).toBeLessThan(first.raw.length);
       await vi.waitFor(async () => expect((await get(port, path, { ...auth, 'accept-encoding': encoding })).raw.equals(better)).toBe(true));
+      const kept = await get(port, path, { ...auth, 'accept-encoding': encoding });
+      expect(kept.headers['content-encoding']).toBe(encoding);
+      expect(Number(kept.headers['content-length'])).toBe(kept.raw.length);
     }
   });
 
