@@ -6,14 +6,21 @@
 // binary, which then stayed resident in a daemon that answered nothing; switched on at idle, the daemon's periodic work
 // (lease renewals) would recompile start-up's hot query-building code and touch it again (docs/benchmarks.md,
 // "Session 9: idle memory"). Requests get optimized code as before, once they make it hot.
+//
+// TurboFan comes on with a tier-up threshold ten times V8's: the daemon compiles on its own thread
+// (`--no-concurrent-recompilation`), and a feed's page code that TurboFan took at V8's threshold cost ~8 ms of
+// compiling in its first pages for code no faster than Maglev's on such work (SQLite reads, string building; the
+// first OPDS 2.0 pages built 1.18-1.28 -> 0.84-0.92 ms, docs/benchmarks.md "Session 10: TurboFan's threshold").
+// Code that is really hot still gets it: bcrypt's rounds on the password pool cost 55 ms a check either way (160 ms on
+// Maglev alone).
 import type { IncomingMessage, Server } from 'node:http';
 import module from 'node:module';
 import v8 from 'node:v8';
 
-/** The flags bin/bindery gives `serve`, each with the one that undoes it. */
+/** The flags bin/bindery gives `serve`, each with what undoes it. */
 const DEFERRED = [
-  ['--no-maglev', '--maglev'],
-  ['--no-turbofan', '--turbofan'],
+  ['--no-maglev', ['--maglev']],
+  ['--no-turbofan', ['--invocation-count-for-turbofan=30000', '--turbofan']],
 ] as const;
 
 let switchedOn = false;
@@ -25,7 +32,7 @@ let switchedOn = false;
 export function optimizeFromNowOn(execArgv: readonly string[] = process.execArgv): string[] {
   if (switchedOn) return [];
   switchedOn = true;
-  const switched = DEFERRED.filter(([off]) => execArgv.includes(off)).map(([, on]) => on);
+  const switched = DEFERRED.filter(([off]) => execArgv.includes(off)).flatMap(([, on]) => on);
   if (switched.length === 0) return switched;
   // V8's code cache is only taken by a process with the same flags: what start-up compiled is written now, under the
   // flags the next start runs with, and what loads later (route groups on their first request) under the new ones.
