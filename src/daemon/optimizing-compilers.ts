@@ -7,12 +7,12 @@
 // (lease renewals) would recompile start-up's hot query-building code and touch it again (docs/benchmarks.md,
 // "Session 9: idle memory"). Requests get optimized code as before, once they make it hot.
 //
-// TurboFan comes on with a tier-up threshold ten times V8's: the daemon compiles on its own thread
-// (`--no-concurrent-recompilation`), and a feed's page code that TurboFan took at V8's threshold cost ~8 ms of
-// compiling in its first pages for code no faster than Maglev's on such work (SQLite reads, string building; the
-// first OPDS 2.0 pages built 1.18-1.28 -> 0.84-0.92 ms, docs/benchmarks.md "Session 10: TurboFan's threshold").
-// Code that is really hot still gets it: bcrypt's rounds on the password pool cost 55 ms a check either way (160 ms on
-// Maglev alone).
+// TurboFan comes on with a tier-up threshold of 10,000 invocations instead of V8's 3,000: the daemon compiles on its own
+// thread (`--no-concurrent-recompilation`), and at V8's threshold TurboFan took a feed's page code in its first pages
+// (OPDS 1.2 read 5-9 ms a page the first time it was asked), for code that runs about as fast on Maglev's output
+// (SQLite reads and string building). Built pages, quiet machine: OPDS 1.2 1.43-1.59 -> 1.20-1.25 ms, OPDS 2.0
+// 1.42-1.51 -> 1.02-1.06, kept pages no dearer (docs/benchmarks.md, "Session 10: TurboFan's threshold"). Code that
+// is really hot still gets it soon: a bcrypt check on the password pool costs 55 ms either way (160 ms on Maglev alone).
 import type { IncomingMessage, Server } from 'node:http';
 import module from 'node:module';
 import v8 from 'node:v8';
@@ -20,7 +20,7 @@ import v8 from 'node:v8';
 /** The flags bin/bindery gives `serve`, each with what undoes it. */
 const DEFERRED = [
   ['--no-maglev', ['--maglev']],
-  ['--no-turbofan', ['--invocation-count-for-turbofan=30000', '--turbofan']],
+  ['--no-turbofan', ['--invocation-count-for-turbofan=10000', '--turbofan']],
 ] as const;
 
 let switchedOn = false;

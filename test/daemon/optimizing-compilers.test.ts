@@ -26,7 +26,7 @@ describe('optimizeFromNowOn', () => {
   it('switches on the compilers bin/bindery switched off, once: hot code is optimized only from then on', () => {
     const { before, after, switched } = optimizedAround(['--no-maglev', '--no-turbofan']);
     expect(before).not.toMatch(/completed compiling .*MAGLEV|completed compiling .*TURBOFAN/);
-    expect(switched).toBe('["--maglev","--invocation-count-for-turbofan=30000","--turbofan"] []');
+    expect(switched).toBe('["--maglev","--invocation-count-for-turbofan=10000","--turbofan"] []');
     expect(after).toMatch(/completed compiling .*(MAGLEV|TURBOFAN)/);
   });
 
