@@ -5,7 +5,7 @@
 import { principalFor, type Principal } from '../core/auth/principal.ts';
 import { checkOpdsCredentials, type OpdsSession } from '../core/opds/users.ts';
 import { readSetting } from '../core/settings/app-settings.ts';
-import { CatalogMemo } from '../core/store/snapshot.ts';
+import { memosPerOwner } from '../core/store/snapshot.ts';
 import type { DaemonContext } from './context.ts';
 import type { RouteRequest } from './route-spec.ts';
 import { signInPolicy } from './sign-in-policy.ts';
@@ -46,14 +46,13 @@ async function signedInAs(ctx: DaemonContext, session: OpdsSession): Promise<Bas
   return { kind: 'signed-in', session, principal };
 }
 
-const switches = new WeakMap<DaemonContext, CatalogMemo<string, boolean>>();
+const switches = memosPerOwner<string, boolean>(16);
 
 /**
  * A switch's state without signing in (for the public documents of a route group), remembered until the catalog (which
  * holds the settings) changes: every request of a reader app asks.
  */
 export function switchedOn(ctx: DaemonContext, switchSetting: string): Promise<boolean> {
-  let memo = switches.get(ctx);
-  if (!memo) switches.set(ctx, (memo = new CatalogMemo(16)));
+  const memo = switches(ctx);
   return memo.getAsync(ctx.store, switchSetting, async () => (await readSetting(ctx.store.db, switchSetting)) === true);
 }

@@ -10,7 +10,7 @@ import type { Store } from '../store/store.ts';
 import { filterConditions, type BookFilters, type Cond } from './book-filters.ts';
 import { listedBooks, listedBooksByMetadata, scopeConditions, type BookScope, type ListedBooks } from './book-scope.ts';
 import { readingAware, sourceForSql } from '../store/reading-state.ts';
-import { CatalogMemo } from '../store/snapshot.ts';
+import { memosPerOwner } from '../store/snapshot.ts';
 import { columnOf, direction, rememberedCount, rowsOf, type Compiled } from './sql.ts';
 import { resumedPage, type ResumableRow } from '../store/resumed-pages.ts';
 
@@ -94,14 +94,13 @@ const DEEP_OFFSET = 2_000;
  * with LIMIT/OFFSET does, so it is sorted once and every later page of it is a slice. A few lists are kept (4 bytes a
  * book).
  */
-const sortedLists = new WeakMap<Store, CatalogMemo<string, Uint32Array>>();
 const SORTED_LISTS = 8;
+const sortedLists = memosPerOwner<string, Uint32Array>(SORTED_LISTS);
 
 async function sortedList(store: Store, list: string, byProgress: boolean, load: () => Promise<number[]>): Promise<Uint32Array> {
   // A write of this process still open may roll back: what is read meanwhile is not kept.
   if (store.writeInFlight()) return Uint32Array.from(await load());
-  let memo = sortedLists.get(store);
-  if (!memo) sortedLists.set(store, (memo = new CatalogMemo(SORTED_LISTS)));
+  const memo = sortedLists(store);
   // Ordered or filtered by the caller's progress: kept under the reading state's generation too.
   return memo.getAsync(byProgress ? readingAware(store) : sourceForSql(store, list), list, async () => Uint32Array.from(await load()));
 }

@@ -2,7 +2,7 @@
 // SQLite), and results over the whole catalog (totals, aggregates) kept until the catalog changes, since a client
 // paging through a list asks for them again.
 import { sql, type RawBuilder } from 'kysely';
-import { CatalogMemo } from '../store/snapshot.ts';
+import { memosPerOwner } from '../store/snapshot.ts';
 import { sourceForSql } from '../store/reading-state.ts';
 import { firstColumn, type SqlExec, type SqlValue } from '../store/sql-exec.ts';
 import type { Store } from '../store/store.ts';
@@ -21,14 +21,13 @@ export async function columnOf<T>(exec: SqlExec, compiled: Compiled): Promise<T[
   return firstColumn<T>(await exec.all(compiled.sql, compiled.parameters as SqlValue[]));
 }
 
-const memos = new WeakMap<Store, CatalogMemo<string, unknown>>();
+const memos = memosPerOwner<string, unknown>(128);
 
 /** `compute` (which runs `compiled`), or its result from an earlier call while the catalog is unchanged. */
 export async function remembered<T>(store: Store, compiled: Compiled, compute: () => Promise<T>): Promise<T> {
   // A write of this process still open may roll back: what is read meanwhile is not kept.
   if (store.writeInFlight()) return compute();
-  let memo = memos.get(store);
-  if (!memo) memos.set(store, (memo = new CatalogMemo(128)));
+  const memo = memos(store);
   // Kept under the reading state's generation too when the statement reads it (read-status filters, progress sorts).
   return memo.getAsync(sourceForSql(store, compiled.sql), `${compiled.sql}\u0000${JSON.stringify(compiled.parameters)}`, compute) as Promise<T>;
 }

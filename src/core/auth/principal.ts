@@ -1,5 +1,5 @@
 // Who is asking: a user with live permissions, assigned libraries and content restrictions.
-import { CatalogMemo } from '../store/snapshot.ts';
+import { memosPerOwner } from '../store/snapshot.ts';
 import type { Db, Store } from '../store/store.ts';
 import { permissionsFromRow, type Permission, type Permissions } from './permissions.ts';
 
@@ -47,7 +47,7 @@ export async function loadPrincipal(db: Db, userId: number): Promise<Principal |
   };
 }
 
-const principals = new WeakMap<Store, CatalogMemo<number, Principal | undefined>>();
+const principals = memosPerOwner<number, Principal | undefined>(1000);
 
 /**
  * The principal as loadPrincipal reads it, reused until anything in the catalog changes: a write by this process or a
@@ -55,8 +55,7 @@ const principals = new WeakMap<Store, CatalogMemo<number, Principal | undefined>
  * principals are frozen: many requests share one.
  */
 export async function principalFor(store: Store, userId: number): Promise<Principal | undefined> {
-  let memo = principals.get(store);
-  if (!memo) principals.set(store, (memo = new CatalogMemo(1000)));
+  const memo = principals(store);
   return memo.getAsync(store, userId, async () => {
     const principal = await loadPrincipal(store.db, userId);
     if (!principal) return undefined;

@@ -1,7 +1,7 @@
 // Books as the caller sees them: which ids are visible, and their Book JSON with the caller's own parts, in batches.
 import type { Principal } from '../auth/principal.ts';
 import { visibleBookFilter } from '../auth/visibility.ts';
-import { CatalogMemo, readerSource } from '../store/snapshot.ts';
+import { memosPerOwner, readerSource } from '../store/snapshot.ts';
 import type { Store } from '../store/store.ts';
 import { libraryRoots, loadBundles, type CatalogReader } from './book-bundles.ts';
 import { assembleBook, type BookBundle, type BookJsonOptions, type Json } from './book-json.ts';
@@ -31,7 +31,7 @@ export async function visibleBookIds(reader: CatalogReader, principal: Principal
  * Kept per principal object: a cached principal is reloaded (a new object) once the catalog changes, and the memo
  * checks the catalog too. Counting a shelf of thousands of books costs more than the rest of a single-book request.
  */
-const shelfCountMemos = new WeakMap<Store, CatalogMemo<Principal, Map<number, number>>>();
+const shelfCountMemos = memosPerOwner<Principal, Map<number, number>>(100);
 
 /** Per shelf the principal can see (own or public), how many of its books they may see: hidden books are not counted. */
 function visibleShelfCounts(store: Store, principal: Principal): (reader: CatalogReader) => Promise<Map<number, number>> {
@@ -49,8 +49,7 @@ function visibleShelfCounts(store: Store, principal: Principal): (reader: Catalo
     return new Map(rows.map((r) => [r.shelf_id, r.n]));
   };
   return (reader) => {
-    let memo = shelfCountMemos.get(store);
-    if (!memo) shelfCountMemos.set(store, (memo = new CatalogMemo(100)));
+    const memo = shelfCountMemos(store);
     return memo.getAsync(readerSource(store, reader), principal, () => count(reader));
   };
 }

@@ -8,7 +8,7 @@ import { dialectOf } from '../store/dialect.ts';
 import type { DB } from '../store/db-types.ts';
 import { resumedPage, type ResumableRow } from '../store/resumed-pages.ts';
 import { readingAware, touchesReadingState } from '../store/reading-state.ts';
-import { CatalogMemo, readerSource } from '../store/snapshot.ts';
+import { memosPerOwner, readerSource } from '../store/snapshot.ts';
 import type { Store } from '../store/store.ts';
 import type { CatalogReader } from './book-bundles.ts';
 import { camel } from './book-json.ts';
@@ -96,12 +96,11 @@ type Compiled = { sql: string; parameters: readonly unknown[] };
 // A literal, not a parameter: with `deleted = ?` SQLite estimates the ordered index walk as dearer than a full sort.
 const NOT_DELETED = sql.lit(0);
 
-const memos = new WeakMap<Store, CatalogMemo<string, number>>();
+const memos = memosPerOwner<string, number>(100);
 
 /** A single number a query returns, kept (by its SQL and parameters) until the catalog changes. */
 function memoNumber(store: Store, reader: CatalogReader, query: Compiled): Promise<number> {
-  let memo = memos.get(store);
-  if (!memo) memos.set(store, (memo = new CatalogMemo(100)));
+  const memo = memos(store);
   const source = touchesReadingState(query.sql) ? readingAware(store, reader) : readerSource(store, reader);
   return memo.getAsync(source, `${query.sql}\n${JSON.stringify(query.parameters)}`, async () =>
     Number(Object.values((await reader.exec.get(query.sql, query.parameters as number[])) as Record<string, unknown>)[0]),

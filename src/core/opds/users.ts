@@ -6,7 +6,7 @@ import { dummyHash, hashPassword } from '../auth/password-hashing.ts';
 import { sql, type SqlBool } from 'kysely';
 import { nocaseSql } from '../komga/sql.ts';
 import { dialectOf } from '../store/dialect.ts';
-import { CatalogMemo } from '../store/snapshot.ts';
+import { memosPerOwner } from '../store/snapshot.ts';
 import type { Db, Store } from '../store/store.ts';
 import { OPDS_SORT_ORDERS, type OpdsSortOrder } from './catalog.ts';
 
@@ -62,15 +62,14 @@ async function accountNamed(db: Db, username: string): Promise<Row | undefined> 
   return rows[0];
 }
 
-const accounts = new WeakMap<Store, CatalogMemo<string, Row | undefined>>();
+const accounts = memosPerOwner<string, Row | undefined>(256);
 
 /**
  * `accountNamed`, remembered until the catalog (which holds the accounts and their passwords) changes: readers send
  * their credentials with every request. Names without an account are read each time.
  */
 function rememberedAccount(store: Store, username: string): Promise<Row | undefined> {
-  let memo = accounts.get(store);
-  if (!memo) accounts.set(store, (memo = new CatalogMemo(256)));
+  const memo = accounts(store);
   return memo.getAsync(store, username, () => accountNamed(store.db, username));
 }
 

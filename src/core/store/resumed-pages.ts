@@ -3,7 +3,7 @@
 // Where the pages ended is kept per list until the catalog changes; a jump to a page nobody asked for starts from the
 // nearest kept point (OFFSET from there), and the rows are exactly those ORDER BY … LIMIT/OFFSET gives.
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
-import { CatalogMemo, readerSource, type Generation } from './snapshot.ts';
+import { memosPerOwner, readerSource, type Generation } from './snapshot.ts';
 import type { Store } from './store.ts';
 
 /** Where a page ended: the row at `offset - 1` of the order, by its sort value and id. */
@@ -37,15 +37,14 @@ export interface ListReader {
 }
 
 /** Per list (its query text and values, and the order) and catalog state: where the pages asked for so far ended. */
-const resumePoints = new WeakMap<Store, CatalogMemo<string, Map<number, ResumePoint>>>();
+const resumePoints = memosPerOwner<string, Map<number, ResumePoint>>(64);
 /** Points kept per list; a client pages on from the last ones. */
 const POINTS_PER_LIST = 256;
 
 function pointsOf(store: Store, list: string, snapshot: { snapshotGeneration?: Generation } | undefined): Map<number, ResumePoint> | undefined {
   // A write of this process still open may roll back: where its pages end is not kept.
   if (store.writeInFlight()) return undefined;
-  let memo = resumePoints.get(store);
-  if (!memo) resumePoints.set(store, (memo = new CatalogMemo(64)));
+  const memo = resumePoints(store);
   return memo.get(readerSource(store, snapshot), list, () => new Map());
 }
 

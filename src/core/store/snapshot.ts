@@ -254,6 +254,19 @@ export class SharedLoads<K, V> {
 }
 
 /**
+ * One CatalogMemo per owner (a store, a daemon's context), made on its first use and gone with its owner: a module's
+ * kept values for each catalog it serves.
+ */
+export function memosPerOwner<K, V>(limit: number): (owner: object) => CatalogMemo<K, V> {
+  const memos = new WeakMap<object, CatalogMemo<K, V>>();
+  return (owner) => {
+    let memo = memos.get(owner);
+    if (!memo) memos.set(owner, (memo = new CatalogMemo<K, V>(limit)));
+    return memo;
+  };
+}
+
+/**
  * Values derived from the catalog, each kept until anything in the catalog changes (see Generation); at most `limit`
  * keys, the least recently used dropped first.
  */
