@@ -1,5 +1,5 @@
 // npm run bench:feeds [-- --books 1000,100000] [--duration 5] [--pages 50] [--only opds] [--connections 8,64] [--baseline main] [--kobo-sessions 5]
-//                     [--rounds N]
+//                     [--rounds N] [--settle S]
 //                     [--spread 200|all] [--writer MS] [--writer-kind rename|progress] [--cold] [--accept-encoding gzip]
 //                     [--compression] [--loop-stats] [--cpu-prof DIR] [--placement shared,process,pinned,niced]
 //                     [--generator autocannon|lean]
@@ -15,7 +15,12 @@
 // paging through 200 pages: requests/s, p50, p99, max and server CPU per request, with the load average. The Kobo sync
 // pages are one device's session (each page moves that device's sync state, so there is no concurrent run of it).
 // --baseline REF also starts the code of git REF (bench/baseline-tree.ts) on a copy of the same catalog (written by
-// REF's code, migrated forward by this tree's daemon) and measures it right before this tree's, endpoint by endpoint.
+// REF's code, migrated forward by this tree's daemon), both daemons started together. The single-request passes, the
+// rounds and the first Kobo session take turns page by page (which version goes first alternating), and before each
+// endpoint after the first (and the rounds, and the Kobo sync) the bench waits until both daemons have been quiet for
+// --settle seconds (default 10: a daemon makes its idle collection some seconds after a load run). Measured one
+// after the other, the version measured second read up to 0.5 ms a page lower, whichever code it ran. The load runs
+// stay one version after the other.
 // Keeping pages being built under load (by default, after the first 200 requests every answer is a kept page):
 // --spread all  every request asks for a page not asked before, over the whole catalog (continuing from one run to
 //               the next; the share of fresh pages is printed, as a small catalog runs out of them);
@@ -29,9 +34,10 @@
 //               every page to build);
 // --accept-encoding  what the load runs send (autocannon sends none, most real clients send gzip);
 // --compression  what each encoder and level costs on these pages (CPU ms per page, bytes), in this process.
-// --kobo-sessions N  N rounds of a new device's whole sync on each daemon in turn (the first round left out): median
-//               CPU of the middle pages; between each two pages of a session one page of OPDS 1.2 or the app API, out
-//               of 10 asked before the session (so kept), shows whether the session keeps the other feeds' pages.
+// --kobo-sessions N  N rounds of a new device's whole sync on each daemon in turn, which goes first alternating (the
+//               first round left out): median CPU of the middle pages; between each two pages of a session one page of
+//               OPDS 1.2 or the app API, out of 10 asked before the session (so kept), shows whether the session keeps
+//               the other feeds' pages.
 // --cpu-prof DIR  the daemons write V8 CPU profiles into DIR/<version> when they stop.
 // --rounds N    after each endpoint's row, N rounds of its pages 0…--pages-1 built again, the versions taking turns
 //               going first: the median and range of each version's server CPU per built page over the rounds, on a
@@ -40,6 +46,8 @@
 //               page outside the measured ones is asked for unmeasured, which redoes what the feed's pages share (its
 //               id list, totals): each measured page is then built as "built" builds it. (A query
 //               parameter of the round would not do: /api/v1/books/page keeps its pages by page, size and sort only.)
+// --settle S    seconds both daemons must have been quiet (under a tenth of a core) before an endpoint's passes, its
+//               rounds and the Kobo sync (at most a minute; 0: no wait).
 // --loop-stats  what the daemon's main thread went through during each load run (bench/loop-probe.ts, preloaded into
 //               both versions): event-loop delay p50/p99/max, event-loop utilization, GC pauses (count, ms and the
 //               longest, by kind), the young generation's bytes allocated per request, the main thread's time waiting
@@ -83,6 +91,7 @@ const { values } = parseArgs({
     'kobo-sessions': { type: 'string', default: '0' },
     'cpu-prof': { type: 'string' },
     rounds: { type: 'string', default: '0' },
+    settle: { type: 'string', default: '10' },
     placement: { type: 'string', default: 'shared' },
     generator: { type: 'string', default: 'autocannon' },
   },
@@ -239,36 +248,87 @@ const tagged = (path: string, tag: string): string => (tag === '' ? path : `${pa
  * then pages 0…`alonePages`-1, built for the first time on a warm daemon. A full garbage collection (tens of ms,
  * mostly on V8's helper threads) that falls into a pass adds ~1 ms to its mean of 50 pages: the helper threads' share
  * is printed beside "built" to show when one did.
+ *
+ * The versions take turns page by page (each page asked of one, then of the other, the first alternating), so both
+ * are measured at the same moments of the machine's load and of each other's background work; each version's figure
+ * is its daemon's CPU over the whole pass.
  */
-async function alone(run: Running, endpoint: Endpoint, bodies: Buffer[] = []): Promise<{ firstAsked: number; built: number; builtInGcThreads: number; kept: number; afterChange: number; bytes: number }> {
-  const get = async (page: number, tag = ''): Promise<number> => {
+async function alone(running: readonly Running[], endpoint: Endpoint, bodies: Map<Running, Buffer[]>): Promise<Map<Running, AloneCost>> {
+  const get = async (run: Running, page: number, tag = ''): Promise<number> => {
     const body = await ask(run, endpoint, tagged(endpoint.path(page), tag));
-    if (bodies.length < 10) bodies.push(body);
+    const kept = bodies.get(run);
+    if (kept && kept.length < 10) kept.push(body);
     return body.byteLength;
   };
   // Signs the OPDS account in once (password hashing is not what this measures), on a page not measured below.
-  const pages = await pagesOf(run, endpoint, 'bench-sign-in=1');
-  bodies.length = 0;
-  const pass = async (first: number, tag = ''): Promise<{ cpu: number; inGcThreads: number; bytes: number }> => {
-    const before = cpuMs(run.daemon.pid);
-    const helpers = threadsCpuMs(run.daemon.pid, 'V8Worker');
-    let bytes = 0;
-    for (let p = first; p < first + alonePages; p++) bytes += await get(p, tag);
-    return { cpu: (cpuMs(run.daemon.pid) - before) / alonePages, inGcThreads: (threadsCpuMs(run.daemon.pid, 'V8Worker') - helpers) / alonePages, bytes: bytes / alonePages };
+  const pages = new Map<Running, number>();
+  for (const run of running) pages.set(run, await pagesOf(run, endpoint, 'bench-sign-in=1'));
+  for (const run of running) bodies.get(run)!.length = 0;
+  const pass = async (first: number, tag = ''): Promise<Map<Running, { cpu: number; inGcThreads: number; bytes: number }>> => {
+    const before = new Map(running.map((run) => [run, { cpu: cpuMs(run.daemon.pid), helpers: threadsCpuMs(run.daemon.pid, 'V8Worker'), bytes: 0 }]));
+    for (let p = first; p < first + alonePages; p++) {
+      for (const run of p % 2 === 0 ? running : [...running].reverse()) before.get(run)!.bytes += await get(run, p, tag);
+    }
+    return new Map(running.map((run) => {
+      const start = before.get(run)!;
+      return [run, { cpu: (cpuMs(run.daemon.pid) - start.cpu) / alonePages, inGcThreads: (threadsCpuMs(run.daemon.pid, 'V8Worker') - start.helpers) / alonePages, bytes: start.bytes / alonePages }];
+    }));
   };
-  const firstAsked = pages >= 2 * alonePages ? await pass(alonePages) : await pass(0, 'bench-first-asked=1');
+  const shortList = running.some((run) => pages.get(run)! < 2 * alonePages);
+  const firstAsked = shortList ? await pass(0, 'bench-first-asked=1') : await pass(alonePages);
   const built = await pass(0);
   const kept = await pass(0);
   // The first page asked for after the catalog changed: it also redoes what the feed's pages share (id lists, totals).
   const changes = 5;
-  let afterChange = 0;
+  const afterChange = new Map<Running, number>(running.map((run) => [run, 0]));
   for (let i = 0; i < changes; i++) {
-    renameOneBook(run.catalog);
-    const before = cpuMs(run.daemon.pid);
-    await get(i * 7);
-    afterChange += cpuMs(run.daemon.pid) - before;
+    for (const run of i % 2 === 0 ? running : [...running].reverse()) {
+      renameOneBook(run.catalog);
+      const before = cpuMs(run.daemon.pid);
+      await get(run, i * 7);
+      afterChange.set(run, afterChange.get(run)! + cpuMs(run.daemon.pid) - before);
+    }
   }
-  return { firstAsked: firstAsked.cpu, built: built.cpu, builtInGcThreads: built.inGcThreads, kept: kept.cpu, afterChange: afterChange / changes, bytes: built.bytes };
+  return new Map(running.map((run) => [run, {
+    firstAsked: firstAsked.get(run)!.cpu,
+    built: built.get(run)!.cpu,
+    builtInGcThreads: built.get(run)!.inGcThreads,
+    kept: kept.get(run)!.cpu,
+    afterChange: afterChange.get(run)! / changes,
+    bytes: built.get(run)!.bytes,
+  }]));
+}
+
+interface AloneCost {
+  firstAsked: number;
+  built: number;
+  builtInGcThreads: number;
+  kept: number;
+  afterChange: number;
+  bytes: number;
+}
+
+/**
+ * Waits until every daemon has used under a tenth of a core for `--settle` seconds in a row (at most a minute): a
+ * daemon that has just served a load run makes its idle collection some seconds later (src/daemon/idle-memory.ts), and
+ * one version measured while the other is still in that state would be measured on a different heap.
+ */
+async function settle(running: readonly Running[]): Promise<void> {
+  const quietFor = Number(values.settle) * 1000;
+  if (quietFor <= 0) return;
+  const lastBusy = new Map(running.map((run) => [run, performance.now()]));
+  const last = new Map(running.map((run) => [run, cpuMs(run.daemon.pid)]));
+  const started = performance.now();
+  while (performance.now() - started < 60_000) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const now = performance.now();
+    for (const run of running) {
+      const used = cpuMs(run.daemon.pid);
+      if (used - last.get(run)! > 100) lastBusy.set(run, now);
+      last.set(run, used);
+    }
+    if (running.every((run) => now - lastBusy.get(run)! >= quietFor)) return;
+  }
 }
 
 /** One answer of the endpoint (a 200, or the benchmark stops), as fetch decodes it. */
@@ -293,11 +353,11 @@ async function builtRounds(running: readonly Running[], endpoint: Endpoint, roun
       // A page of its own under a query parameter: a list shorter than alonePages + 1 pages still has it.
       await ask(run, endpoint, tagged(endpoint.path(alonePages), `bench-round=${round}`));
     }
-    for (const run of round % 2 === 0 ? running : [...running].reverse()) {
-      const before = cpuMs(run.daemon.pid);
-      for (let page = 0; page < alonePages; page++) await ask(run, endpoint, endpoint.path(page));
-      perVersion.get(run)?.push((cpuMs(run.daemon.pid) - before) / alonePages);
+    const before = new Map(running.map((run) => [run, cpuMs(run.daemon.pid)]));
+    for (let page = 0; page < alonePages; page++) {
+      for (const run of (round + page) % 2 === 0 ? running : [...running].reverse()) await ask(run, endpoint, endpoint.path(page));
     }
+    for (const run of running) perVersion.get(run)?.push((cpuMs(run.daemon.pid) - before.get(run)!) / alonePages);
     loads.push(load());
   }
   const cells = running.map((run) => {
@@ -528,26 +588,40 @@ function compressionTable(label: string, bodies: Buffer[]): void {
   console.log(`| ${label} | ${(raw / 1024).toFixed(1)} KiB | ${cells.join(' | ')} |`);
 }
 
-/**
- * Server CPU (ms) of each page of one device's sync from scratch, 100 books a page, until the server says it is done.
- * `between` runs after each page.
- */
-async function koboSession(run: Running, koboToken: string, device: string, maxPages: number, between?: (page: number) => Promise<void>): Promise<{ cpu: number[]; walls: number[] }> {
+/** One device's sync from scratch, 100 books a page: each call asks for the next page (undefined once the server said it was done). */
+function koboPages(run: Running, koboToken: string, device: string): () => Promise<{ cpu: number; wall: number } | undefined> {
   const headers = { 'user-agent': 'Kobo Touch 0387/4.38.21908', 'x-kobo-deviceid': device, 'x-kobo-userkey': device };
   const base = `${run.daemon.url}/api/kobo/${koboToken}/v1/library/sync?Filter=ALL&DownloadUrlFilter=Generic,Android&PrioritizeRecentReads=true`;
   let token: string | undefined;
-  const cpu: number[] = [];
-  const walls: number[] = [];
-  for (let page = 0; page < maxPages; page++) {
+  let done = false;
+  return async () => {
+    if (done) return undefined;
     const before = cpuMs(run.daemon.pid);
     const started = performance.now();
     const res = await fetch(base, { headers: { ...headers, ...(token ? { 'x-kobo-synctoken': token } : {}) } });
     await res.arrayBuffer();
     if (res.status !== 200) throw new Error(`Kobo sync: ${res.status}`);
-    walls.push(performance.now() - started);
-    cpu.push(cpuMs(run.daemon.pid) - before);
+    const wall = performance.now() - started;
+    const cpu = cpuMs(run.daemon.pid) - before;
     token = res.headers.get('x-kobo-synctoken') ?? undefined;
-    if (res.headers.get('x-kobo-sync') !== 'continue') break;
+    done = res.headers.get('x-kobo-sync') !== 'continue';
+    return { cpu, wall };
+  };
+}
+
+/**
+ * Server CPU (ms) of each page of one device's sync from scratch, 100 books a page, until the server says it is done.
+ * `between` runs after each page.
+ */
+async function koboSession(run: Running, koboToken: string, device: string, maxPages: number, between?: (page: number) => Promise<void>): Promise<{ cpu: number[]; walls: number[] }> {
+  const next = koboPages(run, koboToken, device);
+  const cpu: number[] = [];
+  const walls: number[] = [];
+  for (let page = 0; page < maxPages; page++) {
+    const answer = await next();
+    if (!answer) break;
+    cpu.push(answer.cpu);
+    walls.push(answer.wall);
     await between?.(page);
   }
   return { cpu, walls };
@@ -574,15 +648,30 @@ async function cpuOf(run: Running, page: { url: string; headers: Record<string, 
  */
 const BUILT_ABOVE_MS = 1;
 
-/** One device's full sync (at most 20 pages). */
-async function koboSync(run: Running, koboToken: string, device: string): Promise<string> {
+/**
+ * One device's full sync (at most 20 pages) on each version, the versions taking turns page by page (the first
+ * alternating), so that both are measured at the same moments: on fresh daemons, equally far from their start.
+ */
+async function koboSync(running: readonly Running[], koboToken: string): Promise<Map<Running, string>> {
   // What the daemon spends unasked (start-up work still running) is counted in its pages too.
-  const idleBefore = cpuMs(run.daemon.pid);
+  const idleBefore = new Map(running.map((run) => [run, cpuMs(run.daemon.pid)]));
   await new Promise((r) => setTimeout(r, 1000));
-  const background = cpuMs(run.daemon.pid) - idleBefore;
-  const { cpu, walls } = await koboSession(run, koboToken, device, 20);
+  const background = new Map(running.map((run) => [run, cpuMs(run.daemon.pid) - idleBefore.get(run)!]));
+  const sessions = new Map(running.map((run) => [run, { next: koboPages(run, koboToken, `bench-${run.daemon.pid}`), cpu: [] as number[], walls: [] as number[] }]));
+  for (let page = 0; page < 20; page++) {
+    for (const run of page % 2 === 0 ? running : [...running].reverse()) {
+      const session = sessions.get(run)!;
+      const answer = await session.next();
+      if (!answer) continue;
+      session.cpu.push(answer.cpu);
+      session.walls.push(answer.wall);
+    }
+  }
   const avg = (xs: number[]): number => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
-  return `${cpu.length} pages; first (takes the snapshot) ${cpu[0]?.toFixed(1)} ms CPU / ${walls[0]?.toFixed(0)} ms wall, the others ${avg(cpu.slice(1)).toFixed(2)} ms CPU / ${avg(walls.slice(1)).toFixed(1)} ms wall per page (daemon CPU in the idle second before: ${background.toFixed(0)} ms)`;
+  return new Map(running.map((run) => {
+    const { cpu, walls } = sessions.get(run)!;
+    return [run, `${cpu.length} pages; first (takes the snapshot) ${cpu[0]?.toFixed(1)} ms CPU / ${walls[0]?.toFixed(0)} ms wall, the others ${avg(cpu.slice(1)).toFixed(2)} ms CPU / ${avg(walls.slice(1)).toFixed(1)} ms wall per page (daemon CPU in the idle second before: ${background.get(run)!.toFixed(0)} ms)`];
+  }));
 }
 
 /**
@@ -596,7 +685,7 @@ async function koboSessions(running: readonly Running[], koboToken: string, roun
   const beside = new Map<Running, number[]>(running.map((run) => [run, []]));
   const loads: string[] = [];
   for (let round = 0; round < rounds; round++) {
-    for (const run of running) {
+    for (const run of round % 2 === 0 ? running : [...running].reverse()) {
       const others = besidePages(run);
       // Built, then kept, before the session starts.
       for (let i = 0; i < 2; i++) for (const page of others) await cpuOf(run, page);
@@ -636,7 +725,8 @@ for (const books of sizes) {
   const running: Running[] = [];
   try {
     const { koboToken, readerId } = await writeCatalogs(dir, books);
-    for (const version of versions) running.push(await start(version, join(dir, version.folder)));
+    // Started together, so that the first endpoint and the first Kobo session find them equally far from their start.
+    running.push(...(await Promise.all(versions.map((version) => start(version, join(dir, version.folder))))));
     const opds = (): Record<string, string> => ({ authorization: basicFor('phone') });
     // Deep pages: three quarters into the list (page 1,500 of 2,000 at 100,000 books), paged on from there.
     const deep = Math.floor((books / 50) * 0.75);
@@ -663,11 +753,14 @@ for (const books of sizes) {
     console.log('|---|---|---|---|---|---|---|---|' + loadRuns.map(() => '---|---|---|' + (values['loop-stats'] ? '---|---|---|---|---|---|---|---|---|---|' : '')).join('') + (values.cold ? '---|---|' : '') + (spreadAll ? '---|' : ''));
     const compression: [string, Buffer[]][] = [];
     const roundLines: string[] = [];
-    for (const endpoint of endpoints) {
+    for (const [index, endpoint] of endpoints.entries()) {
+      // The first endpoint is measured on daemons that have just started; each later one once both have gone quiet.
+      if (index > 0) await settle(running);
+      const bodies = new Map(running.map((run) => [run, [] as Buffer[]]));
+      const costs = await alone(running, endpoint, bodies);
+      compression.push([endpoint.label, bodies.get(running.at(-1)!)!]);
       for (const run of running) {
-        const bodies: Buffer[] = [];
-        const cost = await alone(run, endpoint, bodies);
-        if (run === running.at(-1)) compression.push([endpoint.label, bodies]);
+        const cost = costs.get(run)!;
         const plan = new PagePlan(endpoint, spreadAll ? await pagesOf(run, endpoint) : spreadPages);
         const cells: string[] = [];
         for (const { connections, placement } of loadRuns) cells.push(await underLoad(run, plan, connections, endpoint.headers(run), placement));
@@ -675,7 +768,10 @@ for (const books of sizes) {
         if (spreadAll) cells.push(` ${(plan.freshShare() * 100).toFixed(0)} % |`);
         console.log(`| ${endpoint.label} | ${run.version.label} | ${cost.firstAsked.toFixed(2)} | ${cost.built.toFixed(2)} | ${cost.builtInGcThreads.toFixed(2)} | ${cost.kept.toFixed(2)} | ${cost.afterChange.toFixed(2)} | ${(cost.bytes / 1024).toFixed(0)} |${cells.join('')} load ${load()}`);
       }
-      if (Number(values.rounds) > 0) roundLines.push(await builtRounds(running, endpoint, Number(values.rounds)));
+      if (Number(values.rounds) > 0) {
+        await settle(running);
+        roundLines.push(await builtRounds(running, endpoint, Number(values.rounds)));
+      }
     }
     if (roundLines.length) console.log(`\n${roundLines.splice(0).join('\n')}`);
     if (values.compression) {
@@ -686,7 +782,9 @@ for (const books of sizes) {
     const loadMode = spreadAll || writerEvery > 0 || values.cold;
     if (!loadMode && (!values.only || 'kobo'.includes(values.only.toLowerCase()))) {
       console.log('');
-      for (const run of running) console.log(`Kobo sync, ${run.version.label} (${Math.min(books, 10_000)} books on the shelf, 100/page): ${await koboSync(run, koboToken, `bench-${run.daemon.pid}`)}, load ${load()}`);
+      if (endpoints.length > 0) await settle(running);
+      const syncs = await koboSync(running, koboToken);
+      for (const run of running) console.log(`Kobo sync, ${run.version.label} (${Math.min(books, 10_000)} books on the shelf, 100/page): ${syncs.get(run)}, load ${load()}`);
       if (Number(values['kobo-sessions']) > 0) await koboSessions(running, koboToken, Number(values['kobo-sessions']));
     }
     if (slowestServed.length) console.log(`\nSlowest requests inside the daemons (time from the run's start, URL):\n${slowestServed.splice(0).join('\n')}`);
