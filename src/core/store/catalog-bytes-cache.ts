@@ -6,8 +6,26 @@ import { sameGeneration, type Generation, type GenerationSource } from './snapsh
 /** A rough size of an entry's own objects (Map slot, key, Buffer). */
 const ENTRY_OVERHEAD = 200;
 
+interface Entry<Meta> {
+  value: Buffer;
+  bytes: number;
+  meta: Meta | undefined;
+  expires: number;
+  /** `moves` when the entry was last put at the end of the order. */
+  movedAt: number;
+}
+
 export class CatalogBytesCache<Meta = undefined> {
-  private readonly entries = new Map<string, { value: Buffer; bytes: number; meta: Meta | undefined; expires: number }>();
+  private readonly entries = new Map<string, Entry<Meta>>();
+  /**
+   * Entries put at the end of the order so far. An entry asked for is moved there only once it has fallen into the
+   * older half: entries are still dropped oldest used first, to within half the cache, and a page asked for again and
+   * again does not move on every answer. Each move leaves a hole in the Map's table, which V8 fills by copying the
+   * whole table: on every answer, with thousands of pages kept, that was a new table every thousand answers, large
+   * enough to go to the old generation and bring its collections sooner (docs/benchmarks.md, "Session 11: fairness
+   * of kept pages").
+   */
+  private moves = 0;
   private generation: Generation | undefined;
   private bytes = 0;
   private readonly maxBytes: number;
@@ -18,7 +36,7 @@ export class CatalogBytesCache<Meta = undefined> {
   private sweep: NodeJS.Timeout | undefined;
 
   /**
-   * At most `maxBytes` in all (least recently used dropped first); an answer larger than `maxEntryBytes` is not kept;
+   * At most `maxBytes` in all (least recently used dropped first, to within half the entries: see `moves`); an answer larger than `maxEntryBytes` is not kept;
    * none is served after `maxAgeMs`, for answers that also depend on the time of day (a feed's "recent" window).
    * Expired answers are dropped when they expire, and `onExpired` is told how many bytes went.
    */
@@ -61,12 +79,16 @@ export class CatalogBytesCache<Meta = undefined> {
     }
     const hit = this.entries.get(key);
     if (!hit) return undefined;
-    this.entries.delete(key);
     if (hit.expires < performance.now()) {
+      this.entries.delete(key);
       this.bytes -= hit.bytes;
       return undefined;
     }
-    this.entries.set(key, hit);
+    if (this.moves - hit.movedAt > this.entries.size >> 1) {
+      this.entries.delete(key);
+      this.entries.set(key, hit);
+      hit.movedAt = ++this.moves;
+    }
     return { value: hit.value, meta: hit.meta, generation };
   }
 
@@ -140,7 +162,7 @@ export class CatalogBytesCache<Meta = undefined> {
       this.entries.delete(key);
       this.bytes -= old.bytes;
     }
-    this.entries.set(key, { value, bytes, meta, expires: performance.now() + this.maxAgeMs });
+    this.entries.set(key, { value, bytes, meta, expires: performance.now() + this.maxAgeMs, movedAt: ++this.moves });
     this.bytes += bytes;
     this.sweepLater(this.maxAgeMs);
     this.trim();
