@@ -7,25 +7,27 @@ import { sameGeneration, type Generation, type GenerationSource } from './snapsh
 const ENTRY_OVERHEAD = 200;
 
 interface Entry<Meta> {
+  key: string;
   value: Buffer;
   bytes: number;
   meta: Meta | undefined;
   expires: number;
-  /** `moves` when the entry was last put at the end of the order. */
-  movedAt: number;
+  /** Neighbours in the order of use. */
+  older: Entry<Meta> | undefined;
+  newer: Entry<Meta> | undefined;
 }
 
 export class CatalogBytesCache<Meta = undefined> {
-  private readonly entries = new Map<string, Entry<Meta>>();
   /**
-   * Entries put at the end of the order so far. An entry asked for is moved there only once it has fallen into the
-   * older half: entries are still dropped oldest used first, to within half the cache, and a page asked for again and
-   * again does not move on every answer. Each move leaves a hole in the Map's table, which V8 fills by copying the
-   * whole table: on every answer, with thousands of pages kept, that was a new table every thousand answers, large
-   * enough to go to the old generation and bring its collections sooner (docs/benchmarks.md, "Session 11: fairness
-   * of kept pages").
+   * The entries by key; their order of use is a list through the entries themselves. An answer moves its entry by
+   * changing four references, where moving it in the Map (delete, set) left a hole in the Map's table on every
+   * answer, and V8 copies the whole table to fill them: with thousands of pages kept, a new table every thousand
+   * answers, large enough to reach the old generation and bring its collections sooner (docs/benchmarks.md, "Session
+   * 11: fairness of kept pages").
    */
-  private moves = 0;
+  private readonly entries = new Map<string, Entry<Meta>>();
+  private oldest: Entry<Meta> | undefined;
+  private newest: Entry<Meta> | undefined;
   private generation: Generation | undefined;
   private bytes = 0;
   private readonly maxBytes: number;
@@ -36,7 +38,7 @@ export class CatalogBytesCache<Meta = undefined> {
   private sweep: NodeJS.Timeout | undefined;
 
   /**
-   * At most `maxBytes` in all (least recently used dropped first, to within half the entries: see `moves`); an answer larger than `maxEntryBytes` is not kept;
+   * At most `maxBytes` in all (least recently used dropped first); an answer larger than `maxEntryBytes` is not kept;
    * none is served after `maxAgeMs`, for answers that also depend on the time of day (a feed's "recent" window).
    * Expired answers are dropped when they expire, and `onExpired` is told how many bytes went.
    */
@@ -80,14 +82,12 @@ export class CatalogBytesCache<Meta = undefined> {
     const hit = this.entries.get(key);
     if (!hit) return undefined;
     if (hit.expires < performance.now()) {
-      this.entries.delete(key);
-      this.bytes -= hit.bytes;
+      this.drop(hit);
       return undefined;
     }
-    if (this.moves - hit.movedAt > this.entries.size >> 1) {
-      this.entries.delete(key);
-      this.entries.set(key, hit);
-      hit.movedAt = ++this.moves;
+    if (hit !== this.newest) {
+      this.unlink(hit);
+      this.append(hit);
     }
     return { value: hit.value, meta: hit.meta, generation };
   }
@@ -126,7 +126,29 @@ export class CatalogBytesCache<Meta = undefined> {
 
   clear(): void {
     this.entries.clear();
+    this.oldest = this.newest = undefined;
     this.bytes = 0;
+  }
+
+  private unlink(entry: Entry<Meta>): void {
+    if (entry.older) entry.older.newer = entry.newer;
+    else this.oldest = entry.newer;
+    if (entry.newer) entry.newer.older = entry.older;
+    else this.newest = entry.older;
+    entry.older = entry.newer = undefined;
+  }
+
+  private append(entry: Entry<Meta>): void {
+    entry.older = this.newest;
+    if (this.newest) this.newest.newer = entry;
+    else this.oldest = entry;
+    this.newest = entry;
+  }
+
+  private drop(entry: Entry<Meta>): void {
+    this.entries.delete(entry.key);
+    this.unlink(entry);
+    this.bytes -= entry.bytes;
   }
 
   /**
@@ -140,10 +162,9 @@ export class CatalogBytesCache<Meta = undefined> {
       const now = performance.now();
       let next = Infinity;
       let dropped = 0;
-      for (const [key, entry] of this.entries) {
+      for (const entry of this.entries.values()) {
         if (entry.expires <= now) {
-          this.entries.delete(key);
-          this.bytes -= entry.bytes;
+          this.drop(entry);
           dropped += entry.bytes;
         } else next = Math.min(next, entry.expires);
       }
@@ -158,11 +179,10 @@ export class CatalogBytesCache<Meta = undefined> {
     const bytes = value.length + key.length * 2 + ENTRY_OVERHEAD;
     if (bytes > this.maxEntryBytes) return false;
     const old = this.entries.get(key);
-    if (old) {
-      this.entries.delete(key);
-      this.bytes -= old.bytes;
-    }
-    this.entries.set(key, { value, bytes, meta, expires: performance.now() + this.maxAgeMs, movedAt: ++this.moves });
+    if (old) this.drop(old);
+    const entry: Entry<Meta> = { key, value, bytes, meta, expires: performance.now() + this.maxAgeMs, older: undefined, newer: undefined };
+    this.entries.set(key, entry);
+    this.append(entry);
     this.bytes += bytes;
     this.sweepLater(this.maxAgeMs);
     this.trim();
@@ -171,11 +191,7 @@ export class CatalogBytesCache<Meta = undefined> {
 
   /** Drops the least recently used entries while more than `maxBytes` is held. */
   private trim(): void {
-    for (const [oldest, entry] of this.entries) {
-      if (this.bytes <= this.maxBytes) break;
-      this.entries.delete(oldest);
-      this.bytes -= entry.bytes;
-    }
+    while (this.bytes > this.maxBytes && this.oldest) this.drop(this.oldest);
   }
 }
 
