@@ -6,28 +6,8 @@ import { sameGeneration, type Generation, type GenerationSource } from './snapsh
 /** A rough size of an entry's own objects (Map slot, key, Buffer). */
 const ENTRY_OVERHEAD = 200;
 
-interface Entry<Meta> {
-  key: string;
-  value: Buffer;
-  bytes: number;
-  meta: Meta | undefined;
-  expires: number;
-  /** Neighbours in the order of use. */
-  older: Entry<Meta> | undefined;
-  newer: Entry<Meta> | undefined;
-}
-
 export class CatalogBytesCache<Meta = undefined> {
-  /**
-   * The entries by key; their order of use is a list through the entries themselves. An answer moves its entry by
-   * changing four references, where moving it in the Map (delete, set) left a hole in the Map's table on every
-   * answer, and V8 copies the whole table to fill them: with thousands of pages kept, a new table every thousand
-   * answers, large enough to reach the old generation and bring its collections sooner (docs/benchmarks.md, "Session
-   * 11: fairness of kept pages").
-   */
-  private readonly entries = new Map<string, Entry<Meta>>();
-  private oldest: Entry<Meta> | undefined;
-  private newest: Entry<Meta> | undefined;
+  private readonly entries = new Map<string, { value: Buffer; bytes: number; meta: Meta | undefined; expires: number }>();
   private generation: Generation | undefined;
   private bytes = 0;
   private readonly maxBytes: number;
@@ -81,14 +61,12 @@ export class CatalogBytesCache<Meta = undefined> {
     }
     const hit = this.entries.get(key);
     if (!hit) return undefined;
+    this.entries.delete(key);
     if (hit.expires < performance.now()) {
-      this.drop(hit);
+      this.bytes -= hit.bytes;
       return undefined;
     }
-    if (hit !== this.newest) {
-      this.unlink(hit);
-      this.append(hit);
-    }
+    this.entries.set(key, hit);
     return { value: hit.value, meta: hit.meta, generation };
   }
 
@@ -126,29 +104,7 @@ export class CatalogBytesCache<Meta = undefined> {
 
   clear(): void {
     this.entries.clear();
-    this.oldest = this.newest = undefined;
     this.bytes = 0;
-  }
-
-  private unlink(entry: Entry<Meta>): void {
-    if (entry.older) entry.older.newer = entry.newer;
-    else this.oldest = entry.newer;
-    if (entry.newer) entry.newer.older = entry.older;
-    else this.newest = entry.older;
-    entry.older = entry.newer = undefined;
-  }
-
-  private append(entry: Entry<Meta>): void {
-    entry.older = this.newest;
-    if (this.newest) this.newest.newer = entry;
-    else this.oldest = entry;
-    this.newest = entry;
-  }
-
-  private drop(entry: Entry<Meta>): void {
-    this.entries.delete(entry.key);
-    this.unlink(entry);
-    this.bytes -= entry.bytes;
   }
 
   /**
@@ -162,9 +118,10 @@ export class CatalogBytesCache<Meta = undefined> {
       const now = performance.now();
       let next = Infinity;
       let dropped = 0;
-      for (const entry of this.entries.values()) {
+      for (const [key, entry] of this.entries) {
         if (entry.expires <= now) {
-          this.drop(entry);
+          this.entries.delete(key);
+          this.bytes -= entry.bytes;
           dropped += entry.bytes;
         } else next = Math.min(next, entry.expires);
       }
@@ -179,10 +136,11 @@ export class CatalogBytesCache<Meta = undefined> {
     const bytes = value.length + key.length * 2 + ENTRY_OVERHEAD;
     if (bytes > this.maxEntryBytes) return false;
     const old = this.entries.get(key);
-    if (old) this.drop(old);
-    const entry: Entry<Meta> = { key, value, bytes, meta, expires: performance.now() + this.maxAgeMs, older: undefined, newer: undefined };
-    this.entries.set(key, entry);
-    this.append(entry);
+    if (old) {
+      this.entries.delete(key);
+      this.bytes -= old.bytes;
+    }
+    this.entries.set(key, { value, bytes, meta, expires: performance.now() + this.maxAgeMs });
     this.bytes += bytes;
     this.sweepLater(this.maxAgeMs);
     this.trim();
@@ -191,7 +149,11 @@ export class CatalogBytesCache<Meta = undefined> {
 
   /** Drops the least recently used entries while more than `maxBytes` is held. */
   private trim(): void {
-    while (this.bytes > this.maxBytes && this.oldest) this.drop(this.oldest);
+    for (const [oldest, entry] of this.entries) {
+      if (this.bytes <= this.maxBytes) break;
+      this.entries.delete(oldest);
+      this.bytes -= entry.bytes;
+    }
   }
 }
 
