@@ -210,7 +210,9 @@ describe('the sign-in policy', () => {
     // The last failure allowed, counted by the other process: the memory goes with it.
     await other.recordFailure('10.0.8.8', 'basic', 'kobo');
     await expect.poll(() => one.isBlocked('10.0.8.9', 'basic', 'kobo')).toBe(true);
-    expect(one.knownBlocked('10.0.8.9', 'basic', 'kobo')).toBe(true);
+    // Never the remembered "not blocked" again (on PostgreSQL a later notification may also empty the memory).
+    expect(one.knownBlocked('10.0.8.9', 'basic', 'kobo')).not.toBe(false);
+    expect(await one.isBlocked('10.0.8.9', 'basic', 'kobo')).toBe(true);
     // The same name on another channel, and the address alone, were never blocked.
     expect(await one.isBlocked('10.0.8.9', 'login', 'kobo')).toBe(false);
     expect(await one.isBlocked('10.0.8.9', 'basic')).toBe(false);
