@@ -202,7 +202,6 @@ function shelvesOf(ctx: DaemonContext): { content: PageShelf; reading: PageShelf
   return known;
 }
 
-
 /**
  * Who is asking: the signed-in user, or for the routes that sign in themselves (HTTP Basic on OPDS and Komga) the
  * credentials, hashed. An answer kept for credentials was a 200 for exactly those credentials at this very state of
