@@ -21,7 +21,7 @@ export const fromSource: Launcher = { name: 'source', command: BIN, args: [], en
 /** bin/bindery as installed: the bundle when it is up to date, else the sources. */
 export const asInstalled: Launcher = { name: 'bin/bindery', command: BIN, args: [], env: {} };
 /** The V8 flags bin/bindery starts `serve` with (unless NODE_OPTIONS sets its own); launchers that skip bin/bindery add them. */
-export const SERVE_NODE_FLAGS = '--max-semi-space-size=8 --no-concurrent-recompilation --no-maglev --no-turbofan';
+export const SERVE_NODE_FLAGS = '--max-semi-space-size=8 --no-concurrent-recompilation --no-maglev --no-turbofan --no-allocation-site-pretenuring';
 /** The environment bin/bindery, the systemd unit and the image give `serve` (unless already set). */
 export const SERVE_ENV: NodeJS.ProcessEnv = { MALLOC_ARENA_MAX: '2' };
 

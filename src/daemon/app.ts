@@ -1,7 +1,6 @@
 // Builds the HTTP application. Tests call this directly; only `bindery serve` listens.
 // Start-up cost matters (a Raspberry Pi restarts it under systemd): what most requests never need — the API docs,
 // schema compilers, the static file server — is set up on first use rather than at start.
-import cors from '@fastify/cors';
 import type AjvCompilerModule from '@fastify/ajv-compiler';
 import type { SerializerSelector as SerializerSelectorFn } from '@fastify/fast-json-stringify-compiler';
 import Fastify, {
@@ -11,7 +10,6 @@ import Fastify, {
   type FastifyRequest,
   type FastifyServerOptions,
 } from 'fastify';
-import { randomUUID } from 'node:crypto';
 import { allowedPrivateHosts, dataPaths, type Config } from '../core/config.ts';
 import { createHttpClient } from '../core/net/http-client.ts';
 import { PasswordBusyError } from '../core/auth/password-busy.ts';
@@ -25,7 +23,7 @@ import type { DaemonContext } from './context.ts';
 import { ApiError, errorBody } from './http-errors.ts';
 import { compactWhenIdle, growHeapForServing } from './idle-memory.ts';
 import { optimizeFromNowOn, optimizeOnFirstApiRequest } from './optimizing-compilers.ts';
-import { answerFromPageCache, isCachedPageRoute, keepPage, leaveBuild } from './page-cache.ts';
+import { answerFromPageCache, isCachedPageRoute, keepPage, leaveBuild, shelfKindOf } from './page-cache.ts';
 import type { RouteHead, SchemaPart } from './route-manifest.ts';
 import type { RouteRequest, RouteSpec } from './route-spec.ts';
 import { RouteTable } from './route-table.ts';
@@ -34,7 +32,9 @@ import { ROUTE_MANIFEST } from './routes/manifest.ts';
 import { ISOLATION_HEADERS, registerWebRoot } from './web-root.ts';
 import { acceptLiveUpgrades } from './live/ws-endpoint.ts';
 import { registerCompression } from './compression.ts';
+import { registerCors } from './cors.ts';
 import { RequestPacer } from './request-pacer.ts';
+import { requestIds, requestLogger } from './request-logger.ts';
 import type { CatalogChangeWatch } from './catalog-change-watch.ts';
 
 declare module 'fastify' {
@@ -230,7 +230,8 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   const app = Fastify({
     logger: options.logger ?? false,
     trustProxy: config.trustProxy,
-    genReqId: (req) => (req.headers['x-request-id'] as string | undefined)?.slice(0, 64) ?? randomUUID(),
+    genReqId: requestIds(),
+    ...(options.logger ? { childLoggerFactory: requestLogger } : {}),
     bodyLimit: 16 * 1024 * 1024,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
     ajv: AJV_OPTIONS,
@@ -248,13 +249,7 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
     background: new Set(),
   };
 
-  await app.register(cors, {
-    origin: config.allowedOrigins === '*' ? true : config.allowedOrigins.split(',').map((o) => o.trim()),
-    credentials: true,
-    allowedHeaders: ['Authorization', 'Cache-Control', 'Content-Type', 'Range', 'If-None-Match', 'If-Modified-Since'],
-    // Joined once here: @fastify/cors joins a list again on every response.
-    exposedHeaders: ['Content-Disposition', 'Accept-Ranges', 'Content-Range', 'Content-Length', 'ETag', 'Date', 'Last-Modified'].join(', '),
-  });
+  registerCors(app, config.allowedOrigins);
 
   // Form bodies, only for the routes that take them (OIDC back-channel logout, the mobile OIDC callback).
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (request, body, done) => {
@@ -278,8 +273,9 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
   const pacer = new RequestPacer();
   app.server.on('connection', () => pacer.accepted());
   app.addHook('onRequest', (request, reply, done) => {
-    reply.headers(ISOLATION_HEADERS);
-    pacer.admit(done, () => request.raw.destroyed);
+    // One header at a time: reply.headers() makes an array of the names on every request.
+    for (const name in ISOLATION_HEADERS) reply.header(name, ISOLATION_HEADERS[name as keyof typeof ISOLATION_HEADERS]);
+    pacer.admit(done, request.raw);
   });
   app.addHook('onResponse', (_request, _reply, done) => {
     pacer.finished();
@@ -336,22 +332,29 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
         // Kept here once loaded: the per-request path reads a local instead of looking the route up again.
         let spec = table.specOf(head);
         const cachedPage = isCachedPageRoute(head);
+        const shelf = shelfKindOf(head);
+        // Who is calling and whether the rule admits them, the route's module and the schema compilers: a promise only
+        // while there is something to wait for (a route that signs in itself, once loaded, has nothing).
+        const admit = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
+          const refused = await authenticate(head, request as RouteRequest, reply, ctx);
+          if (refused) return refused;
+          // The route's module and the schema compilers, before the body is validated against the module's schema.
+          spec ??= await table.load(head);
+          if (!schemaCompilers && schema) await loadSchemaCompilers();
+          return undefined;
+        };
         target.route({
           method: head.method,
           url: fastifyPath(head.url),
           ...(schema ? { schema } : {}),
           ...(head.bodyLimit ? { bodyLimit: head.bodyLimit } : {}),
           ...(head.formBody || head.rawBody ? { config: { formBody: head.formBody === true, rawBody: head.rawBody === true } } : {}),
-          onRequest: async (request, reply) => {
-            const refused = await authenticate(head, request as RouteRequest, reply, ctx);
-            if (refused) return refused;
-            // The route's module and the schema compilers, before the body is validated against the module's schema.
-            spec ??= await table.load(head);
-            if (!schemaCompilers && schema) await loadSchemaCompilers();
-            return undefined;
+          onRequest: (request, reply, done) => {
+            if (head.auth === 'custom' && spec && (!schema || schemaCompilers)) return done();
+            admit(request, reply).then((refused) => refused || done(), done);
           },
           // A cached page is looked up once sign-in and the route's rule (onRequest) have let the caller in.
-          preHandler: cachedPage ? (request, reply, done) => answerFromPageCache(request as RouteRequest, reply, ctx, done) : undefined,
+          preHandler: cachedPage ? (request, reply, done) => answerFromPageCache(request as RouteRequest, reply, ctx, shelf, done) : undefined,
           // A build slot is freed when the page is sent, or at the latest when the request ends however it ends.
           onResponse: cachedPage ? (request, _reply, done) => (leaveBuild(request, ctx), done()) : undefined,
           onRequestAbort: cachedPage ? (request, done) => (leaveBuild(request, ctx), done()) : undefined,

@@ -3,10 +3,11 @@
 // JSON) go through a compressing stream with backpressure, so memory stays bounded. Never compressed: downloads and
 // ranged media (anything sent as an attachment or with Accept-Ranges), partial content, and answers that already
 // carry an encoding (the precompressed web-UI assets, see web-root.ts). See docs/deploy.md.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { pipeline, type Readable, type Transform } from 'node:stream';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
+import { addToVary } from './vary.ts';
 
 export type Encoding = 'zstd' | 'br' | 'gzip';
 
@@ -221,11 +222,9 @@ function compressedCopy(encoding: Encoding, body: Buffer): Buffer | Promise<Buff
   return copy.made ?? copy.bytes;
 }
 
-/** Adds `Accept-Encoding` to the reply's Vary header (once). */
-export function varyOnEncoding(current: string | number | string[] | undefined): string {
-  const text = Array.isArray(current) ? current.join(', ') : current === undefined ? '' : String(current);
-  if (/(^|,)\s*(accept-encoding|\*)\s*(,|$)/i.test(text)) return text;
-  return text ? `${text}, Accept-Encoding` : 'Accept-Encoding';
+function sendCompressed(reply: FastifyReply, encoding: Encoding, bytes: Buffer, done: (error: Error | null, payload?: unknown) => void): void {
+  reply.header('content-encoding', encoding).header('content-length', bytes.length);
+  done(null, bytes);
 }
 
 function isStream(payload: unknown): payload is Readable {
@@ -248,7 +247,8 @@ export function registerCompression(app: FastifyInstance): void {
     // Downloads and ranged media keep their bytes (and their byte offsets) as stored.
     if (reply.hasHeader('content-range') || reply.hasHeader('accept-ranges') || /^\s*attachment/i.test(String(reply.getHeader('content-disposition') ?? ''))) return done(null, payload);
     const encoding = negotiateEncoding(request.headers['accept-encoding']);
-    reply.header('Vary', varyOnEncoding(reply.getHeader('vary')));
+    // Header names in lower case, as fastify keeps them (it lower-cases each name it is given, a new string each time).
+    reply.header('vary', addToVary(reply.getHeader('vary'), 'Accept-Encoding'));
     if (!encoding) return done(null, payload);
 
     if (!isStream(payload)) {
@@ -256,15 +256,14 @@ export function registerCompression(app: FastifyInstance): void {
       if (body === undefined || Buffer.byteLength(body) < THRESHOLD_BYTES) return done(null, payload);
       // A body in memory is compressed in one call (see SYNC_LIMIT_BYTES), and keeps an exact Content-Length.
       const compressed = typeof body === 'string' ? compressBuffer(encoding, Buffer.from(body)) : compressedCopy(encoding, body);
-      const send = (bytes: Buffer): void => {
-        reply.header('Content-Encoding', encoding).header('Content-Length', bytes.length);
-        done(null, bytes);
-      };
-      if (Buffer.isBuffer(compressed)) return send(compressed);
-      compressed.then(send, (error: Error) => done(error));
+      if (Buffer.isBuffer(compressed)) return sendCompressed(reply, encoding, compressed, done);
+      compressed.then(
+        (bytes) => sendCompressed(reply, encoding, bytes, done),
+        (error: Error) => done(error),
+      );
       return;
     }
-    reply.header('Content-Encoding', encoding);
+    reply.header('content-encoding', encoding);
     reply.removeHeader('content-length');
     const stream = compressor(encoding);
     pipeline(payload, stream, (error) => {

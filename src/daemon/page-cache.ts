@@ -92,6 +92,13 @@ export function isCachedPageRoute(head: Pick<RouteHead, 'method' | 'url'>): bool
   return head.method === 'GET' && PAGE_ROUTES.has(head.url);
 }
 
+/** Where a route's pages are kept: apart from reading state (lists of names), or dropped with it too. */
+export type ShelfKind = 'content' | 'reading';
+
+export function shelfKindOf(head: Pick<RouteHead, 'url'>): ShelfKind {
+  return CONTENT_ONLY_ROUTES.has(head.url) ? 'content' : 'reading';
+}
+
 /** The request parts an answer may depend on besides the caller and the URL (content negotiation, links). */
 const KEYED_HEADERS = ['accept', 'accept-language', 'host', 'x-forwarded-host', 'x-forwarded-proto', 'x-forwarded-prefix', 'x-forwarded-port'] as const;
 /** The answer's own headers, replayed with the bytes; the ones every response gets (CORS, isolation) are set anew. */
@@ -195,13 +202,6 @@ function shelvesOf(ctx: DaemonContext): { content: PageShelf; reading: PageShelf
   return known;
 }
 
-function shelfOf(ctx: DaemonContext, request: FastifyRequest): PageShelf {
-  const both = shelvesOf(ctx);
-  // A request without route options (built by hand) is taken to show reading state: the safe side.
-  const route = (request.routeOptions as Partial<FastifyRequest['routeOptions']> | undefined)?.url;
-  return route !== undefined && CONTENT_ONLY_ROUTES.has(route) ? both.content : both.reading;
-}
-
 /**
  * Who is asking: the signed-in user, or for the routes that sign in themselves (HTTP Basic on OPDS and Komga) the
  * credentials, hashed. An answer kept for credentials was a 200 for exactly those credentials at this very state of
@@ -216,10 +216,27 @@ function callerOf(request: RouteRequest, ctx: DaemonContext): string | undefined
   const caller = `c${hash('sha256', authorization, 'base64url')}`;
   // An address or name the sign-in policy refuses gets its refusal from the route, even with the right credentials.
   const policy = signInPolicy(ctx);
-  const [ip, name] = [request.ip ?? 'unknown', parseBasic(authorization)?.username];
+  const ip = request.ip ?? 'unknown';
+  const name = nameIn(caller, authorization);
   const blocked = policy.knownBlocked(ip, 'basic', name);
   if (blocked !== undefined) return blocked ? undefined : caller;
   return policy.isBlocked(ip, 'basic', name).then((refused) => (refused ? undefined : caller));
+}
+
+/**
+ * The account name in HTTP Basic credentials, remembered by the credentials' digest (never by the credentials
+ * themselves): a reader sends the same header with every request, and decoding it allocated more than the rest of the
+ * lookup. Emptied when full.
+ */
+const namesByCaller = new Map<string, string | undefined>();
+const NAMES_REMEMBERED = 1024;
+
+function nameIn(caller: string, authorization: string): string | undefined {
+  if (namesByCaller.has(caller)) return namesByCaller.get(caller);
+  const name = parseBasic(authorization)?.username;
+  if (namesByCaller.size >= NAMES_REMEMBERED) namesByCaller.clear();
+  namesByCaller.set(caller, name);
+  return name;
 }
 
 /** The feed a page belongs to: its key without the page number (`page=` in the query). */
@@ -236,12 +253,13 @@ function keyOf(request: RouteRequest, caller: string): string {
   return key;
 }
 
-function answerKept(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext, key: string): boolean {
-  const shelf = shelfOf(ctx, request);
+function answerKept(reply: FastifyReply, ctx: DaemonContext, shelf: PageShelf, key: string): boolean {
   const hit = shelf.cache.lookup(shelf.source, key);
   if (!hit) return false;
   hits.set(ctx, (hits.get(ctx) ?? 0) + 1);
-  reply.headers(hit.meta ?? {});
+  // One header at a time: reply.headers() makes an array of the names on every answer.
+  const meta = hit.meta;
+  if (meta) for (const name in meta) reply.header(name, meta[name as keyof Headers]);
   keepCompressedCopies(hit.value);
   reply.send(hit.value);
   return true;
@@ -252,39 +270,39 @@ function answerKept(request: RouteRequest, reply: FastifyReply, ctx: DaemonConte
  * underway, or for a build slot (the page may have been kept meanwhile by a request ahead in the queue), and notes what
  * to keep once the page is built.
  */
-export function answerFromPageCache(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext, done: (error?: Error) => void): void {
+export function answerFromPageCache(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext, kind: ShelfKind, done: (error?: Error) => void): void {
+  const shelf = shelvesOf(ctx)[kind];
   const caller = callerOf(request, ctx);
-  if (caller instanceof Promise) caller.then((known) => answerFor(request, reply, ctx, known, done), done);
-  else answerFor(request, reply, ctx, caller, done);
+  if (caller instanceof Promise) caller.then((known) => answerFor(request, reply, ctx, shelf, known, done), done);
+  else answerFor(request, reply, ctx, shelf, caller, done);
 }
 
-function answerFor(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext, caller: string | undefined, done: () => void): void {
+function answerFor(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext, shelf: PageShelf, caller: string | undefined, done: () => void): void {
   if (caller === undefined) return done();
-  answerOrBuild(request, reply, ctx, keyOf(request, caller), done);
+  answerOrBuild(request, reply, ctx, shelf, keyOf(request, caller), done);
 }
 
 /** `waited`: this request already waited for a first build of its feed (it waits for one at most). */
-function answerOrBuild(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext, key: string, done: () => void, waited = false): void {
-  if (answerKept(request, reply, ctx, key)) return;
+function answerOrBuild(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext, shelf: PageShelf, key: string, done: () => void, waited = false): void {
+  if (answerKept(reply, ctx, shelf, key)) return;
   const underway = buildsOf(ctx).underway.get(key);
-  if (!underway) return build(request, reply, ctx, key, done, waited);
+  if (!underway) return build(request, reply, ctx, shelf, key, done, waited);
   // When that build kept no page (an error, a change meanwhile), the first of its waiters builds it again.
   void underway.then(() => {
-    if (!request.raw.destroyed && !reply.raw.destroyed) answerOrBuild(request, reply, ctx, key, done, waited);
+    if (!request.raw.destroyed && !reply.raw.destroyed) answerOrBuild(request, reply, ctx, shelf, key, done, waited);
   });
 }
 
-function build(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext, key: string, done: () => void, waited: boolean): void {
+function build(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext, shelf: PageShelf, key: string, done: () => void, waited: boolean): void {
   const state = buildsOf(ctx);
   const feed = feedOf(key);
-  const shelf = shelfOf(ctx, request);
   // Once only: when the catalog keeps changing faster than a first build ends, waiting again after each change would
   // build the feed's pages one at a time, each redoing the shared work.
   const warm = waited || isWarm(state, feed, shelf.cache.generationNow(shelf.source));
   const first = warm ? undefined : state.firstBuilds.get(feed);
   if (first) {
     void first.then(() => {
-      if (!request.raw.destroyed && !reply.raw.destroyed) answerOrBuild(request, reply, ctx, key, done, true);
+      if (!request.raw.destroyed && !reply.raw.destroyed) answerOrBuild(request, reply, ctx, shelf, key, done, true);
     });
     return;
   }
@@ -298,7 +316,7 @@ function build(request: RouteRequest, reply: FastifyReply, ctx: DaemonContext, k
   });
   void state.gate.enter().then(() => {
     // A client that gave up while waiting gets nothing built; neither does a page kept meanwhile.
-    if (request.raw.destroyed || reply.raw.destroyed || answerKept(request, reply, ctx, key)) {
+    if (request.raw.destroyed || reply.raw.destroyed || answerKept(reply, ctx, shelf, key)) {
       state.gate.leave();
       ended();
       return;

@@ -16,10 +16,14 @@ export const SLICE_MS = 1;
  */
 const ACCEPT_TURNS = 64;
 
+/** The request's stream: once destroyed (the client has gone), a waiting request is dropped instead of started. */
+export interface Incoming {
+  readonly destroyed: boolean;
+}
+
 interface Waiting {
   start: () => void;
-  /** True once the client has gone: such a request is dropped instead of started. */
-  gone: () => boolean;
+  incoming: Incoming;
 }
 
 export class RequestPacer {
@@ -39,12 +43,12 @@ export class RequestPacer {
   }
 
   /** Calls `start` now when nothing waits and the slice has time left, else after the requests ahead of it. */
-  admit(start: () => void, gone: () => boolean): void {
+  admit(start: () => void, incoming: Incoming): void {
     if (this.waiting.length === 0 && this.sliceHasTime()) {
       start();
       return;
     }
-    this.waiting.push({ start, gone });
+    this.waiting.push({ start, incoming });
     this.schedulePump();
   }
 
@@ -109,7 +113,7 @@ export class RequestPacer {
 
   private readonly startNext = (): void => {
     for (let next = this.waiting.shift(); next; next = this.waiting.shift()) {
-      if (next.gone()) continue;
+      if (next.incoming.destroyed) continue;
       next.start();
       return;
     }

@@ -5,14 +5,16 @@ import { stat } from 'node:fs/promises';
 import { extname, join, resolve, sep } from 'node:path';
 import { dataPaths, type Config } from '../core/config.ts';
 import { isNotModified } from '../core/media/conditional-requests.ts';
-import { negotiateEncoding, SUPPORTED_ENCODINGS, varyOnEncoding, type Encoding } from './compression.ts';
+import { negotiateEncoding, SUPPORTED_ENCODINGS, type Encoding } from './compression.ts';
+import { addToVary } from './vary.ts';
 import { errorBody } from './http-errors.ts';
 import { PrecompressedAssets } from './precompressed-assets.ts';
 
 /** Grimmory sends these on every response: the PDF reader's threaded pdfium WASM needs a cross-origin-isolated page. */
+// Names in lower case, as fastify keeps them (it lower-cases each name it is given, a new string every time).
 export const ISOLATION_HEADERS = {
-  'Cross-Origin-Opener-Policy': 'same-origin',
-  'Cross-Origin-Embedder-Policy': 'credentialless',
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-embedder-policy': 'credentialless',
 } as const;
 
 /** Build output named by content hash (`main.abc12345.js`, `chunk-4KQ2ZC7D.js`) never changes under its name. */
@@ -89,7 +91,7 @@ export async function registerWebRoot(app: FastifyInstance, config: Config): Pro
     const info = await stat(file).catch(() => undefined);
     if (!info?.isFile()) return;
     const copy = await assets.copyOf(file, info, encoding);
-    reply.header('Vary', varyOnEncoding(reply.getHeader('vary')));
+    reply.header('Vary', addToVary(reply.getHeader('vary'), 'Accept-Encoding'));
     if (!copy) return;
     const etag = `"${info.size.toString(36)}-${Math.trunc(info.mtimeMs).toString(36)}-${encoding}"`;
     const cacheControl = cacheControlOf(file);

@@ -199,6 +199,33 @@ describe('the sign-in policy', () => {
     expect(policy.knownBlocked('10.0.6.1', 'basic', 'kobo')).toBe(false);
   });
 
+  it('remembers an address and name found not blocked only until a window changes, in this process or another', async () => {
+    const clock = fakeClock();
+    const one = new SignInPolicy(first.bookkeeping, clock.now);
+    const other = new SignInPolicy(second.bookkeeping, clock.now);
+    for (let i = 0; i < MAX_AUTH_FAILURES - 1; i++) await one.recordFailure(`10.0.8.${i}`, 'basic', 'kobo');
+    // One failure short of the limit: asked again and again (a reader's every request), answered from memory.
+    expect(await one.isBlocked('10.0.8.9', 'basic', 'kobo')).toBe(false);
+    for (let i = 0; i < 3; i++) expect(one.knownBlocked('10.0.8.9', 'basic', 'kobo')).toBe(false);
+    // The last failure allowed, counted by the other process: the memory goes with it.
+    await other.recordFailure('10.0.8.8', 'basic', 'kobo');
+    await expect.poll(() => one.isBlocked('10.0.8.9', 'basic', 'kobo')).toBe(true);
+    // Never the remembered "not blocked" again (on PostgreSQL a later notification may also empty the memory).
+    expect(one.knownBlocked('10.0.8.9', 'basic', 'kobo')).not.toBe(false);
+    expect(await one.isBlocked('10.0.8.9', 'basic', 'kobo')).toBe(true);
+    // The same name on another channel, and the address alone, were never blocked.
+    expect(await one.isBlocked('10.0.8.9', 'login', 'kobo')).toBe(false);
+    expect(await one.isBlocked('10.0.8.9', 'basic')).toBe(false);
+    // An address short of its limit, remembered, then used up by this process's own failures.
+    for (let i = 0; i < MAX_ADDRESS_FAILURES - 1; i++) await one.recordFailure('10.0.9.1', 'login', `name-${i}`);
+    expect(await one.isBlocked('10.0.9.1', 'koreader', 'someone')).toBe(false);
+    expect(one.knownBlocked('10.0.9.1', 'koreader', 'someone')).toBe(false);
+    await one.recordFailure('10.0.9.1', 'login', 'one-more');
+    expect(await one.isBlocked('10.0.9.1', 'koreader', 'someone')).toBe(true);
+    clock.advance(AUTH_FAILURE_WINDOW_MS);
+    expect(await one.isBlocked('10.0.9.1', 'koreader', 'someone')).toBe(false);
+  });
+
   it('does not count as a change of the catalog: failed sign-ins leave every cache in place', async () => {
     const policy = new SignInPolicy(first.bookkeeping, fakeClock().now);
     await policy.isBlocked('10.0.7.1', 'login', 'alice');

@@ -36,7 +36,7 @@ function ask(ctx: DaemonContext, url: string) {
     getHeader: (name: string) => (name === 'content-type' ? 'application/json' : undefined),
     send: (value: unknown) => void (state.answer = value),
   } as unknown as FastifyReply;
-  answerFromPageCache(request, reply, ctx, () => void (state.building = true));
+  answerFromPageCache(request, reply, ctx, 'reading', () => void (state.building = true));
   return { state, finish: (body: string) => keepPage(request, reply, ctx, body) };
 }
 

@@ -107,6 +107,15 @@ describe('a progress write', () => {
     expect(pageCacheSize(d.ctx).builds).toBe(built + 1);
   });
 
+  it('keeps a name-list page whose route has a path parameter (a library) too', async () => {
+    const [library] = (await komga('/libraries')) as unknown as { id: string }[];
+    await komga(`/libraries/${library?.id}`);
+    const built = pageCacheSize(d.ctx).builds;
+    expect((await appProgress(books[1] as number, 7)).statusCode).toBe(200);
+    expect(await komga(`/libraries/${library?.id}`)).toMatchObject({ id: library?.id });
+    expect(pageCacheSize(d.ctx).builds).toBe(built);
+  });
+
   it('changes at once the lists and totals that filter by read status', async () => {
     const [alpha, , gamma] = books as [number, number, number];
     const komgaRead = async () => (await komga('/books?read_status=READ&size=5')).totalElements;

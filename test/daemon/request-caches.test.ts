@@ -215,6 +215,25 @@ describe('CatalogBytesCache', () => {
     expect(cache.size).toEqual(held);
   });
 
+  it('drops in the order of last use however often each answer was asked for', () => {
+    const cache = new CatalogBytesCache(4 * 1300, 2000);
+    const text = (key: string) => () => `${key}:${'x'.repeat(1000)}`;
+    const get = (key: string) => cache.get(d.store, key, text(key));
+    for (const key of ['a', 'b', 'c', 'd']) get(key);
+    // Asked for again and again, in turns: the order is now b, a, d, c from the oldest.
+    for (let i = 0; i < 5; i++) for (const key of ['c', 'a', 'd', 'c']) get(key);
+    get('b');
+    get('a');
+    get('d');
+    get('c');
+    const kept = (key: string): boolean => cache.lookup(d.store, key) !== undefined;
+    get('e'); // over the size: 'b' goes
+    expect(['a', 'c', 'd', 'e'].every(kept) && !kept('b')).toBe(true);
+    get('f'); // then the least recently used of those just looked up: 'a'
+    expect(kept('a')).toBe(false);
+    expect(cache.size.entries).toBe(4);
+  });
+
   it('counts what an entry holds besides its bytes (its compressed copies) in its size, and stays within it', () => {
     const cache = new CatalogBytesCache(3 * 1300, 2000);
     const [a, b, c] = ['a', 'b', 'c'].map((key) => cache.get(d.store, key, () => `${key}:${'x'.repeat(1000)}`)) as [Buffer, Buffer, Buffer];

@@ -15,7 +15,7 @@ const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(reso
 describe('RequestPacer', () => {
   let clock = 0;
   const pacer = (sliceMs = 1): RequestPacer => new RequestPacer(sliceMs, () => clock);
-  const still = (): boolean => false;
+  const still = { destroyed: false };
 
   it('starts requests at once within a slice, then one per turn in arrival order', async () => {
     clock = 0;
@@ -71,7 +71,7 @@ describe('RequestPacer', () => {
     const p = pacer(0);
     const started: string[] = [];
     p.admit(() => started.push('a'), still);
-    p.admit(() => started.push('gone'), () => true);
+    p.admit(() => started.push('gone'), { destroyed: true });
     p.admit(() => started.push('b'), still);
     await nextTurn();
     expect(started).toEqual(['a', 'b']);

@@ -58,6 +58,8 @@ export class FailureWindows {
   /** Rows as last read (null: none), valid while the bookkeeping generation is #seen. */
   readonly #known = new Map<string, FailureWindow | null>();
   #seen: Generation | undefined;
+  /** Moves each time what this process remembered is forgotten (see `epoch`). */
+  #epoch = 0;
   /** Reads under way, by generation and keys: requests arriving together share one query, answered in their order. */
   readonly #reading = new Map<string, Promise<(FailureWindow | null)[]>>();
   #recorded = 0;
@@ -75,8 +77,18 @@ export class FailureWindows {
     if (!this.#seen || !sameGeneration(this.#seen, generation)) {
       this.#known.clear();
       this.#seen = generation;
+      this.#epoch++;
     }
     return generation;
+  }
+
+  /**
+   * A number that stays the same while no process changed any window: within it, a key's failures do not grow (only the
+   * passing of time may close a window).
+   */
+  epoch(): number {
+    this.#current();
+    return this.#epoch;
   }
 
   #open(row: FailureWindow | null | undefined): FailureWindow | null | undefined {

@@ -24,21 +24,59 @@ export type SignInChannel = 'login' | 'refresh' | 'basic' | 'koreader';
  */
 export class SignInPolicy {
   readonly #windows: FailureWindows;
+  /**
+   * Per channel and address, the names known not blocked (NO_NAME: the address alone), valid while the windows' epoch
+   * is #clearEpoch: no failure can be counted without moving it, and time only closes windows. A reader app asks with
+   * every request; looking its windows up again cost ~4 % of what a kept page allocated.
+   */
+  readonly #clear = new Map<SignInChannel, Map<string, Set<string | typeof NO_NAME>>>();
+  #clearEpoch = -1;
+  #clearCount = 0;
 
   constructor(bookkeeping: Bookkeeping, now: () => number = Date.now) {
     this.#windows = new FailureWindows(bookkeeping, { windowMs: AUTH_FAILURE_WINDOW_MS, now });
   }
 
   async isBlocked(ip: string, channel: SignInChannel, name?: string): Promise<boolean> {
+    const known = this.knownBlocked(ip, channel, name);
+    if (known !== undefined) return known;
+    const epoch = this.#clearEpoch;
     const keys = keysOf(ip, channel, name);
-    return usedUp(keys, await this.#windows.read(keys));
+    const blocked = usedUp(keys, await this.#windows.read(keys));
+    if (!blocked) this.#noteClear(epoch, ip, channel, name);
+    return blocked;
   }
 
   /** What isBlocked would answer, from this process's memory alone; undefined when that needs a query. */
   knownBlocked(ip: string, channel: SignInChannel, name?: string): boolean | undefined {
+    const epoch = this.#windows.epoch();
+    if (epoch !== this.#clearEpoch) {
+      this.#clear.clear();
+      this.#clearCount = 0;
+      this.#clearEpoch = epoch;
+    }
+    if (this.#clear.get(channel)?.get(ip)?.has(name ?? NO_NAME)) return false;
     const keys = keysOf(ip, channel, name);
     const windows = this.#windows.known(keys);
-    return windows && usedUp(keys, windows);
+    if (!windows) return undefined;
+    const blocked = usedUp(keys, windows);
+    if (!blocked) this.#noteClear(epoch, ip, channel, name);
+    return blocked;
+  }
+
+  /** Remembers that the address and name are not blocked, when no window changed since `epoch`, as of which they were not. */
+  #noteClear(epoch: number, ip: string, channel: SignInChannel, name: string | undefined): void {
+    if (epoch !== this.#clearEpoch || epoch !== this.#windows.epoch()) return;
+    if (this.#clearCount >= MAX_CLEAR_REMEMBERED) {
+      this.#clear.clear();
+      this.#clearCount = 0;
+    }
+    let addresses = this.#clear.get(channel);
+    if (!addresses) this.#clear.set(channel, (addresses = new Map()));
+    let names = addresses.get(ip);
+    if (!names) addresses.set(ip, (names = new Set()));
+    names.add(name ?? NO_NAME);
+    this.#clearCount++;
   }
 
   async recordFailure(ip: string, channel: SignInChannel, name?: string): Promise<void> {
@@ -53,6 +91,10 @@ export class SignInPolicy {
     if (name !== undefined) await this.#windows.clear(nameWindow(channel, name));
   }
 }
+
+const NO_NAME = Symbol('no name');
+/** Addresses and names remembered as not blocked at most; the memory is emptied when full. */
+const MAX_CLEAR_REMEMBERED = 10_000;
 
 type Scope = 'address' | 'name';
 /** Failures one key may have per window, by scope. */
