@@ -39,7 +39,7 @@ const bare: ReferenceBook = {
   primary: undefined,
 };
 
-const tricky = 'He said "hi" \\ back\slash / tab\t newline\n nul\u0000 unit\u001f del\u007f line\u2028 para\u2029 é 漢字 🐉 lone\ud800 low\udc00 end';
+const tricky = 'He said "hi" \\ back\\slash / tab\t newline\n nul\u0000 unit\u001f del\u007f line\u2028 para\u2029 é 漢字 🐉 lone\ud800 low\udc00 end';
 
 const BOOKS: [string, ReferenceBook][] = [
   ['nothing but an id', bare],
