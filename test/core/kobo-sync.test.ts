@@ -272,6 +272,14 @@ describe('Kobo time and names', () => {
       expect(koboTimeOf(value)).toBe(date ? koboTimestamp(date) : undefined);
     }
     expect(koboTimeOf('2024-01-02T03:04:05.678Z')).toBe('2024-01-02T03:04:05.6780000Z');
+    // Every month and day number (0-32) of four kinds of year, then every hour, minute and second number.
+    const two = (n: number): string => String(n).padStart(2, '0');
+    const days = ['2000', '2023', '2024', '2100'].flatMap((year) => Array.from({ length: 14 * 33 }, (_, i) => `${year}-${two(Math.floor(i / 33))}-${two(i % 33)}T23:59:59.999Z`));
+    const clock = Array.from({ length: 100 }, (_, n) => [`2024-03-01T${two(n)}:00:00.000Z`, `2024-03-01T00:${two(n)}:00.000Z`, `2024-03-01T00:00:${two(n)}.000Z`]).flat();
+    for (const value of [...days, ...clock]) {
+      const date = parseKoboTime(value);
+      expect(koboTimeOf(value)).toBe(date ? koboTimestamp(date) : undefined);
+    }
   });
 
   it('names series as Java hashes them', () => {

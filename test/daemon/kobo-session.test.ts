@@ -326,6 +326,7 @@ describe('a device session', () => {
     const sent = await device.call('GET', `/v1/books/${id}/download`);
     expect(sent.status).toBe(200);
     expect((meta.DownloadUrls as Json[])[0]?.Size).toBe(sent.body.length);
+    expect(Object.keys(entitlement.ReadingState as Json)).toEqual(['EntitlementId', 'Created', 'LastModified', 'StatusInfo', 'Statistics', 'CurrentBookmark', 'PriorityTimestamp']);
     expect(entitlement.ReadingState).toMatchObject({ EntitlementId: id, StatusInfo: { Status: 'ReadyToRead', TimesStartedReading: 0 }, CurrentBookmark: { LastModified: expect.stringMatching(KOBO_TIME) } });
 
     // The empty default shelf is deleted from the device, the other one holds its books.

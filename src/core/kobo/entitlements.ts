@@ -3,11 +3,14 @@
 import { koboFormat } from './compatibility.ts';
 import { javaStringHash } from './java-hash.ts';
 import type { KoboBook, KoboPrimaryFile } from './kobo-books.ts';
-import { koboTimeOf, koboTimestamp } from './kobo-time.ts';
+import { koboTimeOf } from './kobo-time.ts';
 import type { KoboReadingState } from './reading-state.ts';
 import type { KoboServerSettings } from './server-settings.ts';
 
 export type Json = Record<string, unknown>;
+
+/** What of the server's Kobo settings decides the format a download is announced in. */
+type KoboFormatSettings = Pick<KoboServerSettings, 'convertToKepub' | 'conversionLimitInMb'>;
 
 /** Kobo's "no genre / no category" id. */
 export const DEFAULT_CATEGORY = '00000000-0000-0000-0000-000000000001';
@@ -22,13 +25,12 @@ export function downloadUrl(urls: KoboUrls, bookId: number): string {
   return `${urls.koboBase}/v1/books/${bookId}/download`;
 }
 
-function createdOf(book: Pick<KoboBook, 'addedOn'>, now: Date): string {
-  return koboTimeOf(book.addedOn) ?? koboTimestamp(now);
-}
-
-export function bookEntitlement(book: Pick<KoboBook, 'id' | 'addedOn'>, removed: boolean, now: Date): Json {
+/**
+ * A book's entitlement. `stamp` is the answer's instant as Kobo writes it (koboTimestamp), spelled once per answer:
+ * a page writes a hundred of these.
+ */
+export function bookEntitlement(book: Pick<KoboBook, 'id' | 'created'>, removed: boolean, stamp: string): Json {
   const id = String(book.id);
-  const stamp = koboTimestamp(now);
   return {
     ActivePeriod: { From: stamp },
     IsRemoved: removed,
@@ -38,7 +40,7 @@ export function bookEntitlement(book: Pick<KoboBook, 'id' | 'addedOn'>, removed:
     RevisionId: id,
     IsHiddenFromArchive: false,
     Id: id,
-    Created: createdOf(book, now),
+    Created: book.created ?? stamp,
     LastModified: stamp,
     IsLocked: false,
     OriginCategory: 'Imported',
@@ -58,6 +60,14 @@ function seriesOf(book: KoboBook): Json {
   return { Id: `series_${javaStringHash(name)}`, Name: name, Number: String(number), NumberFloat: number };
 }
 
+// What every BookMetadata holds alike, made once and shared (frozen): JSON.stringify writes a shared value as often
+// as it meets it.
+const NONE: readonly never[] = Object.freeze([]);
+const DEFAULT_CATEGORIES = Object.freeze([DEFAULT_CATEGORY]);
+const FREE = Object.freeze({ TotalAmount: 0, CurrencyCode: 'USD' });
+const FREE_WITH_LOVE = Object.freeze({ TotalAmount: 0 });
+const NO_PRONUNCIATIONS = Object.freeze({});
+
 /** The metadata properties every BookMetadata carries, in Kobo's order, around the book-specific ones. */
 function metadataShape(parts: {
   id: string;
@@ -71,8 +81,8 @@ function metadataShape(parts: {
   slug?: string | null;
   description?: string | null;
   subtitle?: string | null;
-  downloadUrls?: Json[];
-  contributors?: string[];
+  downloadUrls?: readonly Json[];
+  contributors?: readonly string[];
   series?: Json | null;
 }): Json {
   // One literal, so every BookMetadata has one shape: a Subtitle left undefined is left out by JSON.stringify.
@@ -88,27 +98,27 @@ function metadataShape(parts: {
     CoverImageId: parts.coverImageId,
     IsSocialEnabled: true,
     WorkId: parts.id,
-    ExternalIds: [],
+    ExternalIds: NONE,
     IsPreOrder: false,
-    ContributorRoles: [],
+    ContributorRoles: NONE,
     IsInternetArchive: false,
     EntitlementId: parts.id,
     Title: parts.title,
     Description: parts.description ?? null,
     Subtitle: parts.subtitle ?? undefined,
-    Categories: [DEFAULT_CATEGORY],
-    DownloadUrls: parts.downloadUrls ?? [],
-    Contributors: parts.contributors ?? [],
+    Categories: DEFAULT_CATEGORIES,
+    DownloadUrls: parts.downloadUrls ?? NONE,
+    Contributors: parts.contributors ?? NONE,
     Series: parts.series ?? null,
-    CurrentDisplayPrice: { TotalAmount: 0, CurrencyCode: 'USD' },
-    CurrentLoveDisplayPrice: { TotalAmount: 0 },
+    CurrentDisplayPrice: FREE,
+    CurrentLoveDisplayPrice: FREE_WITH_LOVE,
     IsEligibleForKoboLove: false,
-    PhoneticPronunciations: {},
+    PhoneticPronunciations: NO_PRONUNCIATIONS,
   };
 }
 
 /** The file the device downloads: its format and, for an unconverted file, its size. */
-function downloadEntry(book: KoboBook, primary: KoboPrimaryFile, settings: KoboServerSettings, urls: KoboUrls): Json {
+function downloadEntry(book: KoboBook, primary: KoboPrimaryFile, settings: KoboFormatSettings, urls: KoboUrls): Json {
   return {
     DrmType: 'None',
     Format: koboFormat(primary, settings),
@@ -118,14 +128,12 @@ function downloadEntry(book: KoboBook, primary: KoboPrimaryFile, settings: KoboS
   };
 }
 
-export function bookMetadata(book: KoboBook, settings: KoboServerSettings, urls: KoboUrls): Json {
-  const publisher: Json = {};
-  if (book.publisher !== null) Object.assign(publisher, { Name: book.publisher, Imprint: book.publisher });
+export function bookMetadata(book: KoboBook, settings: KoboFormatSettings, urls: KoboUrls): Json {
   return metadataShape({
     id: String(book.id),
     coverImageId: book.coverHash,
     title: book.title,
-    publisher,
+    publisher: book.publisher === null ? {} : { Name: book.publisher, Imprint: book.publisher },
     publicationDate: publicationDate(book.publishedDate),
     language: book.language?.trim() || 'en',
     isbn: book.isbn13 ?? book.isbn10,
@@ -139,22 +147,25 @@ export function bookMetadata(book: KoboBook, settings: KoboServerSettings, urls:
   });
 }
 
-/** A book new to the device, with its metadata (bookMetadata) and reading state. */
-export function newEntitlement(book: KoboBook, metadata: Json, readingState: KoboReadingState, now: Date): Json {
-  return { NewEntitlement: { BookEntitlement: bookEntitlement(book, false, now), BookMetadata: metadata, ReadingState: readingState } };
+/**
+ * A book new to the device, with its metadata (bookMetadata) and reading state, whose properties must be in Kobo's
+ * order (orderedState; initialStates writes them so). `stamp` as for bookEntitlement.
+ */
+export function newEntitlement(book: KoboBook, metadata: Json, readingState: KoboReadingState, stamp: string): Json {
+  return { NewEntitlement: { BookEntitlement: bookEntitlement(book, false, stamp), BookMetadata: metadata, ReadingState: readingState } };
 }
 
 /** A book the device has, in a new state (file, metadata or cover), with its metadata (bookMetadata). */
-export function changedMetadata(book: KoboBook, metadata: Json, now: Date): Json {
-  return { ChangedProductMetadata: { BookEntitlement: bookEntitlement(book, false, now), BookMetadata: metadata } };
+export function changedMetadata(book: KoboBook, metadata: Json, stamp: string): Json {
+  return { ChangedProductMetadata: { BookEntitlement: bookEntitlement(book, false, stamp), BookMetadata: metadata } };
 }
 
 /** A book the device should drop: its entitlement marked removed, with just enough metadata to name it. */
-export function removedEntitlement(bookId: number, addedOn: string | null, coverHash: string | null, now: Date): Json {
+export function removedEntitlement(bookId: number, addedOn: string | null, coverHash: string | null, stamp: string): Json {
   const id = String(bookId);
   return {
     ChangedEntitlement: {
-      BookEntitlement: bookEntitlement({ id: bookId, addedOn: addedOn ?? '' }, true, now),
+      BookEntitlement: bookEntitlement({ id: bookId, created: koboTimeOf(addedOn) }, true, stamp),
       BookMetadata: metadataShape({ id, coverImageId: coverHash, title: id }),
     },
   };

@@ -5,6 +5,7 @@ import { parseFormatPriority } from '../books/book-json.ts';
 import { pickPrimary } from '../books/primary-file.ts';
 import type { SqlDialect } from '../store/dialect.ts';
 import { rowsOf, type SqlExec } from '../store/sql-exec.ts';
+import { koboTimeOf } from './kobo-time.ts';
 
 export interface KoboPrimaryFile {
   id: number;
@@ -27,7 +28,8 @@ export function kepubFingerprint(hash: string | null, fileId: number, sizeBytes:
 
 export interface KoboBook {
   id: number;
-  addedOn: string;
+  /** When the book was added, as Kobo writes instants (koboTimeOf); undefined when the catalog holds none. */
+  created: string | undefined;
   coverHash: string | null;
   title: string | null;
   subtitle: string | null;
@@ -169,7 +171,7 @@ export async function loadKoboBooks(reader: KoboReader, ids: readonly number[]):
       b.id,
       {
         id: b.id,
-        addedOn: b.added_on,
+        created: koboTimeOf(b.added_on),
         coverHash: b.book_cover_hash,
         title: b.title,
         subtitle: b.subtitle,

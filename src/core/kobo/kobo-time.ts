@@ -30,26 +30,28 @@ export function parseKoboTime(value: string | null | undefined): Date | undefine
 /** How the catalog writes instants (`toISOString`): Kobo's spelling is these 23 characters and `0000Z`. */
 const CATALOG_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-const digits = (text: string, from: number, count: number): number => {
-  let n = 0;
-  for (let i = from; i < from + count; i++) n = n * 10 + text.charCodeAt(i) - 48;
-  return n;
-};
-
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 /**
  * Whether text of CATALOG_INSTANT's shape names a real instant, as toISOString would spell it: month, day (30 February
- * is none), hour, minute and second in range. Arithmetic on the digits: a page checks two hundred of them.
+ * is none), hour, minute and second in range. Arithmetic on the character codes (48 is `0`), written out: a page
+ * checks a hundred of them, most often while its code still runs unoptimized, where a helper per field cost a call
+ * each (and was hot enough to be compiled twice within a device's first session).
  */
 function realInstant(text: string): boolean {
-  const year = digits(text, 0, 4);
-  const month = digits(text, 5, 2);
-  const day = digits(text, 8, 2);
+  const month = (text.charCodeAt(5) - 48) * 10 + text.charCodeAt(6) - 48;
+  const day = (text.charCodeAt(8) - 48) * 10 + text.charCodeAt(9) - 48;
   if (month < 1 || month > 12 || day < 1) return false;
-  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-  if (day > (month === 2 && leap ? 29 : (DAYS_IN_MONTH[month - 1] as number))) return false;
-  return digits(text, 11, 2) < 24 && digits(text, 14, 2) < 60 && digits(text, 17, 2) < 60;
+  if (day > (DAYS_IN_MONTH[month - 1] as number)) {
+    if (month !== 2 || day !== 29) return false;
+    const year = (text.charCodeAt(0) - 48) * 1000 + (text.charCodeAt(1) - 48) * 100 + (text.charCodeAt(2) - 48) * 10 + text.charCodeAt(3) - 48;
+    if (year % 4 !== 0 || (year % 100 === 0 && year % 400 !== 0)) return false;
+  }
+  return (
+    (text.charCodeAt(11) - 48) * 10 + text.charCodeAt(12) - 48 < 24 &&
+    (text.charCodeAt(14) - 48) * 10 + text.charCodeAt(15) - 48 < 60 &&
+    (text.charCodeAt(17) - 48) * 10 + text.charCodeAt(18) - 48 < 60
+  );
 }
 
 /**

@@ -21,6 +21,7 @@ import type { LocationLoader } from './span-locations.ts';
 import type { KoboServerSettings } from './server-settings.ts';
 import { shelfTags } from './shelf-tags.ts';
 import type { KoboSettingsRow } from './sync-settings.ts';
+import { koboTimestamp } from './kobo-time.ts';
 import { SESSION_START, type SyncPosition, type SyncToken } from './sync-token.ts';
 
 /** Books per page, as Kobo's store pages them. */
@@ -166,20 +167,21 @@ export async function localSyncPage(input: SyncPageInput): Promise<LocalPage> {
       downloads.push({ metadata, primary });
       return metadata;
     };
+    const stamp = koboTimestamp(now);
     for (const id of added) {
       const book = byId.get(id);
       const state = states.get(id);
-      if (book && state && syncsToKobo(book.primary)) items.push(newEntitlement(book, metadataOf(book, book.primary), orderedState(state), now));
+      if (book && state && syncsToKobo(book.primary)) items.push(newEntitlement(book, metadataOf(book, book.primary), state, stamp));
     }
     for (const id of changed) {
       const book = byId.get(id);
-      if (book && syncsToKobo(book.primary)) items.push(changedMetadata(book, metadataOf(book, book.primary), now));
+      if (book && syncsToKobo(book.primary)) items.push(changedMetadata(book, metadataOf(book, book.primary), stamp));
     }
     if (removed.length > 0) {
       const addedOn = new Map(
         (await db.selectFrom('book').select(['id', 'added_on']).where('id', 'in', removed.map((r) => r.bookId)).execute()).map((r) => [r.id, r.added_on]),
       );
-      for (const r of removed) items.push(removedEntitlement(r.bookId, addedOn.get(r.bookId) ?? null, r.coverHash, now));
+      for (const r of removed) items.push(removedEntitlement(r.bookId, addedOn.get(r.bookId) ?? null, r.coverHash, stamp));
     }
 
     if (!more) {

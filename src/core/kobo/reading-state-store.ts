@@ -5,12 +5,12 @@ import type { DB } from '../store/db-types.ts';
 import { lockKeyForTransaction } from '../store/key-locks.ts';
 import { progressKey } from '../reading/progress-rows.ts';
 import type { Db } from '../store/store.ts';
-import type { KoboPrimaryFile, KoboReader } from './kobo-books.ts';
+import type { KoboBook, KoboPrimaryFile, KoboReader } from './kobo-books.ts';
 import { dialectOf } from '../store/dialect.ts';
 import { kyselyExec, rowsOf } from '../store/sql-exec.ts';
 import type { KoboReadingStateTable } from '../store/db-types.ts';
 import type { LocationLoader } from './span-locations.ts';
-import { koboTimeOf, koboTimestamp, parseKoboTime } from './kobo-time.ts';
+import { koboTimestamp, parseKoboTime } from './kobo-time.ts';
 import {
   bookmarkFromProgress,
   emptyBookmark,
@@ -26,6 +26,7 @@ import {
   statusInfoFromProgress,
   webReaderIsNewer,
   type FileProgressForKobo,
+  type KoboBookmark,
   type KoboReadingState,
   type KoboStatusInfo,
   type ProgressForKobo,
@@ -234,7 +235,7 @@ export async function readingStateFor(db: Db, ctx: DeviceContext, book: Reported
 }
 
 /** The ReadingState of a NewEntitlement, for each book of a page. */
-export async function initialStates(reader: KoboReader, ctx: DeviceContext, books: readonly { id: number; addedOn: string; primary: KoboPrimaryFile | undefined }[], now: Date, locations?: LocationLoader): Promise<Map<number, KoboReadingState>> {
+export async function initialStates(reader: KoboReader, ctx: DeviceContext, books: readonly Pick<KoboBook, 'id' | 'created' | 'primary'>[], now: Date, locations?: LocationLoader): Promise<Map<number, KoboReadingState>> {
   const ids = books.map((b) => b.id);
   const [stored, progress, files] = await Promise.all([
     storedStates(reader, ctx.userId, ids.map(String)),
@@ -242,23 +243,26 @@ export async function initialStates(reader: KoboReader, ctx: DeviceContext, book
     syncedFileProgress(reader, ctx.userId, new Map(books.map((b) => [b.id, b.primary]))),
   ]);
   // Positions are placed in the KEPUB only for books with progress: the others' span maps are not read at all.
-  const resolverFor = ctx.twoWay && locations ? await locations(new Map(books.filter((b) => progress.has(b.id)).map((b) => [b.id, b.primary]))) : () => undefined;
+  const resolverFor = ctx.twoWay && locations ? await locations(new Map(books.filter((b) => progress.has(b.id)).map((b) => [b.id, b.primary]))) : undefined;
   const at = koboTimestamp(now);
   const out = new Map<number, KoboReadingState>();
+  // Every property set, in Kobo's order (orderedState's): the states are sent as they are.
   for (const book of books) {
     const row = progress.get(book.id);
-    const file = files.get(book.id);
-    const existing = stored.get(String(book.id))?.CurrentBookmark;
-    const resolve = resolverFor(book.id);
-    let bookmark = row && webReaderIsNewer(row, ctx.twoWay) ? bookmarkFromProgress(row, file, ctx.twoWay, now, resolve) : existing;
-    if (!bookmark) bookmark = row && hasBookmarkData(row, ctx.twoWay) ? bookmarkFromProgress(row, file, ctx.twoWay, now, resolve) : emptyBookmark(now);
+    let bookmark: KoboBookmark | undefined;
+    if (row) {
+      const file = files.get(book.id);
+      const resolve = resolverFor?.(book.id);
+      if (webReaderIsNewer(row, ctx.twoWay)) bookmark = bookmarkFromProgress(row, file, ctx.twoWay, now, resolve);
+      else bookmark = stored.get(String(book.id))?.CurrentBookmark ?? (hasBookmarkData(row, ctx.twoWay) ? bookmarkFromProgress(row, file, ctx.twoWay, now, resolve) : undefined);
+    } else if (stored.size > 0) bookmark = stored.get(String(book.id))?.CurrentBookmark;
     out.set(book.id, {
       EntitlementId: String(book.id),
-      Created: koboTimeOf(book.addedOn) ?? at,
+      Created: book.created ?? at,
       LastModified: at,
       StatusInfo: row ? statusInfoFromProgress(row, at) : { LastModified: at, Status: 'ReadyToRead', TimesStartedReading: 0 },
       Statistics: { LastModified: at },
-      CurrentBookmark: bookmark,
+      CurrentBookmark: bookmark ?? { LastModified: at },
       PriorityTimestamp: at,
     });
   }
