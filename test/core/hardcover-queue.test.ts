@@ -238,7 +238,12 @@ describe('a change waiting in the catalog', () => {
     // Recorded while no process runs the push (the lease is held by nobody who sends): nothing goes out.
     const recorder = await openStore(catalog);
     const sync = createProgressSync({ db: recorder.db, log });
+    // The first change's book takes longer to look up than the next one's: it is still queued first, and the newer wins.
+    let lookedUp = (): void => undefined;
+    const lookup = new Promise<void>((resolve) => (lookedUp = resolve));
+    sync.progressChanged({ userId: readerId, bookId: async () => (await lookup, dune), percent: 60 });
     sync.progressChanged({ userId: readerId, bookId: dune, percent: 75 });
+    setTimeout(lookedUp, 100);
     await sync.idle();
     await recorder.close();
     expect(await queued()).toMatchObject([{ book_id: dune, percent: 75 }]);

@@ -53,10 +53,14 @@ export function createProgressSync(options: ProgressSyncOptions): ProgressSync {
     options.recorded?.();
   }
 
+  // Changes are queued one after the other, in the order they were reported: each is a read and a write, and two of
+  // them under way at once (one book read on a phone, then on the web reader) could land in the queue in either order.
+  let last: Promise<void> = Promise.resolve();
   return {
     progressChanged(change) {
       if (!Number.isFinite(change.percent)) return;
-      track(record(change).catch((error: unknown) => log.warn({ userId: change.userId, err: error }, 'hardcover: progress change not queued')));
+      last = last.then(() => record(change)).catch((error: unknown) => log.warn({ userId: change.userId, err: error }, 'hardcover: progress change not queued'));
+      track(last);
     },
     async idle() {
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
