@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { pipeline, type Readable, type Transform } from 'node:stream';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
+import { RememberedAnswers } from '../core/remembered-answers.ts';
 import { addToVary } from './vary.ts';
 
 export type Encoding = 'zstd' | 'br' | 'gzip';
@@ -30,12 +31,7 @@ export function isCompressibleType(contentType: string | undefined): boolean {
 export function negotiateEncoding(acceptEncoding: string | undefined, supported: readonly Encoding[] = SUPPORTED_ENCODINGS): Encoding | undefined {
   if (!acceptEncoding) return undefined;
   if (supported !== SUPPORTED_ENCODINGS) return weighEncodings(acceptEncoding, supported);
-  const known = negotiated.get(acceptEncoding);
-  if (known !== undefined) return known === IDENTITY ? undefined : known;
-  const chosen = weighEncodings(acceptEncoding, supported);
-  if (negotiated.size >= NEGOTIATED_KEPT) negotiated.clear();
-  negotiated.set(acceptEncoding, chosen ?? IDENTITY);
-  return chosen;
+  return negotiated.get(acceptEncoding, (header) => weighEncodings(header, supported));
 }
 
 /**
@@ -43,9 +39,7 @@ export function negotiateEncoding(acceptEncoding: string | undefined, supported:
  * with every request, and weighing it anew allocated ~0.5 KB of a kept page's ~18 KB (docs/benchmarks.md, "Session 10:
  * fairness"). Cleared when full (headers are few in practice; a client sending a new one each time gains nothing).
  */
-const negotiated = new Map<string, Encoding | typeof IDENTITY>();
-const NEGOTIATED_KEPT = 64;
-const IDENTITY = 'identity';
+const negotiated = new RememberedAnswers<string, Encoding | undefined>(64);
 
 function weighEncodings(acceptEncoding: string, supported: readonly Encoding[]): Encoding | undefined {
   const weights = new Map<string, number>();

@@ -5,6 +5,7 @@
 import { hash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { parseBasic } from '../core/opds/users.ts';
+import { RememberedAnswers } from '../core/remembered-answers.ts';
 import { CatalogBytesCache } from '../core/store/catalog-bytes-cache.ts';
 import { readingAware } from '../core/store/reading-state.ts';
 import { sameGeneration, type Generation, type GenerationSource } from '../core/store/snapshot.ts';
@@ -228,15 +229,10 @@ function callerOf(request: RouteRequest, ctx: DaemonContext): string | undefined
  * themselves): a reader sends the same header with every request, and decoding it allocated more than the rest of the
  * lookup. Emptied when full.
  */
-const namesByCaller = new Map<string, string | undefined>();
-const NAMES_REMEMBERED = 1024;
+const namesByCaller = new RememberedAnswers<string, string | undefined>(1024);
 
 function nameIn(caller: string, authorization: string): string | undefined {
-  if (namesByCaller.has(caller)) return namesByCaller.get(caller);
-  const name = parseBasic(authorization)?.username;
-  if (namesByCaller.size >= NAMES_REMEMBERED) namesByCaller.clear();
-  namesByCaller.set(caller, name);
-  return name;
+  return namesByCaller.get(caller, () => parseBasic(authorization)?.username);
 }
 
 /** The feed a page belongs to: its key without the page number (`page=` in the query). */

@@ -1,34 +1,22 @@
 // The Vary header: a field name added to what an answer already varies on (once; "*" already covers it). Every
 // answer adds Origin (CORS) and most add Accept-Encoding (compression), from the same few headers each time: the
 // results are remembered per field and header, so an answer does not build the same string again.
+import { RememberedAnswers } from '../core/remembered-answers.ts';
 
-/** Remembered results per field; emptied when full (an answer's own Vary values are few). */
-const REMEMBERED = 64;
-
-interface Field {
-  /** The header already names the field, or is "*". */
-  named: RegExp;
-  results: Map<string, string>;
+/** What adding the field `name` to a Vary header gives, remembered by header. */
+function adderOf(name: string): (text: string) => string {
+  // The header already names the field, or is "*".
+  const named = new RegExp(`(^|,)\\s*(${name.replace(/[^\w-]/g, '\\$&')}|\\*)\\s*(,|$)`, 'i');
+  const add = (text: string): string => (named.test(text) ? text : `${text}, ${name}`);
+  const results = new RememberedAnswers<string, string>(64);
+  return (text) => results.get(text, add);
 }
 
-const fields = new Map<string, Field>();
-
-function fieldOf(name: string): Field {
-  let field = fields.get(name);
-  if (!field) fields.set(name, (field = { named: new RegExp(`(^|,)\\s*(${name.replace(/[^\w-]/g, '\\$&')}|\\*)\\s*(,|$)`, 'i'), results: new Map() }));
-  return field;
-}
+const adders = new RememberedAnswers<string, (text: string) => string>(16);
 
 /** `current` (the answer's Vary so far) with `name` added unless already there. */
 export function addToVary(current: string | number | string[] | undefined, name: string): string {
   const text = Array.isArray(current) ? current.join(', ') : current === undefined ? '' : String(current);
   if (text === '') return name;
-  const field = fieldOf(name);
-  let result = field.results.get(text);
-  if (result === undefined) {
-    result = field.named.test(text) ? text : `${text}, ${name}`;
-    if (field.results.size >= REMEMBERED) field.results.clear();
-    field.results.set(text, result);
-  }
-  return result;
+  return adders.get(name, adderOf)(text);
 }

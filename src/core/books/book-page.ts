@@ -13,6 +13,7 @@ import type { Store } from '../store/store.ts';
 import type { CatalogReader } from './book-bundles.ts';
 import { camel } from './book-json.ts';
 import { metadataTableColumns, type MetadataColumn } from './metadata-columns.ts';
+import { RememberedAnswers } from '../remembered-answers.ts';
 
 export class SortError extends Error {
   override name = 'SortError';
@@ -120,8 +121,8 @@ function memoNumber(store: Store, reader: CatalogReader, query: KeyedQuery): Pro
 interface PrincipalQueries {
   db: Store['db'];
   count: KeyedQuery;
-  /** By the order's shape (see orderedQuery). */
-  ordered: Map<string, OrderedQuery>;
+  /** By the order's shape (see orderedQuery); Spring sorts are few per client. */
+  ordered: RememberedAnswers<string, OrderedQuery>;
 }
 
 const principalQueries = new WeakMap<Principal, PrincipalQueries>();
@@ -136,7 +137,7 @@ function countQuery(store: Store, principal: Principal | undefined): Compiled {
 function queriesOf(store: Store, principal: Principal): PrincipalQueries {
   let queries = principalQueries.get(principal);
   if (!queries || queries.db !== store.db) {
-    queries = { db: store.db, count: keyed(countQuery(store, principal)), ordered: new Map() };
+    queries = { db: store.db, count: keyed(countQuery(store, principal)), ordered: new RememberedAnswers(32) };
     principalQueries.set(principal, queries);
   }
   return queries;
@@ -185,15 +186,11 @@ async function orderedQuery(store: Store, reader: CatalogReader, principal: Prin
   const joined = byMetadata && (await everyBookHasMetadata(store, reader));
   const { ordered } = queriesOf(store, principal);
   const shape = `${walk} ${joined} ${JSON.stringify(orders)}`;
-  let made = ordered.get(shape);
-  if (!made) {
+  return ordered.get(shape, () => {
     const { query, id } = buildOrderedQuery(store, principal, orders, walk, byMetadata, joined);
-    // Spring sorts are few per client; a client sending ever new ones only makes this map start over.
-    if (ordered.size >= 32) ordered.clear();
     const listed = query.compile();
-    ordered.set(shape, (made = { query, id, list: `${listed.sql}\u0000${JSON.stringify(listed.parameters)}` }));
-  }
-  return made;
+    return { query, id, list: `${listed.sql}\u0000${JSON.stringify(listed.parameters)}` };
+  });
 }
 
 function buildOrderedQuery(store: Store, principal: Principal, orders: Order[], walk: boolean, byMetadata: boolean, joined: boolean): { query: PageQuery; id: string } {

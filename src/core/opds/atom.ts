@@ -13,6 +13,7 @@ import {
   type NavEntry,
   type PageStream,
 } from './feed.ts';
+import { RememberedAnswers } from '../remembered-answers.ts';
 import { escapeAttribute, escapeText, XmlWriter } from './xml.ts';
 
 export const NS = {
@@ -83,27 +84,25 @@ interface EntryFrame {
   related: string;
 }
 
-const frames = new Map<string, EntryFrame>();
+// A daemon has one root per OPDS family; anything more is a test's.
+const frames = new RememberedAnswers<string, EntryFrame>(16);
 
 function frameOf(root: string): EntryFrame {
-  let frame = frames.get(root);
-  if (!frame) {
-    const rootAttribute = escapeAttribute(root);
-    const rootText = escapeText(root);
-    frame = {
-      authorUri: `      <uri>${rootText}/catalog?author=`,
-      emptyAuthorUri: `      <uri>${rootText}/catalog?author</uri>\n`,
-      acquisition: `    <link rel="${REL.acquisition}" href="${rootAttribute}/`,
-      image: `    <link rel="${REL.image}" href="${rootAttribute}/`,
-      thumbnail: `    <link rel="${REL.thumbnail}" href="${rootAttribute}/`,
-      stream: `    <link rel="${REL.stream}" href="${rootAttribute}/`,
-      related: `    <link rel="related" href="${rootAttribute}/catalog?series`,
-    };
-    // A daemon has one root per OPDS family; anything more is a test's.
-    if (frames.size >= 16) frames.clear();
-    frames.set(root, frame);
-  }
-  return frame;
+  return frames.get(root, makeFrame);
+}
+
+function makeFrame(root: string): EntryFrame {
+  const rootAttribute = escapeAttribute(root);
+  const rootText = escapeText(root);
+  return {
+    authorUri: `      <uri>${rootText}/catalog?author=`,
+    emptyAuthorUri: `      <uri>${rootText}/catalog?author</uri>\n`,
+    acquisition: `    <link rel="${REL.acquisition}" href="${rootAttribute}/`,
+    image: `    <link rel="${REL.image}" href="${rootAttribute}/`,
+    thumbnail: `    <link rel="${REL.thumbnail}" href="${rootAttribute}/`,
+    stream: `    <link rel="${REL.stream}" href="${rootAttribute}/`,
+    related: `    <link rel="related" href="${rootAttribute}/catalog?series`,
+  };
 }
 
 /** The OPDS-PSE page stream of a comic (its URL template kept literal: readers fill in the placeholders). */
