@@ -1,7 +1,7 @@
 // The catalog generation is cheap to ask for (a page asks dozens of times): SQLite's data_version is read once per
 // event-loop turn. What that must never cost: a write of this process missed by the next lookup.
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -75,6 +75,21 @@ describe.skipIf(onPostgres)('catalog generation on SQLite', () => {
       expect(sameGeneration(before, store.generation())).toBe(false);
     } finally {
       other.close();
+    }
+  });
+
+  it("sees another process's commit at the first event after the process went quiet", async () => {
+    const quiet = join(dir, 'quiet');
+    const child = spawn(process.execPath, [join(import.meta.dirname, '..', 'helpers', 'generation-after-quiet.ts'), path, quiet], { stdio: ['pipe', 'pipe', 'inherit'] });
+    try {
+      let output = '';
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+      await vi.waitFor(() => expect(existsSync(quiet)).toBe(true), { timeout: 10_000, interval: 20 });
+      await run(process.execPath, [join(import.meta.dirname, '..', 'helpers', 'store-writer.ts'), path, 'while quiet', '1'], { env: process.env });
+      child.stdin.write('now\n');
+      await vi.waitFor(() => expect(output).toBe('changed\n'), { timeout: 10_000 });
+    } finally {
+      child.kill();
     }
   });
 

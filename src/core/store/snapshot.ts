@@ -118,13 +118,20 @@ function countedIn<T>(tally: WeakMap<Database.Database, number>, sqlite: Databas
 let turn = 0;
 let turnEnding = false;
 
+/**
+ * The turn now. The immediate that ends it is kept referenced: an unreferenced one lets an idle loop block in its poll
+ * phase, and then runs only after the next event's callbacks (a request arriving after a quiet spell), so that
+ * request still counted as the old turn and was answered from the data_version read before the quiet spell: another
+ * process's commit in between went unseen (and a page list it changed was rebuilt on the request after). A
+ * referenced immediate makes the poll return at once; it runs once, so it keeps no process alive.
+ */
 function currentTurn(): number {
   if (!turnEnding) {
     turnEnding = true;
     setImmediate(() => {
       turn++;
       turnEnding = false;
-    }).unref();
+    });
   }
   return turn;
 }
