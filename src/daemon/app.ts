@@ -18,7 +18,7 @@ import { DATABASE_RETRY_AFTER_S, isDatabaseUnavailable } from '../core/store/dat
 import { describeStorageFailure, storageFailureOf } from '../core/store/storage-failure.ts';
 import type { Store } from '../core/store/store.ts';
 import { VERSION } from '../version.ts';
-import { authenticate } from './authenticate.ts';
+import { authenticate, authenticateAtOnce, NOT_KNOWN_AT_ONCE } from './authenticate.ts';
 import type { DaemonContext } from './context.ts';
 import { ApiError, errorBody } from './http-errors.ts';
 import { compactWhenIdle, growHeapForServing } from './idle-memory.ts';
@@ -350,7 +350,12 @@ export async function buildApp(options: BuildAppOptions): Promise<BuiltApp> {
           ...(head.bodyLimit ? { bodyLimit: head.bodyLimit } : {}),
           ...(head.formBody || head.rawBody ? { config: { formBody: head.formBody === true, rawBody: head.rawBody === true } } : {}),
           onRequest: (request, reply, done) => {
-            if (head.auth === 'custom' && spec && (!schema || schemaCompilers)) return done();
+            if (spec && (!schema || schemaCompilers)) {
+              // A caller whose token and principal are kept (most requests) is settled without admit's promises.
+              const refused = authenticateAtOnce(head, request as RouteRequest, reply, ctx);
+              if (refused === undefined) done();
+              if (refused !== NOT_KNOWN_AT_ONCE) return;
+            }
             admit(request, reply).then((refused) => refused || done(), done);
           },
           // A cached page is looked up once sign-in and the route's rule (onRequest) have let the caller in.

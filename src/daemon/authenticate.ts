@@ -1,8 +1,8 @@
 // The single gate every route passes: who is calling (bearer or ?token=), then whether the route's rule admits them.
 // Only access tokens count, and only while the user's session version is the one the token was signed under.
 import type { FastifyReply } from 'fastify';
-import { hasAny, principalFor, type Principal } from '../core/auth/principal.ts';
-import { verifyAccessToken } from '../core/auth/tokens.ts';
+import { hasAny, knownPrincipal, principalFor, type Principal } from '../core/auth/principal.ts';
+import { knownAccessClaims, verifyAccessToken } from '../core/auth/tokens.ts';
 import type { DaemonContext } from './context.ts';
 import { errorBody } from './http-errors.ts';
 import type { RouteRequest, RouteSpec, Rule } from './route-spec.ts';
@@ -44,10 +44,35 @@ export function filterRejection(reply: FastifyReply, request: RouteRequest, stat
   });
 }
 
-export async function authenticate(spec: Pick<RouteSpec, 'auth' | 'rule'>, request: RouteRequest, reply: FastifyReply, ctx: DaemonContext): Promise<FastifyReply | undefined> {
+type GateSpec = Pick<RouteSpec, 'auth' | 'rule'>;
+
+function tokenOf(spec: GateSpec, request: RouteRequest): string | undefined {
+  return bearer(request) ?? (spec.auth === 'jwt-or-query' ? queryToken(request) : undefined);
+}
+
+export async function authenticate(spec: GateSpec, request: RouteRequest, reply: FastifyReply, ctx: DaemonContext): Promise<FastifyReply | undefined> {
   if (spec.auth === 'custom') return undefined;
-  const token = bearer(request) ?? (spec.auth === 'jwt-or-query' ? queryToken(request) : undefined);
-  const principal = await principalFromToken(ctx, token);
+  return admitCaller(spec, await principalFromToken(ctx, tokenOf(spec, request)), request, reply);
+}
+
+/** `authenticateAtOnce` could not tell without a promise (a token or principal not kept yet). */
+export const NOT_KNOWN_AT_ONCE = Symbol('not known at once');
+
+/**
+ * What `authenticate` answers, without its chain of promises, when the caller's token was verified recently and its
+ * principal is kept for the catalog as it is now (a client's second request on): NOT_KNOWN_AT_ONCE otherwise.
+ */
+export function authenticateAtOnce(spec: GateSpec, request: RouteRequest, reply: FastifyReply, ctx: DaemonContext): FastifyReply | undefined | typeof NOT_KNOWN_AT_ONCE {
+  if (spec.auth === 'custom') return undefined;
+  const token = tokenOf(spec, request);
+  if (!token) return admitCaller(spec, undefined, request, reply);
+  const claims = knownAccessClaims(ctx.jwtSecret, token);
+  const principal = claims && knownPrincipal(ctx.store, claims.userId);
+  if (!principal || principal.sessionVersion !== claims.sessionVersion) return NOT_KNOWN_AT_ONCE;
+  return admitCaller(spec, principal, request, reply);
+}
+
+function admitCaller(spec: GateSpec, principal: Principal | undefined, request: RouteRequest, reply: FastifyReply): FastifyReply | undefined {
   if (principal) request.principal = principal;
   if (spec.auth === 'public') return undefined;
   if (!principal) return filterRejection(reply, request, 401);

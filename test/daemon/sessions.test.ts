@@ -52,6 +52,15 @@ describe('refresh tokens', () => {
     expect((await d.inject({ method: 'GET', url: `/api/v1/app/users/me`, headers: bearer(tokens.accessToken) })).statusCode).toBe(200);
   });
 
+  it('open nothing once verified and kept either (the gate answers a kept access token at once)', async () => {
+    const tokens = await signIn('admin', 'admin-password');
+    // The first call verifies the token and loads the principal; the second finds both kept.
+    for (let i = 0; i < 2; i++) expect(await me(tokens.accessToken)).toBe(200);
+    expect(await refresh(tokens.refreshToken)).toBe(200);
+    for (let i = 0; i < 2; i++) expect(await me(tokens.refreshToken)).toBe(401);
+    expect((await d.inject({ method: 'GET', url: '/api/v1/users/me' })).statusCode).toBe(401);
+  });
+
   it('still refresh, once, and an access token does not', async () => {
     const tokens = await signIn('admin', 'admin-password');
     expect(await refresh(tokens.accessToken)).toBe(400);

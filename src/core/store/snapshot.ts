@@ -303,6 +303,11 @@ export class CatalogMemo<K, V> {
     if (this.entries.size > this.limit) this.entries.delete(this.entries.keys().next().value as K);
   }
 
+  /** The value kept for the catalog as it is now, if any: for callers that can answer at once without a load. */
+  peek(source: GenerationSource, key: K): V | undefined {
+    return this.fresh(key, source.generation());
+  }
+
   get(source: GenerationSource, key: K, compute: () => V): V {
     const generation = source.generation();
     const cached = this.fresh(key, generation);
