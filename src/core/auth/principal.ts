@@ -54,11 +54,6 @@ const principals = memosPerOwner<number, Principal | undefined>(1000);
  * commit by another one (the CLI) is seen on the next request, as Grimmory reloads the user on every request. Cached
  * principals are frozen: many requests share one.
  */
-/** The principal `principalFor` would give, when it is already kept for the catalog as it is now. */
-export function knownPrincipal(store: Store, userId: number): Principal | undefined {
-  return principals(store).peek(store, userId);
-}
-
 export async function principalFor(store: Store, userId: number): Promise<Principal | undefined> {
   const memo = principals(store);
   return memo.getAsync(store, userId, async () => {
@@ -70,4 +65,9 @@ export async function principalFor(store: Store, userId: number): Promise<Princi
     Object.freeze(principal.restrictions);
     return Object.freeze(principal);
   });
+}
+
+/** The principal `principalFor` would give, when it is already kept for the catalog as it is now. */
+export function knownPrincipal(store: Store, userId: number): Principal | undefined {
+  return principals(store).peek(store, userId);
 }
