@@ -9,11 +9,15 @@ export class RememberedAnswers<K, V> {
     this.#limit = limit;
   }
 
-  /** The answer for `key`, from `compute` the first time (an undefined answer is remembered too). */
-  get(key: K, compute: (key: K) => V): V {
+  /**
+   * The answer for `key`, from `compute` the first time (an undefined answer is remembered too). `input` is handed to
+   * `compute` as it is: callers on a request's path pass what the answer is worked out from instead of making a closure
+   * per call.
+   */
+  get<I = undefined>(key: K, compute: (key: K, input: I) => V, input?: I): V {
     const known = this.#answers.get(key);
     if (known !== undefined || this.#answers.has(key)) return known as V;
-    const answer = compute(key);
+    const answer = compute(key, input as I);
     if (this.#answers.size >= this.#limit) this.#answers.clear();
     this.#answers.set(key, answer);
     return answer;

@@ -2,7 +2,7 @@
 // Only access tokens count, and only while the user's session version is the one the token was signed under.
 import type { FastifyReply } from 'fastify';
 import { hasAny, knownPrincipal, principalFor, type Principal } from '../core/auth/principal.ts';
-import { knownAccessClaims, verifyAccessToken } from '../core/auth/tokens.ts';
+import { knownAccessClaims, verifyAccessToken, type VerifiedClaims } from '../core/auth/tokens.ts';
 import type { DaemonContext } from './context.ts';
 import { errorBody } from './http-errors.ts';
 import type { RouteRequest, RouteSpec, Rule } from './route-spec.ts';
@@ -23,7 +23,11 @@ export async function principalFromToken(ctx: DaemonContext, token: string | und
   const claims = await verifyAccessToken(ctx.jwtSecret, token);
   if (!claims) return undefined;
   // The principal is cached until the catalog changes, so this costs no query of its own.
-  const principal = await principalFor(ctx.store, claims.userId);
+  return ofSameSession(await principalFor(ctx.store, claims.userId), claims);
+}
+
+/** The principal, while the user's session version is still the one the token was signed under. */
+function ofSameSession(principal: Principal | undefined, claims: VerifiedClaims): Principal | undefined {
   return principal?.sessionVersion === claims.sessionVersion ? principal : undefined;
 }
 
@@ -67,8 +71,8 @@ export function authenticateAtOnce(spec: GateSpec, request: RouteRequest, reply:
   const token = tokenOf(spec, request);
   if (!token) return admitCaller(spec, undefined, request, reply);
   const claims = knownAccessClaims(ctx.jwtSecret, token);
-  const principal = claims && knownPrincipal(ctx.store, claims.userId);
-  if (!principal || principal.sessionVersion !== claims.sessionVersion) return NOT_KNOWN_AT_ONCE;
+  const principal = claims && ofSameSession(knownPrincipal(ctx.store, claims.userId), claims);
+  if (!principal) return NOT_KNOWN_AT_ONCE;
   return admitCaller(spec, principal, request, reply);
 }
 

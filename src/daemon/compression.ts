@@ -31,7 +31,7 @@ export function isCompressibleType(contentType: string | undefined): boolean {
 export function negotiateEncoding(acceptEncoding: string | undefined, supported: readonly Encoding[] = SUPPORTED_ENCODINGS): Encoding | undefined {
   if (!acceptEncoding) return undefined;
   if (supported !== SUPPORTED_ENCODINGS) return weighEncodings(acceptEncoding, supported);
-  return negotiated.get(acceptEncoding, (header) => weighEncodings(header, supported));
+  return negotiated.get(acceptEncoding, weighEncodings, supported);
 }
 
 /**

@@ -231,8 +231,10 @@ function callerOf(request: RouteRequest, ctx: DaemonContext): string | undefined
  */
 const namesByCaller = new RememberedAnswers<string, string | undefined>(1024);
 
+const usernameIn = (_caller: string, authorization: string): string | undefined => parseBasic(authorization)?.username;
+
 function nameIn(caller: string, authorization: string): string | undefined {
-  return namesByCaller.get(caller, () => parseBasic(authorization)?.username);
+  return namesByCaller.get(caller, usernameIn, authorization);
 }
 
 /** The feed a page belongs to: its key without the page number (`page=` in the query). */

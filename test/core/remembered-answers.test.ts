@@ -20,4 +20,11 @@ describe('RememberedAnswers', () => {
     // 1 and 2 kept; 3 finds it full and starts over (3 alone); 1 is worked out again, 3 is still kept.
     expect(asked).toEqual([1, 2, 3, 1]);
   });
+
+  it('hands the caller\'s input to compute the first time, and answers from memory after', () => {
+    const answers = new RememberedAnswers<string, string>(4);
+    const greet = (key: string, input: string): string => `${input} ${key}`;
+    expect(answers.get('ada', greet, 'hello')).toBe('hello ada');
+    expect(answers.get('ada', greet, 'bye')).toBe('hello ada');
+  });
 });
