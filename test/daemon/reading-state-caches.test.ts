@@ -153,3 +153,38 @@ describe('a progress write', () => {
     }
   });
 });
+
+describe('the Unknown Series of Komga (books without a series)', () => {
+  const unknown = async () => ((await komga('/series?size=50')).content as { name: string; booksCount: number; booksReadCount: number; booksInProgressCount: number }[]).find((s) => s.name === 'Unknown Series');
+
+  it("counts the reader's read and started books after writes of this process and of another connection, and after the books move", async () => {
+    const library = (await d.store.db.selectFrom('library').select('id').where('name', '=', 'Shelf').executeTakeFirstOrThrow()).id;
+    const loose: number[] = [];
+    for (const title of ['Loose One', 'Loose Two', 'Loose Three']) loose.push((await seedBook(d.store.db, library, { title })).bookId);
+    const [one, two, three] = loose as [number, number, number];
+    expect(await unknown()).toMatchObject({ booksCount: 3, booksReadCount: 0, booksInProgressCount: 0 });
+
+    // This process: the count read aside and remembered must not outlive a progress write.
+    expect((await komgaProgress(one, { completed: true })).statusCode).toBe(204);
+    expect(await unknown()).toMatchObject({ booksCount: 3, booksReadCount: 1, booksInProgressCount: 0 });
+    expect((await appProgress(two, 30)).statusCode).toBe(200);
+    expect(await unknown()).toMatchObject({ booksCount: 3, booksReadCount: 1, booksInProgressCount: 1 });
+
+    // Another connection (a second process, a replica).
+    const before = d.store.readingState.generation();
+    await other.readingState.db
+      .insertInto('user_book_progress')
+      .values({ user_id: user.id, book_id: three, read_status: 'READ', last_read_time: new Date().toISOString() })
+      .onConflict((oc) => oc.columns(['user_id', 'book_id']).doUpdateSet({ read_status: 'READ' }))
+      .execute();
+    await seenByDaemon(before);
+    expect(await unknown()).toMatchObject({ booksCount: 3, booksReadCount: 2, booksInProgressCount: 1 });
+
+    // A catalog change by another connection: a read book joins a named series and leaves the Unknown Series.
+    const catalog = d.store.generation();
+    await other.db.updateTable('book_metadata').set({ series_name: 'Saga', series_number: 9 }).where('book_id', '=', three).execute();
+    for (let i = 0; i < 200 && sameGeneration(catalog, d.store.generation()); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(await unknown()).toMatchObject({ booksCount: 2, booksReadCount: 1, booksInProgressCount: 1 });
+  });
+});
+

@@ -10,7 +10,7 @@ import { sourceForSql } from '../store/reading-state.ts';
 import type { Store } from '../store/store.ts';
 import { readsMetadata } from './filters.ts';
 import { compiledOnce, type Compiled } from '../store/compiled-once.ts';
-import { andAll, column, listedBooks, remembered } from './sql.ts';
+import { andAll, column, firstAside, listedBooks, remembered } from './sql.ts';
 
 export { UNKNOWN_SERIES } from './sql.ts';
 
@@ -309,7 +309,7 @@ export async function pageOfBooks(
   }
   if (slice === 'all') return { ids, total: ids.length };
   const counted = statement('count', [], () => listedBooks(store, principal, { metadata: readsMetadata(conditions) }).where(andAll(conditions)).select(sql<number>`count(*)`.as('n')).compile());
-  return { ids, total: await remembered(store, counted, async () => (await column<number>(store, counted))[0] ?? 0) };
+  return { ids, total: await remembered(store, counted, async () => Number((await firstAside<number>(store, counted)) ?? 0)) };
 }
 
 /** The book's row if the principal may list it (visible, not deleted, not physical); undefined otherwise. */

@@ -17,6 +17,7 @@ import {
   bookNameSql,
   column,
   compareNocase,
+  firstAside,
   HAS_SERIES,
   listedBooks,
   nocase,
@@ -417,18 +418,20 @@ function orderedIds(store: Store, principal: Principal, ref: SeriesRef, conditio
 export async function summarize(store: Store, principal: Principal, ref: SeriesRef, userId: number): Promise<SeriesSummary> {
   const d = store.dialect;
   const books = () => booksOf(store, principal, ref);
-  // The unknown series may hold most books: its states are read from the reader's progress rows instead.
-  const states = await all<{ state: KomgaReadState; n: number }>(
-    store,
-    (ref.bounded
-      ? books().select([stateOf(d, userId).as('state'), sql<number>`count(*)`.as('n')])
-      : books()
+  type StateCount = { state: KomgaReadState; n: number };
+  // The unknown series may hold most books: its states are read from the reader's progress rows instead, one probe of
+  // the book and its metadata per row (~30 ms for a reader with 10,000 of them at 100,000 books), so aside and
+  // remembered until the catalog or reading state changes.
+  const states = ref.bounded
+    ? await all<StateCount>(store, books().select([stateOf(d, userId).as('state'), sql<number>`count(*)`.as('n')]).groupBy(sql`1`).compile())
+    : await (async () => {
+        const compiled = books()
           .innerJoin('user_book_progress as p', (join) => join.onRef('p.book_id', '=', 'book.id').on('p.user_id', '=', userId))
           .select([readStateSql(d, 'p').as('state'), sql<number>`count(*)`.as('n')])
-    )
-      .groupBy(sql`1`)
-      .compile(),
-  );
+          .groupBy(sql`1`)
+          .compile();
+        return remembered(store, compiled, () => allAside<StateCount>(store, compiled));
+      })();
   const [first] = await column<number>(store, orderedIds(store, principal, ref, []).limit(1).compile());
   const reading = { read: states.find((s) => s.state === 'READ')?.n ?? 0, inProgress: states.find((s) => s.state === 'IN_PROGRESS')?.n ?? 0 };
   if (!ref.bounded) return { ref, firstBookId: first, ...reading, ...(await unknownAggregates(store, principal, ref)) };
@@ -639,7 +642,7 @@ export async function seriesBookIds(
   const ids = await column<number>(store, (page === 'all' ? ordered : ordered.limit(page.limit).offset(page.offset)).compile());
   if (page === 'all') return { ids, total: ids.length };
   const counted = base.select(sql<number>`count(*)`.as('n')).compile();
-  return { ids, total: await remembered(store, counted, async () => (await column<number>(store, counted))[0] ?? 0) };
+  return { ids, total: await remembered(store, counted, async () => Number((await firstAside<number>(store, counted)) ?? 0)) };
 }
 
 /** The series of a book, as BookDto names it. */

@@ -117,6 +117,14 @@ export async function allAside<T>(store: Store, compiled: Compiled): Promise<T[]
   return (await store.readAside(compiled.sql, compiled.parameters as readonly SqlValue[])) as T[];
 }
 
+/** The first column of the first row of a statement over the whole catalog (a count), read aside as `allAside` reads. */
+export async function firstAside<T>(store: Store, compiled: Compiled): Promise<T | undefined> {
+  const [row] = await store.readAside(compiled.sql, compiled.parameters as readonly SqlValue[]);
+  if (row === undefined) return undefined;
+  for (const key in row) return row[key] as T;
+  return undefined;
+}
+
 /** The first column of each row of a compiled query. */
 export async function column<T>(store: Store, compiled: Compiled): Promise<T[]> {
   const rows = await store.exec.all(compiled.sql, compiled.parameters as readonly SqlValue[]);

@@ -12,7 +12,7 @@ import { sourceForSql } from '../store/reading-state.ts';
 import type { Store } from '../store/store.ts';
 import { searchKey } from '../text/search-key.ts';
 import { idList, IdListMemo, type IdList } from './id-lists.ts';
-import { all, column, nocaseSql, positionSql, remembered, spelled, type Lag } from '../komga/sql.ts';
+import { all, allAside, column, firstAside, nocaseSql, positionSql, remembered, spelled, type Lag } from '../komga/sql.ts';
 
 export const OPDS_SORT_ORDERS = ['RECENT', 'TITLE_ASC', 'TITLE_DESC', 'AUTHOR_ASC', 'AUTHOR_DESC', 'SERIES_ASC', 'SERIES_DESC', 'RATING_ASC', 'RATING_DESC'] as const;
 export type OpdsSortOrder = (typeof OPDS_SORT_ORDERS)[number];
@@ -147,7 +147,7 @@ function compiledForFilter(store: Store, principal: Principal, filter: BookFilte
 const keptFor = (filter: BookFilter): number => (filter.rules ? LIST_MAX_AGE_MS : Infinity);
 
 async function countMatching(store: Store, compiled: Compiled, filter: BookFilter = {}): Promise<number> {
-  return remembered(store, compiled, async () => Number((await column<number>(store, compiled))[0] ?? 0), undefined, keptFor(filter));
+  return remembered(store, compiled, async () => Number((await firstAside<number>(store, compiled)) ?? 0), undefined, keptFor(filter));
 }
 
 /** How many visible books match (remembered until the catalog changes). */
@@ -256,7 +256,7 @@ export async function formatCounts(store: Store, principal: Principal, filter: B
       .orderBy('f.book_type')
       .compile(),
   );
-  const rows = await remembered(store, compiled, () => all<{ type: string; n: number }>(store, compiled), FACET_LAG, keptFor(unformatted));
+  const rows = await remembered(store, compiled, () => allAside<{ type: string; n: number }>(store, compiled), FACET_LAG, keptFor(unformatted));
   return new Map(rows.map((r) => [r.type, r.n]));
 }
 
@@ -268,7 +268,7 @@ export interface Named {
 
 /** Counts per key (of every visible book: nothing that depends on the time of day), remembered like totals. */
 function countsBy(store: Store, compiled: Compiled): Promise<Map<number, number>> {
-  return remembered(store, compiled, async () => new Map((await all<{ k: number; n: number }>(store, compiled)).map((r) => [r.k, r.n])), undefined, Infinity);
+  return remembered(store, compiled, async () => new Map((await allAside<{ k: number; n: number }>(store, compiled)).map((r) => [r.k, r.n])), undefined, Infinity);
 }
 
 function bookCounts(store: Store, principal: Principal, groupBy: 'book.library_id'): Promise<Map<number, number>> {
