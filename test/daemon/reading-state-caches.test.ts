@@ -38,6 +38,16 @@ async function seenByDaemon(before: ReturnType<Store['generation']>): Promise<vo
   expect(sameGeneration(before, d.store.readingState.generation())).toBe(false);
 }
 
+/** Marks the book read for the user through the other connection, and waits until the daemon has seen it. */
+async function markReadElsewhere(bookId: number, before: ReturnType<Store['generation']>): Promise<void> {
+  await other.readingState.db
+    .insertInto('user_book_progress')
+    .values({ user_id: user.id, book_id: bookId, read_status: 'READ', last_read_time: new Date().toISOString() })
+    .onConflict((oc) => oc.columns(['user_id', 'book_id']).doUpdateSet({ read_status: 'READ' }))
+    .execute();
+  await seenByDaemon(before);
+}
+
 beforeAll(async () => {
   d = await startTestDaemon();
   const library = await seedLibrary(d.store.db, d.dir, 'Shelf');
@@ -137,12 +147,7 @@ describe('a progress write', () => {
     const built = listsBuilt;
     const before = d.store.readingState.generation();
     const catalog = d.store.generation();
-    await other.readingState.db
-      .insertInto('user_book_progress')
-      .values({ user_id: user.id, book_id: gamma, read_status: 'READ', last_read_time: new Date().toISOString() })
-      .onConflict((oc) => oc.columns(['user_id', 'book_id']).doUpdateSet({ read_status: 'READ' }))
-      .execute();
-    await seenByDaemon(before);
+    await markReadElsewhere(gamma, before);
     const content = (await komga('/books?sort=metadata.numberSort,asc&size=5')).content as { id: string; readProgress: { completed: boolean } | null }[];
     expect(content.find((b) => b.id === String(gamma))?.readProgress?.completed).toBe(true);
     expect((await app(`/api/v1/app/books/${gamma}`)).readStatus).toBe('READ');
@@ -172,12 +177,7 @@ describe('the Unknown Series of Komga (books without a series)', () => {
 
     // Another connection (a second process, a replica).
     const before = d.store.readingState.generation();
-    await other.readingState.db
-      .insertInto('user_book_progress')
-      .values({ user_id: user.id, book_id: three, read_status: 'READ', last_read_time: new Date().toISOString() })
-      .onConflict((oc) => oc.columns(['user_id', 'book_id']).doUpdateSet({ read_status: 'READ' }))
-      .execute();
-    await seenByDaemon(before);
+    await markReadElsewhere(three, before);
     expect(await unknown()).toMatchObject({ booksCount: 3, booksReadCount: 2, booksInProgressCount: 1 });
 
     // A catalog change by another connection: a read book joins a named series and leaves the Unknown Series.
