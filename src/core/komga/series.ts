@@ -422,16 +422,16 @@ export async function summarize(store: Store, principal: Principal, ref: SeriesR
   // The unknown series may hold most books: its states are read from the reader's progress rows instead, one probe of
   // the book and its metadata per row (~30 ms for a reader with 10,000 of them at 100,000 books), so aside and
   // remembered until the catalog or reading state changes.
-  const states = ref.bounded
-    ? await all<StateCount>(store, books().select([stateOf(d, userId).as('state'), sql<number>`count(*)`.as('n')]).groupBy(sql`1`).compile())
-    : await (async () => {
-        const compiled = books()
+  const counted = (
+    ref.bounded
+      ? books().select([stateOf(d, userId).as('state'), sql<number>`count(*)`.as('n')])
+      : books()
           .innerJoin('user_book_progress as p', (join) => join.onRef('p.book_id', '=', 'book.id').on('p.user_id', '=', userId))
           .select([readStateSql(d, 'p').as('state'), sql<number>`count(*)`.as('n')])
-          .groupBy(sql`1`)
-          .compile();
-        return remembered(store, compiled, () => allAside<StateCount>(store, compiled));
-      })();
+  )
+    .groupBy(sql`1`)
+    .compile();
+  const states = ref.bounded ? await all<StateCount>(store, counted) : await remembered(store, counted, () => allAside<StateCount>(store, counted));
   const [first] = await column<number>(store, orderedIds(store, principal, ref, []).limit(1).compile());
   const reading = { read: states.find((s) => s.state === 'READ')?.n ?? 0, inProgress: states.find((s) => s.state === 'IN_PROGRESS')?.n ?? 0 };
   if (!ref.bounded) return { ref, firstBookId: first, ...reading, ...(await unknownAggregates(store, principal, ref)) };

@@ -7,7 +7,7 @@ import type { SqlDialect } from '../store/dialect.ts';
 import { visibleBookFilter } from '../auth/visibility.ts';
 import { sameGeneration, SharedLoads, type Generation } from '../store/snapshot.ts';
 import { sourceForSql } from '../store/reading-state.ts';
-import type { SqlValue } from '../store/sql-exec.ts';
+import { firstColumn, type SqlValue } from '../store/sql-exec.ts';
 import type { Store } from '../store/store.ts';
 
 export const UNKNOWN_SERIES = 'Unknown Series';
@@ -119,10 +119,7 @@ export async function allAside<T>(store: Store, compiled: Compiled): Promise<T[]
 
 /** The first column of the first row of a statement over the whole catalog (a count), read aside as `allAside` reads. */
 export async function firstAside<T>(store: Store, compiled: Compiled): Promise<T | undefined> {
-  const [row] = await store.readAside(compiled.sql, compiled.parameters as readonly SqlValue[]);
-  if (row === undefined) return undefined;
-  for (const key in row) return row[key] as T;
-  return undefined;
+  return firstColumn<T>(await store.readAside(compiled.sql, compiled.parameters as readonly SqlValue[]))[0];
 }
 
 /** The first column of each row of a compiled query. */
