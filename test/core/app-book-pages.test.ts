@@ -3,7 +3,7 @@
 // them must give exactly the rows ORDER BY … LIMIT/OFFSET gives.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadPrincipal, type Principal } from '../../src/core/auth/principal.ts';
-import { appOrder, pageOfAppBooks } from '../../src/core/app/book-query.ts';
+import { appOrder, pageOfAppBooks, queryConditions } from '../../src/core/app/book-query.ts';
 import { openStore, type Store } from '../../src/core/store/store.ts';
 import { createUser } from '../../src/core/users/users.ts';
 import { seedBook, seedLibrary } from '../helpers/catalog-seed.ts';
@@ -13,6 +13,7 @@ let temp: TempDir;
 let store: Store;
 let admin: Principal;
 let reader: Principal;
+let libraries: number[];
 const BOOKS = 37;
 
 beforeAll(async () => {
@@ -20,6 +21,7 @@ beforeAll(async () => {
   store = await openStore(temp.file('catalog.sqlite'));
   const main = await seedLibrary(store.db, temp.dir, 'main');
   const other = await seedLibrary(store.db, temp.dir, 'other');
+  libraries = [main, other];
   for (let i = 0; i < BOOKS; i++) {
     // Titles that differ only in case, and repeated ones; a series for some books (names differing in case), none
     // for the others: runs of equal values in the title and series orders, and NULLs.
@@ -46,6 +48,23 @@ async function expected(principal: Principal, descending: boolean): Promise<numb
 }
 
 describe('app book pages in the date order', () => {
+  it('keeps the pages of one caller\'s lists apart when they differ only in a value (two libraries, taking turns)', async () => {
+    const order = appOrder('addedOn', 'desc');
+    const walks = new Map<number, number[]>(libraries.map((id) => [id, []]));
+    // The same statements with other values: each page of one library resumes where that library's last page ended.
+    for (let offset = 0; offset < BOOKS; offset += 3) {
+      for (const libraryId of libraries) {
+        const conditions = await queryConditions(store, admin, { libraryId });
+        walks.get(libraryId)!.push(...(await pageOfAppBooks(store, admin, conditions, order, { offset, limit: 3 })).ids);
+      }
+    }
+    for (const libraryId of libraries) {
+      const rows = (await store.exec.all('SELECT id FROM book WHERE deleted = 0 AND library_id = ? ORDER BY added_on DESC, id DESC', [libraryId])) as { id: number }[];
+      expect(rows.length).toBeGreaterThan(3);
+      expect(walks.get(libraryId), `library ${libraryId}`).toEqual(rows.map((r) => r.id));
+    }
+  });
+
   for (const descending of [true, false]) {
     it(`pages on, jumps and goes back to the same rows as OFFSET (${descending ? 'newest' : 'oldest'} first)`, async () => {
       for (const principal of [admin, reader]) {

@@ -12,7 +12,8 @@ import { listedBooks, listedBooksByMetadata, scopeConditions, type BookScope, ty
 import { readingAware, sourceForSql } from '../store/reading-state.ts';
 import { memosPerOwner } from '../store/snapshot.ts';
 import { columnOf, direction, rememberedCount, rowsOf, type Compiled } from './sql.ts';
-import { resumedPage, type ResumableRow } from '../store/resumed-pages.ts';
+import { compiledOnce } from '../store/compiled-once.ts';
+import { resumedPage, type ListPart, type ResumableRow } from '../store/resumed-pages.ts';
 
 export interface AppBookQuery extends BookFilters, BookScope {
   sort?: string;
@@ -133,14 +134,15 @@ export async function pageOfAppBooks(store: Store, principal: Principal, conditi
   if (page.offset >= total) return { ids: [], total };
   const dir = direction(order.descending);
   const byMetadata = order.column.indexed === true && (await everyBookHasMetadata(store));
-  let query = (byMetadata ? listedBooksByMetadata(store, principal) : listedBooks(store, principal, { libraryIndex: order.column !== ADDED_ON })).where(where) as ReturnType<typeof listedBooks>;
-  if (order.column.progress) {
-    query = query.leftJoin('user_book_progress as p', (join) => join.onRef('p.book_id', '=', 'book.id').on('p.user_id', '=', principal.userId)) as unknown as typeof query;
-  }
+  const listQuery = (): ListedBooks => {
+    const query = (byMetadata ? listedBooksByMetadata(store, principal) : listedBooks(store, principal, { libraryIndex: order.column !== ADDED_ON })).where(where) as ListedBooks;
+    if (!order.column.progress) return query;
+    return query.leftJoin('user_book_progress as p', (join) => join.onRef('p.book_id', '=', 'book.id').on('p.user_id', '=', principal.userId)) as unknown as ListedBooks;
+  };
   const expression = order.column.expression(store.dialect);
   // Ties go by id; by the metadata row's id when walking its index, which SQLite then sees the index already orders.
   const id = byMetadata ? 'm.book_id' : 'book.id';
-  const ordered = (q: typeof query, column: 'id' | 'v' = 'id') =>
+  const ordered = (q: ListedBooks, column: 'id' | 'v' = 'id') =>
     q
       .select(sql.ref<number>('book.id').as(column))
       .orderBy(sql`${sql.raw(expression)} ${dir}`)
@@ -153,7 +155,7 @@ export async function pageOfAppBooks(store: Store, principal: Principal, conditi
     const ids = await sortedList(store, list, order.column.progress === true, async () => {
       // The whole list sorted (tens of ms at 100,000 books), as one JSON array read aside: other requests are answered
       // meanwhile, and 100,000 ids come back as one text rather than 100,000 rows.
-      const listed = ordered(query, 'v').compile();
+      const listed = ordered(listQuery(), 'v').compile();
       const [text] = firstColumn<string>(await store.readAside(store.dialect.orderedJsonArray(listed.sql), listed.parameters as SqlValue[]));
       return JSON.parse(text ?? '[]') as number[];
     });
@@ -161,10 +163,16 @@ export async function pageOfAppBooks(store: Store, principal: Principal, conditi
   }
 
   const value = sql.raw(expression);
+  // The list names everything the statement depends on but the part's values and the paging: compiled once per caller
+  // (a new principal once the catalog changes), list and part, then only given those values.
+  const rows = (part: ListPart | undefined, limit: number, offset: number): Compiled =>
+    compiledOnce(principal, `app books\u0000${list}\u0000${part?.shape ?? 'from the start'}`, [...(part?.values ?? []), limit, offset], () => {
+      const query = listQuery();
+      return ordered(part ? query.where(part.condition) : query).select(sql<unknown>`${value}`.as('resume_value')).limit(limit).offset(offset).compile();
+    });
   const ids = await resumedPage(store, list, { descending: order.descending, nullable: order.column.notNull !== true, value, id: sql.raw(id) }, page, {
-    rows: (part, limit, offset) =>
-      rowsOf<ResumableRow>(store.exec, ordered(part ? query.where(part) : query).select(sql<unknown>`${value}`.as('resume_value')).limit(limit).offset(offset).compile()),
-    count: (part) => countOf(store, query.where(part)),
+    rows: (part, limit, offset) => rowsOf<ResumableRow>(store.exec, rows(part, limit, offset)),
+    count: (part) => countOf(store, listQuery().where(part.condition)),
   });
   return { ids, total };
 }

@@ -6,6 +6,7 @@ import { isAdmin, type Principal } from '../auth/principal.ts';
 import { visibleBookFilter } from '../auth/visibility.ts';
 import { dialectOf } from '../store/dialect.ts';
 import type { DB } from '../store/db-types.ts';
+import { compiledOnce } from '../store/compiled-once.ts';
 import { resumedPage, type ResumableRow } from '../store/resumed-pages.ts';
 import { readingAware, touchesReadingState } from '../store/reading-state.ts';
 import { memosPerOwner, readerSource } from '../store/snapshot.ts';
@@ -232,11 +233,14 @@ async function pageIds(store: Store, reader: CatalogReader, principal: Principal
   const resumable = { descending: order?.descending ?? false, nullable: order?.nullable ?? false, value, id: sql.raw(id), valueIsId: !order || order.expression === 'book.id' };
   return resumedPage(store, list, resumable, page, {
     rows: async (part, limit, offset) => {
-      const compiled = (part ? query.where(part) : query).select(sql<unknown>`${value}`.as('resume_value')).limit(limit).offset(offset).compile();
+      // Compiled once per principal, list and part (see compiledOnce); each page gives only the part's values and paging.
+      const compiled = compiledOnce(principal, `books page\u0000${list}\u0000${part?.shape ?? 'from the start'}`, [...(part?.values ?? []), limit, offset], () =>
+        (part ? query.where(part.condition) : query).select(sql<unknown>`${value}`.as('resume_value')).limit(limit).offset(offset).compile(),
+      );
       return (await reader.exec.all(compiled.sql, compiled.parameters as number[])) as unknown as ResumableRow[];
     },
     count: async (part) => {
-      const compiled = query.clearSelect().clearOrderBy().where(part).select((eb) => eb.fn.countAll<number>().as('n')).compile();
+      const compiled = query.clearSelect().clearOrderBy().where(part.condition).select((eb) => eb.fn.countAll<number>().as('n')).compile();
       return Number(Object.values((await reader.exec.get(compiled.sql, compiled.parameters as number[])) ?? {})[0] ?? 0);
     },
   }, reader);

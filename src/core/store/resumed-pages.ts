@@ -29,11 +29,21 @@ export interface ResumableOrder {
   valueIsId?: boolean;
 }
 
+/**
+ * A range of the list after a point. Its SQL is told apart by `shape` alone (with the list and the order): `values` are
+ * the condition's parameters, in order, so a reader can compile a statement once per shape and give it new values.
+ */
+export interface ListPart {
+  condition: RawBuilder<SqlBool>;
+  shape: string;
+  values: readonly unknown[];
+}
+
 export interface ListReader {
   /** The rows of the list that also meet `part` (all of them without one), in the order, from `offset`. */
-  rows(part: RawBuilder<SqlBool> | undefined, limit: number, offset: number): Promise<ResumableRow[]>;
+  rows(part: ListPart | undefined, limit: number, offset: number): Promise<ResumableRow[]>;
   /** How many rows of the list meet `part`. */
-  count(part: RawBuilder<SqlBool>): Promise<number>;
+  count(part: ListPart): Promise<number>;
 }
 
 /** Per list (its query text and values, and the order) and catalog state: where the pages asked for so far ended. */
@@ -61,17 +71,17 @@ function nearestPoint(points: Map<number, ResumePoint> | undefined, offset: numb
  * uses only the row value's first column as the range, which after a bulk import (one date for every book) is the
  * whole catalog.
  */
-function partsAfter(point: ResumePoint, order: ResumableOrder): RawBuilder<SqlBool>[] {
+function partsAfter(point: ResumePoint, order: ResumableOrder): ListPart[] {
   const { value, id } = order;
   const after = sql.raw(order.descending ? '<' : '>');
   if (point.value === null) {
-    const rest = sql<SqlBool>`${value} is null and ${id} ${after} ${point.id}`;
-    return order.descending ? [rest] : [rest, sql<SqlBool>`${value} is not null`];
+    const rest: ListPart = { condition: sql<SqlBool>`${value} is null and ${id} ${after} ${point.id}`, shape: 'null, after id', values: [point.id] };
+    return order.descending ? [rest] : [rest, { condition: sql<SqlBool>`${value} is not null`, shape: 'not null', values: [] }];
   }
-  const later = sql<SqlBool>`${value} ${after} ${point.value}`;
+  const later: ListPart = { condition: sql<SqlBool>`${value} ${after} ${point.value}`, shape: 'after value', values: [point.value] };
   if (order.valueIsId) return [later];
-  const parts = [sql<SqlBool>`${value} = ${point.value} and ${id} ${after} ${point.id}`, later];
-  if (order.nullable && order.descending) parts.push(sql<SqlBool>`${value} is null`);
+  const parts = [{ condition: sql<SqlBool>`${value} = ${point.value} and ${id} ${after} ${point.id}`, shape: 'value, after id', values: [point.value, point.id] }, later];
+  if (order.nullable && order.descending) parts.push({ condition: sql<SqlBool>`${value} is null`, shape: 'null', values: [] });
   return parts;
 }
 
