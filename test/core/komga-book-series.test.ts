@@ -153,6 +153,40 @@ describe('a page of books, kept pieces', () => {
     expect((await seriesOf(lifted, [a]))[a]?.oneshot).toBe(false);
   });
 
+  it('keeps the series worked out for the catalog as it is, and works them out again after another connection writes', async () => {
+    const a = await addBook('Kept one', 'Pair');
+    const b = await addBook('Kept two', 'Pair');
+    const principal = (await principalFor(store, readerId)) as Principal;
+    const inputs = (await loadBookRows(store, [a, b])).map((r) => ({ id: r.id, libraryId: r.libraryId, seriesName: r.seriesName, name: bookName(r) }));
+    const ask = async () => Object.fromEntries(await seriesOfBooks(store, principal, inputs, true));
+    expect((await ask())[a]).toEqual({ id: `${libraryId}-pair`, title: 'Pair', oneshot: false });
+    // Asked again on the same catalog: nothing read.
+    const reads = vi.spyOn(store.exec, 'all');
+    try {
+      expect((await ask())[b]).toEqual({ id: `${libraryId}-pair`, title: 'Pair', oneshot: false });
+      expect(reads).not.toHaveBeenCalled();
+    } finally {
+      reads.mockRestore();
+    }
+    // Another connection (a CLI job, another replica) gives the series a new first spelling, then takes a book out.
+    const other = await openStore(join(dir, 'catalog.sqlite'));
+    try {
+      const elsewhere = async (statement: string, values: unknown[]): Promise<void> => {
+        const before = store.generation();
+        await other.write(async ({ exec }) => {
+          await exec.run(statement, values as never[]);
+        });
+        await vi.waitFor(() => expect(store.generation()).not.toEqual(before));
+      };
+      await elsewhere('UPDATE book_metadata SET series_name = ? WHERE book_id = ?', ['PAIR', b]);
+      expect((await ask())[a]).toEqual({ id: `${libraryId}-pair`, title: 'PAIR', oneshot: false });
+      await elsewhere('UPDATE book SET deleted = 1 WHERE id = ?', [b]);
+      expect((await ask())[a]).toEqual({ id: `${libraryId}-pair`, title: 'Pair', oneshot: true });
+    } finally {
+      await other.close();
+    }
+  });
+
   it('shows an author change on the page rows of the same principal', async () => {
     const id = await addBook('Authored', null);
     const principal = (await principalFor(store, readerId)) as Principal;

@@ -308,6 +308,20 @@ export class CatalogMemo<K, V> {
     return this.fresh(key, source.generation());
   }
 
+  /** The value kept for the catalog as it was at `generation` (taken once by a caller looking up many keys). */
+  peekAt(generation: Generation, key: K): V | undefined {
+    return this.fresh(key, generation);
+  }
+
+  /**
+   * Keeps values a caller loaded together, under `generation`, which it took from `source` before reading them (a
+   * write made meanwhile then shows as a change); nothing while a write of this process is open (it may roll back).
+   */
+  keepAll(source: GenerationSource, generation: Generation, entries: Iterable<readonly [K, V]>): void {
+    if (source.writeInFlight()) return;
+    for (const [key, value] of entries) this.remember(key, generation, value);
+  }
+
   get(source: GenerationSource, key: K, compute: () => V): V {
     const generation = source.generation();
     const cached = this.fresh(key, generation);
