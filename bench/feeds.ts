@@ -1,5 +1,5 @@
 // npm run bench:feeds [-- --books 1000,100000] [--duration 5] [--pages 50] [--only opds] [--connections 8,64] [--baseline main] [--kobo-sessions 5]
-//                     [--rounds N] [--settle S]
+//                     [--rounds N] [--turns page|round] [--settle S]
 //                     [--spread 200|all] [--writer MS] [--writer-kind rename|progress] [--cold] [--accept-encoding gzip]
 //                     [--compression] [--loop-stats] [--cpu-prof DIR] [--placement shared,process,pinned,niced]
 //                     [--generator autocannon|lean]
@@ -46,6 +46,11 @@
 //               page outside the measured ones is asked for unmeasured, which redoes what the feed's pages share (its
 //               id list, totals): each measured page is then built as "built" builds it. (A query
 //               parameter of the round would not do: /api/v1/books/page keeps its pages by page, size and sort only.)
+// --turns page|round  with --baseline, how the rounds' versions take turns: page (the default) asks each version for
+//               page 0, then each for page 1…; round asks one version for the whole round's pages, then the other
+//               (which goes first alternating by round). Taking turns page by page cancels more of a busy machine's
+//               drift, but each page then finds the caches the other daemon just used: on a quiet machine it reads a
+//               built Komga page ~0.4 ms dearer than one daemon alone does (session 14); round by round reads close to it.
 // --settle S    seconds both daemons must have been quiet (under a tenth of a core) before an endpoint's passes, its
 //               rounds and the Kobo sync (at most a minute; 0: no wait).
 // --loop-stats  what the daemon's main thread went through during each load run (bench/loop-probe.ts, preloaded into
@@ -92,6 +97,7 @@ const { values } = parseArgs({
     'cpu-prof': { type: 'string' },
     rounds: { type: 'string', default: '0' },
     settle: { type: 'string', default: '10' },
+    turns: { type: 'string', default: 'page' },
     placement: { type: 'string', default: 'shared' },
     generator: { type: 'string', default: 'autocannon' },
   },
@@ -100,6 +106,7 @@ const spreadAll = values.spread === 'all';
 const spreadPages = spreadAll ? Number.POSITIVE_INFINITY : Number(values.spread);
 const writerEvery = values.writer ? Number(values.writer) : 0;
 const writerKind = values['writer-kind'];
+if (values.turns !== 'page' && values.turns !== 'round') throw new Error(`--turns: page or round, not ${values.turns}`);
 if (writerKind !== 'rename' && writerKind !== 'progress') throw new Error(`--writer-kind: rename or progress, not ${writerKind}`);
 const loadHeaders: Record<string, string> = values['accept-encoding'] ? { 'accept-encoding': values['accept-encoding'] } : {};
 const sizes = values.books.split(',').map(Number);
@@ -353,11 +360,19 @@ async function builtRounds(running: readonly Running[], endpoint: Endpoint, roun
       // A page of its own under a query parameter: a list shorter than alonePages + 1 pages still has it.
       await ask(run, endpoint, tagged(endpoint.path(alonePages), `bench-round=${round}`));
     }
-    const before = new Map(running.map((run) => [run, cpuMs(run.daemon.pid)]));
-    for (let page = 0; page < alonePages; page++) {
-      for (const run of (round + page) % 2 === 0 ? running : [...running].reverse()) await ask(run, endpoint, endpoint.path(page));
+    if (values.turns === 'round') {
+      for (const run of round % 2 === 0 ? running : [...running].reverse()) {
+        const start = cpuMs(run.daemon.pid);
+        for (let page = 0; page < alonePages; page++) await ask(run, endpoint, endpoint.path(page));
+        perVersion.get(run)?.push((cpuMs(run.daemon.pid) - start) / alonePages);
+      }
+    } else {
+      const before = new Map(running.map((run) => [run, cpuMs(run.daemon.pid)]));
+      for (let page = 0; page < alonePages; page++) {
+        for (const run of (round + page) % 2 === 0 ? running : [...running].reverse()) await ask(run, endpoint, endpoint.path(page));
+      }
+      for (const run of running) perVersion.get(run)?.push((cpuMs(run.daemon.pid) - before.get(run)!) / alonePages);
     }
-    for (const run of running) perVersion.get(run)?.push((cpuMs(run.daemon.pid) - before.get(run)!) / alonePages);
     loads.push(load());
   }
   const cells = running.map((run) => {
