@@ -305,7 +305,7 @@ export class CatalogMemo<K, V> {
 
   /** The value kept for the catalog as it is now, if any: for callers that can answer at once without a load. */
   peek(source: GenerationSource, key: K): V | undefined {
-    return this.fresh(key, source.generation());
+    return this.peekAt(source.generation(), key);
   }
 
   /** The value kept for the catalog as it was at `generation` (taken once by a caller looking up many keys). */
