@@ -32,10 +32,13 @@ const komgaProgress = (bookId: number, body: object) =>
 const appProgress = (bookId: number, percent: number) =>
   d.inject({ method: 'PUT', url: `/api/v1/app/books/${bookId}/progress`, headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/json' }, payload: { epubProgress: { cfi: 'epubcfi(/6/2!/4/2)', percentage: percent } } });
 
-/** Waits until another connection's change has reached the daemon (PostgreSQL: its NOTIFY). */
-async function seenByDaemon(before: ReturnType<Store['generation']>): Promise<void> {
-  for (let i = 0; i < 200 && sameGeneration(before, d.store.readingState.generation()); i++) await new Promise((r) => setTimeout(r, 10));
-  expect(sameGeneration(before, d.store.readingState.generation())).toBe(false);
+/**
+ * Waits until another connection's change has reached the daemon (PostgreSQL: its NOTIFY): by default a change of
+ * reading state; pass the daemon's store for a change of the catalog.
+ */
+async function seenByDaemon(before: ReturnType<Store['generation']>, source: { generation(): ReturnType<Store['generation']> } = d.store.readingState): Promise<void> {
+  for (let i = 0; i < 200 && sameGeneration(before, source.generation()); i++) await new Promise((r) => setTimeout(r, 10));
+  expect(sameGeneration(before, source.generation())).toBe(false);
 }
 
 /** Marks the book read for the user through the other connection, and waits until the daemon has seen it. */
@@ -183,7 +186,7 @@ describe('the Unknown Series of Komga (books without a series)', () => {
     // A catalog change by another connection: a read book joins a named series and leaves the Unknown Series.
     const catalog = d.store.generation();
     await other.db.updateTable('book_metadata').set({ series_name: 'Saga', series_number: 9 }).where('book_id', '=', three).execute();
-    for (let i = 0; i < 200 && sameGeneration(catalog, d.store.generation()); i++) await new Promise((r) => setTimeout(r, 10));
+    await seenByDaemon(catalog, d.store);
     expect(await unknown()).toMatchObject({ booksCount: 2, booksReadCount: 1, booksInProgressCount: 1 });
   });
 });
