@@ -15,7 +15,8 @@ const bindery = (...args: string[]) => runCli(['--data-dir', dataDir, ...args]);
 
 beforeEach(async () => {
   if (!canMount) return;
-  disk = mountSmallDisk(4096);
+  // Room for a new catalog's write-ahead log of every migration (~3.5 MB) and its checkpoint, and little more.
+  disk = mountSmallDisk(8192);
   dataDir = join(disk.root, 'data');
   lib = makeTempLibrary();
   for (let i = 0; i < 12; i++) await writeSimpleEpub(lib.path(`Book ${i}.epub`), { title: `Book ${i}`, authors: ['A'], cover: '#2a6' });

@@ -2,11 +2,12 @@
 // counts and the link root put in front. Here every page's JSON (admin, restricted reader, a second user; unknown
 // books grouped or not) equals JSON.stringify of the SeriesDtos built from the books, after each write to what the kept
 // text shows: the first book's description, publisher, language and age rating; its genres added, renamed, removed;
-// tags; titles; books added and removed; and one user's reading progress, which must not show in another's page.
+// tags; titles; books added and removed; and one user's reading progress, which must not show in another's page. A
+// reader's counts of a kept series are kept too, until their progress or the series' books change in any process.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { allPermissions, PERMISSION_NAMES, type Permissions } from '../../src/core/auth/permissions.ts';
 import type { Principal } from '../../src/core/auth/principal.ts';
 import { deleteBooks } from '../../src/core/books/book-delete.ts';
@@ -16,6 +17,8 @@ import { pageRequest, seriesDto, type Json } from '../../src/core/komga/dto.ts';
 import { figuresStored, keptDtoTail, summarizePage } from '../../src/core/komga/series-figures.ts';
 import { refOf, seriesIndex, summarizeMany, type SeriesRef } from '../../src/core/komga/series.ts';
 import { seriesDtoTexts, seriesPage, type KomgaReader } from '../../src/core/komga/views.ts';
+import { readingAware } from '../../src/core/store/reading-state.ts';
+import { sameGeneration } from '../../src/core/store/snapshot.ts';
 import { openStore, type Store } from '../../src/core/store/store.ts';
 import { seedLibrary, seedSeriesBook } from '../helpers/catalog-seed.ts';
 
@@ -194,5 +197,44 @@ describe('Komga series pages from kept SeriesDto texts', () => {
     expect(mine['monstress "awakening"']).toEqual([0, 0, 2]);
     expect(theirs['monstress "awakening"']).toEqual([1, 0, 1]);
     expect(await keptTexts()).toBe(3);
+  });
+
+  it("keep a reader's counts of the kept series until their progress or the series' books change, whichever process writes", async () => {
+    await figuresStored(store);
+    /** The statements counting the admin's progress in kept series that one page of theirs runs. */
+    const countingStatements = async (): Promise<number> => {
+      const all = vi.spyOn(store.exec, 'all');
+      try {
+        await seriesDtoTexts({ store, principal: admin(), groupUnknown: true, links }, await refsOf(admin(), true));
+        return all.mock.calls.filter(([statement]) => statement.includes('CROSS JOIN book b')).length;
+      } finally {
+        all.mockRestore();
+      }
+    };
+    await countingStatements();
+    expect(await countingStatements()).toBe(0);
+
+    const elsewhere = await openStore(join(dir, 'catalog.sqlite'));
+    try {
+      const writes: [string, () => Promise<unknown>][] = [
+        ["the admin's progress reported by another process", async () => elsewhere.readingState.exec.run('INSERT INTO user_book_progress (user_id, book_id, read_status) VALUES (?, ?, ?)', [adminId, book.monOne as number, 'READ'])],
+        ["the admin's progress moved by another process's catalog statement", () => elsewhere.db.updateTable('user_book_progress').set({ read_status: 'UNREAD' }).where('user_id', '=', adminId).where('book_id', '=', book.sagaOne as number).execute()],
+        ['a read book taken out of its series by another process', () => elsewhere.db.updateTable('book_metadata').set({ series_name: 'Oneshot' }).where('book_id', '=', book.sagaTwo as number).execute()],
+        ['a read book marked deleted by another process', () => elsewhere.db.updateTable('book').set({ deleted: 1 }).where('id', '=', book.monOne as number).execute()],
+      ];
+      for (const [what, write] of writes) {
+        const before = readingAware(store).generation();
+        await write();
+        await vi.waitFor(() => expect(sameGeneration(readingAware(store).generation(), before)).toBe(false));
+        await textsMatch(what);
+        // Kept again once worked out.
+        expect(await countingStatements(), what).toBe(0);
+      }
+      // The other user's progress moves nothing of the admin's counts that a page shows.
+      await elsewhere.readingState.exec.run('INSERT INTO user_book_progress (user_id, book_id, read_status) VALUES (?, ?, ?)', [otherId, book.sagaOne as number, 'READ']);
+      await textsMatch("the other user's progress, from another process");
+    } finally {
+      await elsewhere.close();
+    }
   });
 });

@@ -43,7 +43,7 @@ describe.skipIf(onPostgres)('store on SQLite', () => {
     const path = join(dir, 'previous.sqlite');
     const db = new Kysely<never>({ dialect: new SqliteDialect({ database: new Database(path) }) });
     // The migrations of the release landed at d371318: every one but those added since.
-    const addedSince = new Set(['036-hardcover-push', '039-series-members-index', '040-sign-in-failures', '043-series-order-index', '044-komga-series-summary', '045-kobo-snapshot-lineage', '049-bookdrop-original-left', '050-cover-thumbnail-backlog', '051-komga-series-dto']);
+    const addedSince = new Set(['036-hardcover-push', '039-series-members-index', '040-sign-in-failures', '043-series-order-index', '044-komga-series-summary', '045-kobo-snapshot-lineage', '049-bookdrop-original-left', '050-cover-thumbnail-backlog', '051-komga-series-dto', '052-reading-state-version']);
     const all = await migrationProvider.getMigrations();
     const previous = { getMigrations: async () => Object.fromEntries(Object.entries(all).filter(([name]) => !addedSince.has(name))) };
     const migrator = new Migrator({ db, provider: previous, migrationTableName: 'bindery_migration', migrationLockTableName: 'bindery_migration_lock' });
@@ -292,6 +292,46 @@ describe('reading-state writes', () => {
       // A catalog write through the store still moves the catalog.
       await writer.db.updateTable('book_metadata').set({ title: 'Renamed' }).where('book_id', '=', bookId).execute();
       expect(sameGeneration(writer.generation(), writerCatalog)).toBe(false);
+    } finally {
+      await writer.close();
+      await reader.close();
+    }
+  });
+
+  it("move with every write to progress, a catalog statement's included, and not with another process's catalog edits", async () => {
+    const path = join(dir, 'catalog.sqlite');
+    const writer = await openStore(path);
+    const reader = await openStore(path);
+    try {
+      const library = await seedLibrary(writer.db, dir, 'L');
+      const { bookId } = await seedBook(writer.db, library, { title: 'Kept' });
+      const other = await seedBook(writer.db, library, { title: 'Other' });
+      const userId = await createUser(writer.db, { username: 'r', password: 'r-password', name: 'r', permissions: {}, libraryIds: [library] });
+      await writer.readingState.exec.run('INSERT INTO user_book_progress (user_id, book_id, read_status) VALUES (?, ?, ?)', [userId, bookId, 'READING']);
+      for (const store of [writer, reader]) await expect.poll(() => generationSettled(store), { timeout: 10_000 }).toBe(true);
+
+      // Another process edits the catalog: the reader sees it, and its reading generation stays put.
+      const readerCatalog = reader.generation();
+      const readerReading = reader.readingState.generation();
+      await writer.db.updateTable('book_metadata').set({ title: 'Renamed' }).where('book_id', '=', bookId).execute();
+      await expect.poll(() => sameGeneration(reader.generation(), readerCatalog)).toBe(false);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(reader.readingState.generation()).toEqual(readerReading);
+
+      // A catalog statement that moves progress (as merging duplicates does) is a change of reading state, here and there.
+      const writerReading = writer.readingState.generation();
+      await writer.db.updateTable('user_book_progress').set({ book_id: other.bookId }).where('user_id', '=', userId).execute();
+      expect(sameGeneration(writer.readingState.generation(), writerReading)).toBe(false);
+      await expect.poll(() => sameGeneration(reader.readingState.generation(), readerReading)).toBe(false);
+
+      // So is deleting a book, which takes its progress with it, on SQLite, whose triggers see the cascade (on
+      // PostgreSQL what is kept of that progress is kept under the catalog's generation too).
+      if (writer.engine === 'sqlite') {
+        const beforeDelete = reader.readingState.generation();
+        await writer.db.deleteFrom('book').where('id', '=', other.bookId).execute();
+        expect(await writer.exec.get('SELECT count(*) AS n FROM user_book_progress')).toEqual({ n: 0 });
+        await expect.poll(() => sameGeneration(reader.readingState.generation(), beforeDelete)).toBe(false);
+      }
     } finally {
       await writer.close();
       await reader.close();

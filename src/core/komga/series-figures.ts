@@ -19,6 +19,7 @@ import { allPermissions } from '../auth/permissions.ts';
 import { isAdmin, type Principal } from '../auth/principal.ts';
 import { visibleBookFilter } from '../auth/visibility.ts';
 import { compiledOnce } from '../store/compiled-once.ts';
+import { memosPerOwner } from '../store/snapshot.ts';
 import type { SqlValue } from '../store/sql-exec.ts';
 import type { KomgaSeriesSummaryTable } from '../store/db-types.ts';
 import type { Store } from '../store/store.ts';
@@ -308,14 +309,45 @@ function progressRows(store: Store, userId: number): Promise<number> {
   return remembered(store, compiled, async () => Number((await store.exec.get(compiled.sql, [userId]))?.n ?? 0));
 }
 
-/** The reader's read and in-progress books of the kept series, from their progress rows, in one statement. */
-async function readerStates(store: Store, userId: number, summaries: readonly SeriesSummary[], keys: ReadonlyMap<string, number>): Promise<void> {
+/** A reader's read and in-progress books of a kept series, true while its kept row still holds `claim` and is fresh. */
+interface ReaderCounts {
+  claim: string;
+  read: number;
+  inProgress: number;
+}
+
+/**
+ * Per store, by reader and series: kept under the reading state's generation, while the catalog's side is the kept
+ * row's claim (a write to the series' books logs it stale, and whoever works it out again stores a new claim).
+ */
+const readerCountsOf = memosPerOwner<string, ReaderCounts>(20_000);
+
+/**
+ * The reader's read and in-progress books of the kept series: those whose kept row is fresh (`claims[i]`) from what
+ * was counted under its claim, while the reader's progress is unchanged; the others from their progress rows, in one
+ * statement. `keys[i]`: the series key of summaries[i].
+ */
+async function readerStates(store: Store, userId: number, summaries: readonly SeriesSummary[], keys: readonly string[], claims: readonly (string | undefined)[]): Promise<void> {
   const d = store.dialect;
-  const folded = [...new Set(summaries.map((s) => nocase(keptName(s.ref) as string)))];
+  const memo = readerCountsOf(store);
+  // Taken before the statement: progress written meanwhile shows as a change next time.
+  const generation = store.readingState.generation();
+  const memoKey = (i: number): string => `${userId}\u0000${keys[i] as string}`;
+  const asked: number[] = [];
+  summaries.forEach((summary, i) => {
+    const known = claims[i] === undefined ? undefined : memo.peekAt(generation, memoKey(i));
+    if (known !== undefined && known.claim === claims[i]) {
+      summary.read = known.read;
+      summary.inProgress = known.inProgress;
+    } else asked.push(i);
+  });
+  if (asked.length === 0) return;
+  const byKey = new Map(asked.map((i) => [keys[i] as string, i]));
+  const folded = [...new Set(asked.map((i) => nocase(keptName((summaries[i] as SeriesSummary).ref) as string)))];
   // CROSS JOIN fixes SQLite's loop order. Usually the series' books (through the series-name index) are the outer
   // loop, each probing the reader's progress row, rather than every progress row of a reader who has thousands; a
   // reader with fewer progress rows than the series have books (a new one: none) drives it from their rows instead.
-  const books = summaries.reduce((n, s) => n + s.count, 0);
+  const books = asked.reduce((n, i) => n + (summaries[i] as SeriesSummary).count, 0);
   const from = (await progressRows(store, userId)) < books ? 'user_book_progress p CROSS JOIN book_metadata m' : 'book_metadata m CROSS JOIN user_book_progress p';
   const rows = (await store.exec.all(
     `SELECT b.library_id AS l, m.series_name AS series, ${readStateText(d, 'p')} AS state, count(*) AS n
@@ -325,12 +357,21 @@ async function readerStates(store: Store, userId: number, summaries: readonly Se
     [JSON.stringify(folded), userId],
   )) as { l: number; series: string; state: KomgaReadState; n: number }[];
   for (const r of rows) {
-    const i = keys.get(seriesKey(r.l, r.series));
+    const i = byKey.get(seriesKey(r.l, r.series));
     const summary = i === undefined ? undefined : summaries[i];
     if (!summary) continue;
     if (r.state === 'READ') summary.read += Number(r.n);
     else if (r.state === 'IN_PROGRESS') summary.inProgress += Number(r.n);
   }
+  memo.keepAll(
+    store,
+    generation,
+    asked.flatMap((i) => {
+      const claim = claims[i];
+      const summary = summaries[i] as SeriesSummary;
+      return claim === undefined ? [] : [[memoKey(i), { claim, read: summary.read, inProgress: summary.inProgress }] as const];
+    }),
+  );
 }
 
 /** summarizeMany's answer for a page of series, from the kept figures where they may be used. */
@@ -351,11 +392,13 @@ export async function summarizePage(store: Store, principal: Principal, refs: re
       kept.map((i, j) => ({ libraryId: (refs[i] as SeriesRef).libraryId, key: folded[j] as string })),
     );
     const missing: { i: number; key: string; state: KeptState }[] = [];
+    const claims: (string | undefined)[] = [];
     kept.forEach((i, j) => {
       const ref = refs[i] as SeriesRef;
       const key = folded[j] as string;
       const state = states.get(stateKey(ref.libraryId, key)) as KeptState;
       const row = fresh(state);
+      claims.push(row?.claim);
       if (row) out[i] = fromRow(ref, row);
       else missing.push({ i, key, state });
     });
@@ -374,7 +417,13 @@ export async function summarizePage(store: Store, principal: Principal, refs: re
       );
     }
     const keptSummaries = kept.map((i) => out[i] as SeriesSummary);
-    await readerStates(store, userId, keptSummaries, new Map(kept.map((i, j) => [seriesKey((refs[i] as SeriesRef).libraryId, keptName(refs[i] as SeriesRef) as string), j])));
+    await readerStates(
+      store,
+      userId,
+      keptSummaries,
+      kept.map((i) => seriesKey((refs[i] as SeriesRef).libraryId, keptName(refs[i] as SeriesRef) as string)),
+      claims,
+    );
   }
   if (rest.length > 0) (await summarizeMany(store, principal, rest.map((i) => refs[i] as SeriesRef), userId)).forEach((s, j) => (out[rest[j] as number] = s));
   return out;

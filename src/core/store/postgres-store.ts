@@ -14,6 +14,7 @@ import type { Generation } from './snapshot.ts';
 import { kyselyExec } from './sql-exec.ts';
 import { StoreError, type OpenStoreOptions, type Store } from './store.ts';
 import { markWriteKind, writeKindOf, WriteKindPlugin, type WriteKind } from './write-kinds.ts';
+import { touchesReadingState } from './reading-state.ts';
 
 /** Every committed write of every Bindery process is announced here, so the others drop what they cached. */
 export const CATALOG_CHANNEL = 'bindery_catalog';
@@ -107,6 +108,17 @@ type Changed = 'catalog' | WriteKind;
 
 const CHANNEL_OF: Record<Changed, string> = { catalog: CATALOG_CHANNEL, reading: READING_STATE_CHANNEL, bookkeeping: BOOKKEEPING_CHANNEL };
 
+/**
+ * What a write statement changes: its kind's rows, or the catalog's; a catalog statement that names a reading-state
+ * table (a merge moving progress to the kept book) changes reading state as well. Rows a catalog statement's cascades
+ * delete are not named: what is kept of them is kept under the catalog's generation too.
+ */
+function changedBy(query: CompiledQuery): Changed[] {
+  const kind = writeKindOf(query);
+  if (kind !== undefined) return [kind];
+  return touchesReadingState(query.sql) ? ['catalog', 'reading'] : ['catalog'];
+}
+
 /** This process's own committed changes of each kind. */
 function countLocal(tracker: ChangeTracker, changed: Changed): void {
   if (changed === 'catalog') tracker.local++;
@@ -139,14 +151,15 @@ class AnnouncingDriver extends PostgresDriver {
     connection.executeQuery = (async <R>(query: CompiledQuery): Promise<QueryResult<R>> => {
       const result = await execute<R>(query);
       if (isWrite(query)) {
-        const changed: Changed = writeKindOf(query) ?? 'catalog';
-        if (this.inTransaction.has(connection)) {
-          const written = this.written.get(connection) ?? new Set<Changed>();
-          written.add(changed);
-          this.written.set(connection, written);
-        } else {
-          countLocal(this.tracker, changed);
-          await execute(CompiledQuery.raw('select pg_notify($1, $2)', [CHANNEL_OF[changed], this.tracker.instance]));
+        for (const changed of changedBy(query)) {
+          if (this.inTransaction.has(connection)) {
+            const written = this.written.get(connection) ?? new Set<Changed>();
+            written.add(changed);
+            this.written.set(connection, written);
+          } else {
+            countLocal(this.tracker, changed);
+            await execute(CompiledQuery.raw('select pg_notify($1, $2)', [CHANNEL_OF[changed], this.tracker.instance]));
+          }
         }
       }
       return result;

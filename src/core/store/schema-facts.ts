@@ -7,11 +7,15 @@ import type { SqlExec } from './sql-exec.ts';
 /** Kysely's bookkeeping of applied migrations: part of the schema, not of the catalog's data. */
 export const MIGRATION_TABLES: readonly string[] = ['bindery_migration', 'bindery_migration_lock'];
 
+/** Kept by SQLite's own triggers for its connections (migration 052: the reading state's version); PostgreSQL has none. */
+export const SQLITE_ONLY_TABLES: readonly string[] = ['reading_state_version'];
+
 /**
- * Figures derived from the catalog and kept by its own triggers (migration 044): a copy leaves them out (the target's
- * triggers log every series it receives as stale, to be worked out again), and they do not make a catalog used.
+ * Figures derived from the catalog and kept by its own triggers (migrations 044 and 052): a copy leaves them out (the
+ * target's triggers log every series it receives as stale, to be worked out again, and count its reading state
+ * anew), and they do not make a catalog used.
  */
-export const DERIVED_TABLES: readonly string[] = ['komga_series_summary', 'komga_series_stale'];
+export const DERIVED_TABLES: readonly string[] = ['komga_series_summary', 'komga_series_stale', ...SQLITE_ONLY_TABLES];
 
 export interface ColumnFacts {
   name: string;

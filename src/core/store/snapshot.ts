@@ -12,6 +12,10 @@ interface Control {
   totalChanges: Database.Statement;
   /** The connection's data_version as last read, with when (see dataVersionOf). */
   seen?: { dataVersion: number; turn: number };
+  /** Reads the reading state's version (migration 052), once prepared. */
+  readingVersion?: Database.Statement;
+  /** The reading state's version as last read, with the data_version and total_changes it was read at (see readingVersionOf). */
+  seenReading?: { dataVersion: number; totalChanges: number; version: number };
 }
 
 const controls = new WeakMap<Database.Database, Control>();
@@ -165,11 +169,40 @@ export function catalogGeneration(sqlite: Database.Database): Generation {
 }
 
 /**
- * Store.readingState.generation() on SQLite: moves with this connection's reading-state changes and with any commit of
- * another connection (which may have been reading state: data_version does not tell).
+ * The counter every write to a reading-state table moves (migration 052), whichever process or statement writes (a
+ * catalog write that moves or deletes progress included): read again once another connection committed or this one
+ * changed rows, and never inside a transaction, whose snapshot may be older than data_version says. Undefined when it
+ * cannot be read so (a catalog not migrated yet, a transaction open).
+ */
+function readingVersionOf(sqlite: Database.Database, c: Control, dataVersion: number): number | undefined {
+  const totalChanges = c.totalChanges.get() as number;
+  const seen = c.seenReading;
+  if (seen?.dataVersion === dataVersion && seen.totalChanges === totalChanges) return seen.version;
+  if (sqlite.inTransaction) return undefined;
+  if (c.readingVersion === undefined) {
+    try {
+      c.readingVersion = sqlite.prepare('SELECT version FROM reading_state_version').pluck();
+    } catch {
+      // Not migrated yet (a catalog opened read-only): try again next time.
+      return undefined;
+    }
+  }
+  const version = c.readingVersion.get() as number | undefined;
+  if (version === undefined) return undefined;
+  c.seenReading = { dataVersion, totalChanges, version };
+  return version;
+}
+
+/**
+ * Store.readingState.generation() on SQLite: moves whenever reading state is written, by this connection or another
+ * (the version migration 052 keeps), and with this connection's reading-state statements. Where that version cannot be
+ * read, with those statements and any commit of another connection (data_version does not tell what was written),
+ * negative so that it never equals a version.
  */
 export function sqliteReadingGeneration(sqlite: Database.Database): Generation {
-  return { dataVersion: dataVersionOf(controlOf(sqlite)), changes: readingChanges.get(sqlite) ?? 0 };
+  const c = controlOf(sqlite);
+  const dataVersion = dataVersionOf(c);
+  return { dataVersion: readingVersionOf(sqlite, c, dataVersion) ?? -1 - dataVersion, changes: readingChanges.get(sqlite) ?? 0 };
 }
 
 /**
