@@ -338,6 +338,29 @@ describe('reading-state writes', () => {
     }
   });
 
+  it.skipIf(onPostgres)("reads SQLite's reading-state version inside a read snapshot, where it agrees with data_version", async () => {
+    const path = join(dir, 'catalog.sqlite');
+    const store = await openStore(path);
+    const other = new Database(path);
+    try {
+      await seedLibrary(store.db, dir, 'L');
+      const before = store.readingState.generation();
+      // Another connection commits a catalog edit in the same turn: the snapshot below is the first to see it, on a
+      // later turn, and reads the version there.
+      other.prepare("INSERT INTO library (name) VALUES ('M')").run();
+      const inside = await store.read(async ({ exec }) => {
+        await exec.get('SELECT count(*) AS n FROM book');
+        await new Promise((resolve) => setImmediate(resolve));
+        return store.readingState.generation();
+      });
+      expect(inside).toEqual(before);
+      expect(store.readingState.generation()).toEqual(before);
+    } finally {
+      other.close();
+      await store.close();
+    }
+  });
+
   it('drop a value kept under the reading generation, and keep one kept under the catalog only', async () => {
     const store = await openStore(join(dir, 'catalog.sqlite'));
     try {

@@ -171,14 +171,16 @@ export function catalogGeneration(sqlite: Database.Database): Generation {
 /**
  * The counter every write to a reading-state table moves (migration 052), whichever process or statement writes (a
  * catalog write that moves or deletes progress included): read again once another connection committed or this one
- * changed rows, and never inside a transaction, whose snapshot may be older than data_version says. Undefined when it
- * cannot be read so (a catalog not migrated yet, a transaction open).
+ * changed rows. Inside a read snapshot it is read as of the snapshot, which is as new as the data_version given or
+ * newer (a value kept under it may only be dropped too soon); inside a write transaction of this process it may count
+ * writes that roll back, so it is not read. Undefined when it cannot be read so (a catalog not migrated yet, a write
+ * transaction open).
  */
 function readingVersionOf(sqlite: Database.Database, c: Control, dataVersion: number): number | undefined {
   const totalChanges = c.totalChanges.get() as number;
   const seen = c.seenReading;
   if (seen?.dataVersion === dataVersion && seen.totalChanges === totalChanges) return seen.version;
-  if (sqlite.inTransaction) return undefined;
+  if (writeInFlight(sqlite)) return undefined;
   if (c.readingVersion === undefined) {
     try {
       c.readingVersion = sqlite.prepare('SELECT version FROM reading_state_version').pluck();
