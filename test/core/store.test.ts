@@ -338,6 +338,21 @@ describe('reading-state writes', () => {
     }
   });
 
+  it('are not made by a read that starts with WITH, whatever tables it names', async () => {
+    const store = await openStore(join(dir, 'catalog.sqlite'));
+    try {
+      await seedLibrary(store.db, dir, 'L');
+      await expect.poll(() => generationSettled(store), { timeout: 10_000 }).toBe(true);
+      const catalog = store.generation();
+      const reading = store.readingState.generation();
+      await store.exec.all('WITH s AS MATERIALIZED (SELECT id FROM book) SELECT count(*) AS n FROM s LEFT JOIN user_book_progress p ON p.book_id = s.id');
+      expect(store.generation()).toEqual(catalog);
+      expect(store.readingState.generation()).toEqual(reading);
+    } finally {
+      await store.close();
+    }
+  });
+
   it.skipIf(onPostgres)("reads SQLite's reading-state version inside a read snapshot, where it agrees with data_version", async () => {
     const path = join(dir, 'catalog.sqlite');
     const store = await openStore(path);

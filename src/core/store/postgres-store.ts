@@ -66,7 +66,8 @@ function isWrite(query: CompiledQuery): boolean {
   const kind = query.query.kind;
   if (kind === 'SelectQueryNode') return false;
   if (kind !== 'RawNode') return true;
-  return !READ_ONLY_START.test(query.sql) || (/^\s*with\b/i.test(query.sql) && WRITE_WORD.test(query.sql));
+  // A WITH statement writes only when it says so; a read of one (a materialized list) moves no generation.
+  return /^\s*with\b/i.test(query.sql) ? WRITE_WORD.test(query.sql) : !READ_ONLY_START.test(query.sql);
 }
 
 /** What this process knows of the catalog's changes. */
