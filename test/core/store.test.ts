@@ -249,17 +249,30 @@ describe('bookkeeping writes', () => {
   });
 });
 
+/**
+ * Two stores on one catalog (to each other, two processes), with a library, a book and a reader written through the
+ * first, both generations settled.
+ */
+async function withWriterAndReader(work: (writer: Store, reader: Store, seeded: { library: number; bookId: number; userId: number }) => Promise<void>): Promise<void> {
+  const path = join(dir, 'catalog.sqlite');
+  const writer = await openStore(path);
+  const reader = await openStore(path);
+  try {
+    const library = await seedLibrary(writer.db, dir, 'L');
+    const { bookId } = await seedBook(writer.db, library, { title: 'Kept' });
+    const userId = await createUser(writer.db, { username: 'r', password: 'r-password', name: 'r', permissions: {}, libraryIds: [library] });
+    for (const store of [writer, reader]) await expect.poll(() => generationSettled(store), { timeout: 10_000 }).toBe(true);
+    await work(writer, reader, { library, bookId, userId });
+  } finally {
+    await writer.close();
+    await reader.close();
+  }
+}
+
 // Store.readingState: progress is written without moving the catalog's generation, and moves one of its own.
 describe('reading-state writes', () => {
   it('leave the catalog generation alone and move the reading generation, for this process and the others', async () => {
-    const path = join(dir, 'catalog.sqlite');
-    const writer = await openStore(path);
-    const reader = await openStore(path);
-    try {
-      const library = await seedLibrary(writer.db, dir, 'L');
-      const { bookId } = await seedBook(writer.db, library, { title: 'Kept' });
-      const userId = await createUser(writer.db, { username: 'r', password: 'r-password', name: 'r', permissions: {}, libraryIds: [library] });
-      for (const store of [writer, reader]) await expect.poll(() => generationSettled(store), { timeout: 10_000 }).toBe(true);
+    await withWriterAndReader(async (writer, reader, { bookId, userId }) => {
       const writerCatalog = writer.generation();
       const readerCatalog = reader.generation();
       const writerReading = writer.readingState.generation();
@@ -292,21 +305,12 @@ describe('reading-state writes', () => {
       // A catalog write through the store still moves the catalog.
       await writer.db.updateTable('book_metadata').set({ title: 'Renamed' }).where('book_id', '=', bookId).execute();
       expect(sameGeneration(writer.generation(), writerCatalog)).toBe(false);
-    } finally {
-      await writer.close();
-      await reader.close();
-    }
+    });
   });
 
   it("move with every write to progress, a catalog statement's included, and not with another process's catalog edits", async () => {
-    const path = join(dir, 'catalog.sqlite');
-    const writer = await openStore(path);
-    const reader = await openStore(path);
-    try {
-      const library = await seedLibrary(writer.db, dir, 'L');
-      const { bookId } = await seedBook(writer.db, library, { title: 'Kept' });
+    await withWriterAndReader(async (writer, reader, { library, bookId, userId }) => {
       const other = await seedBook(writer.db, library, { title: 'Other' });
-      const userId = await createUser(writer.db, { username: 'r', password: 'r-password', name: 'r', permissions: {}, libraryIds: [library] });
       await writer.readingState.exec.run('INSERT INTO user_book_progress (user_id, book_id, read_status) VALUES (?, ?, ?)', [userId, bookId, 'READING']);
       for (const store of [writer, reader]) await expect.poll(() => generationSettled(store), { timeout: 10_000 }).toBe(true);
 
@@ -332,10 +336,7 @@ describe('reading-state writes', () => {
         expect(await writer.exec.get('SELECT count(*) AS n FROM user_book_progress')).toEqual({ n: 0 });
         await expect.poll(() => sameGeneration(reader.readingState.generation(), beforeDelete)).toBe(false);
       }
-    } finally {
-      await writer.close();
-      await reader.close();
-    }
+    });
   });
 
   it('are not made by a read that starts with WITH, whatever tables it names', async () => {
