@@ -8,7 +8,7 @@ import { Kysely, SqliteDialect } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { migrationProvider } from '../../src/core/store/migrations/index.ts';
-import { readingAware, sourceForSql } from '../../src/core/store/reading-state.ts';
+import { READING_STATE_TABLES, readingAware, sourceForSql } from '../../src/core/store/reading-state.ts';
 import { CatalogMemo, sameGeneration } from '../../src/core/store/snapshot.ts';
 import { createUser } from '../../src/core/users/users.ts';
 import { seedBook, seedLibrary } from '../helpers/catalog-seed.ts';
@@ -53,6 +53,20 @@ describe.skipIf(onPostgres)('store on SQLite', () => {
     const names = (await store.db.selectFrom('bindery_migration' as never).select('name' as never).execute()).map((row) => (row as { name: string }).name);
     expect(names).toEqual(Object.keys(await migrationProvider.getMigrations()).sort());
     await store.close();
+  });
+
+  it('moves the reading-state version on every write to each reading-state table (migration 052)', async () => {
+    const store = await openStore(join(dir, 'catalog.sqlite'));
+    try {
+      const triggers = (await store.exec.all("SELECT tbl_name AS t, sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'reading_state_version_%'")) as { t: string; sql: string }[];
+      for (const table of READING_STATE_TABLES) {
+        const mine = triggers.filter((r) => r.t === table).map((r) => r.sql);
+        expect(mine, table).toHaveLength(3);
+        for (const event of ['INSERT', 'UPDATE', 'DELETE']) expect(mine.some((text) => text.includes(`AFTER ${event} ON ${table}`)), `${table} ${event}`).toBe(true);
+      }
+    } finally {
+      await store.close();
+    }
   });
 
   it('refuses a file that is not a database with a clear error and leaves it untouched', async () => {

@@ -2,7 +2,7 @@
 // another's commit cannot tell a catalog edit from a progress report, so its reading generation moved with every
 // commit of the CLI, a scan or another daemon, and dropped what was kept of each reader's progress. Here one counter
 // row moves with every write to a reading-state table, in the writing transaction, whichever process writes; a
-// connection reads it when data_version moves (snapshot.ts sqliteReadingGeneration). PostgreSQL already tells reading
+// connection reads it again when another connection committed or it wrote itself (snapshot.ts sqliteReadingGeneration). PostgreSQL already tells reading
 // state apart (its own NOTIFY channel), so nothing is added there.
 import { sql, type Kysely } from 'kysely';
 import { engineOf } from '../engine.ts';
