@@ -4,7 +4,7 @@ import type { SqlBool } from 'kysely';
 import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
 import { compiledOnce } from '../store/compiled-once.ts';
-import { CatalogMemo } from '../store/snapshot.ts';
+import { memosPerOwner, type CatalogMemo } from '../store/snapshot.ts';
 import type { Store } from '../store/store.ts';
 import { membersOf, seriesId, seriesKey, seriesNameOf, type BookSeries, type BookSeriesInput } from './series.ts';
 import { all, column, HAS_SERIES, listedBooks, nocaseSql, remembered, UNKNOWN_SERIES } from './sql.ts';
@@ -13,14 +13,12 @@ type SeriesKind = 'named' | 'unknown' | 'title';
 
 /** A book's series as one principal sees it, per catalog state, by kind and key. */
 const SERIES_KEPT = 1024;
-const keptByStore = new WeakMap<Store, WeakMap<Principal, CatalogMemo<string, BookSeries>>>();
+const keptByStore = new WeakMap<Store, (principal: Principal) => CatalogMemo<string, BookSeries>>();
 
 function keptSeries(store: Store, principal: Principal): CatalogMemo<string, BookSeries> {
-  let byPrincipal = keptByStore.get(store);
-  if (!byPrincipal) keptByStore.set(store, (byPrincipal = new WeakMap()));
-  let memo = byPrincipal.get(principal);
-  if (!memo) byPrincipal.set(principal, (memo = new CatalogMemo(SERIES_KEPT)));
-  return memo;
+  let ofPrincipal = keptByStore.get(store);
+  if (!ofPrincipal) keptByStore.set(store, (ofPrincipal = memosPerOwner<string, BookSeries>(SERIES_KEPT)));
+  return ofPrincipal(principal);
 }
 
 /**
