@@ -20,7 +20,7 @@ import { seriesDtoTexts, seriesPage, type KomgaReader } from '../../src/core/kom
 import { readingAware } from '../../src/core/store/reading-state.ts';
 import { sameGeneration } from '../../src/core/store/snapshot.ts';
 import { openStore, type Store } from '../../src/core/store/store.ts';
-import { seedLibrary, seedSeriesBook } from '../helpers/catalog-seed.ts';
+import { seedBook, seedLibrary, seedSeriesBook } from '../helpers/catalog-seed.ts';
 
 let dir: string;
 let store: Store;
@@ -233,6 +233,84 @@ describe('Komga series pages from kept SeriesDto texts', () => {
       // The other user's progress moves nothing of the admin's counts that a page shows.
       await elsewhere.readingState.exec.run('INSERT INTO user_book_progress (user_id, book_id, read_status) VALUES (?, ?, ?)', [otherId, book.sagaOne as number, 'READ']);
       await textsMatch("the other user's progress, from another process");
+    } finally {
+      await elsewhere.close();
+    }
+  });
+
+  it("keep a reader's counts of the Unknown Series until their progress or which books are in it change, whichever process writes", async () => {
+    await store.db.insertInto('user_book_progress').values({ user_id: adminId, book_id: book.loose as number, read_status: 'READ' }).execute();
+    await store.db.updateTable('user_book_progress').set({ read_status: 'READ' }).where('user_id', '=', adminId).where('book_id', '=', book.sagaOne as number).execute();
+    await figuresStored(store);
+    const unknownCounts = async (): Promise<{ read: number; counted: number }> => {
+      const aside = vi.spyOn(store, 'readAside');
+      try {
+        const texts = await seriesDtoTexts({ store, principal: admin(), groupUnknown: true, links }, await refsOf(admin(), true));
+        const dto = texts.map((t) => JSON.parse(t) as { name: string; booksReadCount: number }).find((d) => d.name === 'Unknown Series');
+        // No Unknown Series once no book is in it.
+        return { read: dto?.booksReadCount ?? 0, counted: aside.mock.calls.filter(([statement]) => statement.includes('user_book_progress')).length };
+      } finally {
+        aside.mockRestore();
+      }
+    };
+    expect((await unknownCounts()).read).toBe(1);
+    expect(await unknownCounts()).toEqual({ read: 1, counted: 0 });
+
+    const elsewhere = await openStore(join(dir, 'catalog.sqlite'));
+    const seen = async (what: string, write: () => Promise<unknown>): Promise<{ read: number; counted: number }> => {
+      const before = store.generation();
+      await write();
+      await vi.waitFor(() => expect(sameGeneration(store.generation(), before)).toBe(false));
+      const counts = await unknownCounts();
+      await textsMatch(what);
+      return counts;
+    };
+    const unknownMember = async (): Promise<number> => {
+      const { bookId } = await seedBook(elsewhere.db, comics, { title: 'Another loose one', types: ['CBX'] });
+      await elsewhere.db.insertInto('user_book_progress').values({ user_id: adminId, book_id: bookId, read_status: 'READ' }).execute();
+      return bookId;
+    };
+    try {
+      // Kept through writes that leave the Unknown Series' books as they are.
+      expect(await seen('a named series book renamed', () => elsewhere.db.updateTable('book_metadata').set({ title: 'Saga one, renamed' }).where('book_id', '=', book.sagaOne as number).execute())).toEqual({ read: 1, counted: 0 });
+      expect(await seen('the loose book renamed', () => elsewhere.db.updateTable('book_metadata').set({ title: 'Loose, renamed' }).where('book_id', '=', book.loose as number).execute())).toEqual({ read: 1, counted: 0 });
+      expect(await seen('a named book moved to another named series', () => elsewhere.db.updateTable('book_metadata').set({ series_name: 'Oneshot' }).where('book_id', '=', book.sagaThree as number).execute())).toEqual({
+        read: 1,
+        counted: 0,
+      });
+      // Counted again after each write that moves a book into or out of it.
+      const another = await seedLibrary(elsewhere.db, dir, 'Elsewhere');
+      let added = 0;
+      let named = 0;
+      const changes: [string, () => Promise<unknown>, number][] = [
+        ['the loose book given a series', () => elsewhere.db.updateTable('book_metadata').set({ series_name: 'Saga' }).where('book_id', '=', book.loose as number).execute(), 0],
+        ['its series cleared', () => elsewhere.db.updateTable('book_metadata').set({ series_name: '  ' }).where('book_id', '=', book.loose as number).execute(), 1],
+        ['a read book of a named series put in "unknown series"', () => elsewhere.db.updateTable('book_metadata').set({ series_name: 'unknown series' }).where('book_id', '=', book.sagaOne as number).execute(), 2],
+        ['the loose book marked deleted', () => elsewhere.db.updateTable('book').set({ deleted: 1 }).where('id', '=', book.loose as number).execute(), 1],
+        ['the loose book restored', () => elsewhere.db.updateTable('book').set({ deleted: 0 }).where('id', '=', book.loose as number).execute(), 2],
+        ['a book of "unknown series" left without a series (still in it)', () => elsewhere.db.updateTable('book_metadata').set({ series_name: null }).where('book_id', '=', book.sagaOne as number).execute(), 2],
+        ['a book without a series added and read', async () => (added = await unknownMember()), 3],
+        ['the loose book made physical', () => elsewhere.db.updateTable('book').set({ is_physical: 1 }).where('id', '=', book.loose as number).execute(), 2],
+        ['the added book moved to another library', () => elsewhere.db.updateTable('book').set({ library_id: another }).where('id', '=', added).execute(), 1],
+        ['the added book moved back', () => elsewhere.db.updateTable('book').set({ library_id: comics }).where('id', '=', added).execute(), 2],
+        ['a read book given a series', () => elsewhere.db.updateTable('book_metadata').set({ series_name: 'Saga' }).where('book_id', '=', book.sagaOne as number).execute(), 1],
+        [
+          'a read book of a named series added',
+          async () => {
+            named = await unknownMember();
+            await elsewhere.db.updateTable('book_metadata').set({ series_name: 'Saga' }).where('book_id', '=', named).execute();
+          },
+          1,
+        ],
+        ['its metadata removed', () => elsewhere.db.deleteFrom('book_metadata').where('book_id', '=', named).execute(), 2],
+        ['its metadata added again, with a series', () => elsewhere.db.insertInto('book_metadata').values({ book_id: named, title: 'Back', series_name: 'Saga' }).execute(), 1],
+        ['a read book without a series deleted', () => deleteBooks(elsewhere.db, join(dir, 'covers'), [added]), 0],
+      ];
+      for (const [what, write, read] of changes) {
+        const counts = await seen(what, write);
+        expect(counts.read, what).toBe(read);
+        expect(await unknownCounts(), `${what}, then kept`).toEqual({ read, counted: 0 });
+      }
     } finally {
       await elsewhere.close();
     }

@@ -415,25 +415,47 @@ function orderedIds(store: Store, principal: Principal, ref: SeriesRef, conditio
     .orderBy(unknownOrder(store.dialect));
 }
 
-export async function summarize(store: Store, principal: Principal, ref: SeriesRef, userId: number): Promise<SeriesSummary> {
-  const d = store.dialect;
-  const books = () => booksOf(store, principal, ref);
-  type StateCount = { state: KomgaReadState; n: number };
-  // The unknown series may hold most books: its states are read from the reader's progress rows instead, one probe of
-  // the book and its metadata per row (~30 ms for a reader with 10,000 of them at 100,000 books), so aside and
-  // remembered until the catalog or reading state changes.
-  const counted = (
-    ref.bounded
-      ? books().select([stateOf(d, userId).as('state'), sql<number>`count(*)`.as('n')])
-      : books()
-          .innerJoin('user_book_progress as p', (join) => join.onRef('p.book_id', '=', 'book.id').on('p.user_id', '=', userId))
-          .select([readStateSql(d, 'p').as('state'), sql<number>`count(*)`.as('n')])
-  )
+type StateCount = { state: KomgaReadState; n: number };
+
+/** A reader's read and in-progress books of a series. */
+export interface ReadCounts {
+  read: number;
+  inProgress: number;
+}
+
+const readCounts = (states: readonly StateCount[]): ReadCounts => ({
+  read: Number(states.find((s) => s.state === 'READ')?.n ?? 0),
+  inProgress: Number(states.find((s) => s.state === 'IN_PROGRESS')?.n ?? 0),
+});
+
+/**
+ * The unknown series may hold most books: its states are read from the reader's progress rows instead, one probe of
+ * the book and its metadata per row (~25 ms for a reader with 10,000 of them at 100,000 books).
+ */
+function unknownStatesCounted(store: Store, principal: Principal, ref: SeriesRef, userId: number) {
+  return booksOf(store, principal, ref)
+    .innerJoin('user_book_progress as p', (join) => join.onRef('p.book_id', '=', 'book.id').on('p.user_id', '=', userId))
+    .select([readStateSql(store.dialect, 'p').as('state'), sql<number>`count(*)`.as('n')])
     .groupBy(sql`1`)
     .compile();
-  const states = ref.bounded ? await all<StateCount>(store, counted) : await remembered(store, counted, () => allAside<StateCount>(store, counted));
+}
+
+/** The reader's counts of an unknown series as the catalog is now, read aside (not remembered: see series-figures.ts). */
+export async function unknownReadCounts(store: Store, principal: Principal, ref: SeriesRef, userId: number): Promise<ReadCounts> {
+  return readCounts(await allAside<StateCount>(store, unknownStatesCounted(store, principal, ref, userId)));
+}
+
+/** `known`: the reader's counts of an unknown series, when the caller has them (series-figures.ts keeps them). */
+export async function summarize(store: Store, principal: Principal, ref: SeriesRef, userId: number, known?: ReadCounts): Promise<SeriesSummary> {
+  const d = store.dialect;
+  const books = () => booksOf(store, principal, ref);
+  let reading = known;
+  if (reading === undefined) {
+    // The unknown series' counts: aside, and remembered until the catalog or reading state changes.
+    const counted = ref.bounded ? books().select([stateOf(d, userId).as('state'), sql<number>`count(*)`.as('n')]).groupBy(sql`1`).compile() : unknownStatesCounted(store, principal, ref, userId);
+    reading = readCounts(ref.bounded ? await all<StateCount>(store, counted) : await remembered(store, counted, () => allAside<StateCount>(store, counted)));
+  }
   const [first] = await column<number>(store, orderedIds(store, principal, ref, []).limit(1).compile());
-  const reading = { read: states.find((s) => s.state === 'READ')?.n ?? 0, inProgress: states.find((s) => s.state === 'IN_PROGRESS')?.n ?? 0 };
   if (!ref.bounded) return { ref, firstBookId: first, ...reading, ...(await unknownAggregates(store, principal, ref)) };
   const [agg] = await all<{ n: number; created: string | null; modified: string | null; release: string | null }>(
     store,
