@@ -2,7 +2,7 @@
 //                     [--rounds N] [--turns page|round] [--settle S]
 //                     [--spread 200|all] [--writer MS] [--writer-kind rename|progress] [--cold] [--accept-encoding gzip]
 //                     [--compression] [--loop-stats] [--cpu-prof DIR] [--placement shared,process,pinned,niced]
-//                     [--generator autocannon|lean]
+//                     [--generator autocannon|lean] [--basic-reader reader|admin]
 // The paged answers devices and apps ask for, over real HTTP against `bindery serve` (a child process, from the
 // sources) on a synthetic catalog (bench/book-catalog.ts) of each size: OPDS 1.2 and 2.0 catalog pages, Komga book
 // and series pages, app API book pages (newest first, by title, series and page count, and deep pages three quarters
@@ -64,6 +64,9 @@
 //               its own at nice 19). "CPU ms/req" is then the daemon's and the load generator's.
 // --generator   autocannon (the default) or lean (bench/load-client.ts: a plain keep-alive HTTP/1.1 client, which
 //               spends a fraction of autocannon's CPU per request; on kept pages autocannon spends more than the daemon).
+// --basic-reader  whom the HTTP Basic feeds (OPDS, Komga) sign in as: reader (the default: a user with a content
+//               restriction and no reading progress) or admin (no restriction, progress on one book in ten: 10,000 at
+//               100,000 books, two thirds of them in the Unknown Series).
 import Database from 'better-sqlite3';
 import bcrypt from 'bcryptjs';
 import { execFileSync, spawn } from 'node:child_process';
@@ -100,6 +103,7 @@ const { values } = parseArgs({
     turns: { type: 'string', default: 'page' },
     placement: { type: 'string', default: 'shared' },
     generator: { type: 'string', default: 'autocannon' },
+    'basic-reader': { type: 'string', default: 'reader' },
   },
 });
 const spreadAll = values.spread === 'all';
@@ -116,6 +120,9 @@ const connectionCounts = values.connections.split(',').map(Number);
 const load = (): string => loadavg()[0]!.toFixed(1);
 if (values.generator !== 'autocannon' && values.generator !== 'lean') throw new Error(`--generator: autocannon or lean, not ${values.generator}`);
 const generator: LoadGenerator = values.generator;
+if (values['basic-reader'] !== 'reader' && values['basic-reader'] !== 'admin') throw new Error(`--basic-reader: reader or admin, not ${values['basic-reader']}`);
+// The OPDS account the HTTP Basic feeds sign in with (inject-bench-setup.ts): the reader's, or the admin's.
+const basicAccount = values['basic-reader'] === 'admin' ? 'kobo' : 'phone';
 
 interface Endpoint {
   label: string;
@@ -742,7 +749,7 @@ for (const books of sizes) {
     const { koboToken, readerId } = await writeCatalogs(dir, books);
     // Started together, so that the first endpoint and the first Kobo session find them equally far from their start.
     running.push(...(await Promise.all(versions.map((version) => start(version, join(dir, version.folder))))));
-    const opds = (): Record<string, string> => ({ authorization: basicFor('phone') });
+    const opds = (): Record<string, string> => ({ authorization: basicFor(basicAccount) });
     // Deep pages: three quarters into the list (page 1,500 of 2,000 at 100,000 books), paged on from there.
     const deep = Math.floor((books / 50) * 0.75);
     const all: Endpoint[] = [

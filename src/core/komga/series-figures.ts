@@ -12,7 +12,9 @@
 // for series where nothing is hidden from them; their read and in-progress counts come from their own progress rows,
 // in one statement for the page. With the figures is kept the SeriesDto's JSON from after its sort title on (migration
 // 051: what is the same for every reader, the first book's fields included), so a page writes each kept series as the
-// reader's part in front of that text rather than building and serializing the DTO.
+// reader's part in front of that text rather than building and serializing the DTO. A library's Unknown Series has a
+// row under the key '' holding only a claim on which books are in it (migration 053 logs the writes that change them):
+// a reader's counts of it are kept under that claim.
 import { randomUUID } from 'node:crypto';
 import { sql, type SqlBool } from 'kysely';
 import { allPermissions } from '../auth/permissions.ts';
