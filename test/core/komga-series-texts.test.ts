@@ -311,6 +311,13 @@ describe('Komga series pages from kept SeriesDto texts', () => {
         expect(counts.read, what).toBe(read);
         expect(await unknownCounts(), `${what}, then kept`).toEqual({ read, counted: 0 });
       }
+      // A catalog that cannot store the claim (a full or read-only disk): the page is still answered, counted as before.
+      const refused = vi.spyOn(store.bookkeeping, 'tryRun').mockRejectedValue(new Error('disk full'));
+      try {
+        expect((await seen('a read book without a series added, on a full disk', unknownMember)).read).toBe(1);
+      } finally {
+        refused.mockRestore();
+      }
     } finally {
       await elsewhere.close();
     }

@@ -254,10 +254,11 @@ const unknownCountsOf = memosPerOwner<string, ReadCounts>(1_000);
  * A reader's read and in-progress books of a library's Unknown Series, kept while its members' claim holds and the
  * reading state is unchanged: counting them reads every progress row of the reader (~25 ms for 10,000 rows), and the
  * catalog changes far more often than which books are in it. Read after the claim was (or was stored): whatever a
- * write the claim does not cover did, the next page sees its log row. Undefined on a busy catalog.
+ * write the claim does not cover did, the next page sees its log row. Undefined when the claim cannot be stored.
  */
 async function keptUnknownCounts(store: Store, principal: Principal, ref: SeriesRef, userId: number, state: KeptState): Promise<ReadCounts | undefined> {
-  const claim = freshClaim(state) ?? (await claimUnknown(store, ref.libraryId, state));
+  // A catalog that cannot take the claim (a read-only or full disk) is counted as before: the page is still answered.
+  const claim = freshClaim(state) ?? (await claimUnknown(store, ref.libraryId, state).catch(() => undefined));
   if (claim === undefined) return undefined;
   const reading = { generation: () => store.readingState.generation(), writeInFlight: () => store.writeInFlight() };
   return unknownCountsOf(store).getAsync(reading, `${userId}\u0000${ref.libraryId}\u0000${claim}`, () => unknownReadCounts(store, principal, ref, userId));
