@@ -80,8 +80,7 @@ afterAll(async () => {
 
 const refsOf = async (principal: Principal, grouped: boolean): Promise<SeriesRef[]> => (await seriesIndex(store, principal, grouped)).heads.map((h) => refOf(store.dialect, h));
 
-/** Series whose kept figures may be used: a row, and no log row of a write since. */
-/** Fresh rows of figures (a library's Unknown Series members, key '', have a row holding only a claim). */
+/** Series whose kept figures may be used: a row, and no log row of a write since (the row under the key '' holds only the Unknown Series' claim). */
 const keptRows = async (): Promise<number> =>
   Number(
     (

@@ -3,7 +3,8 @@
 // books grouped or not) equals JSON.stringify of the SeriesDtos built from the books, after each write to what the kept
 // text shows: the first book's description, publisher, language and age rating; its genres added, renamed, removed;
 // tags; titles; books added and removed; and one user's reading progress, which must not show in another's page. A
-// reader's counts of a kept series are kept too, until their progress or the series' books change in any process.
+// reader's counts of a kept series are kept too, until their progress or the series' books change in any process; and
+// their counts of the Unknown Series, until their progress or which books are in it change (migration 053).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
