@@ -136,6 +136,8 @@ export async function writeCb7(
     await execa(sevenZip(), ['a', '-t7z', ...switches, path, '--', ...entries.map((e) => e.name)], {
       cwd: root,
       stdin: 'ignore',
+      // Without a UTF-8 locale (a bare environment) p7zip would store non-ASCII names as Latin-1 bytes.
+      env: { LC_ALL: 'C.UTF-8', LANG: 'C.UTF-8' },
     });
     return path;
   } finally {
