@@ -247,9 +247,6 @@ async function claimUnknown(store: Store, libraryId: number, state: KeptState): 
   return claim;
 }
 
-/** Per store: a reader's counts of a library's Unknown Series, by reader, library and members' claim; under the reading generation. */
-const unknownCountsOf = memosPerOwner<string, ReadCounts>(1_000);
-
 /**
  * A reader's read and in-progress books of a library's Unknown Series, kept while its members' claim holds and the
  * reading state is unchanged: counting them reads every progress row of the reader (~25 ms for 10,000 rows), and the
@@ -261,7 +258,7 @@ async function keptUnknownCounts(store: Store, principal: Principal, ref: Series
   const claim = freshClaim(state) ?? (await claimUnknown(store, ref.libraryId, state).catch(() => undefined));
   if (claim === undefined) return undefined;
   const reading = { generation: () => store.readingState.generation(), writeInFlight: () => store.writeInFlight() };
-  return unknownCountsOf(store).getAsync(reading, `${userId}\u0000${ref.libraryId}\u0000${claim}`, () => unknownReadCounts(store, principal, ref, userId));
+  return countsUnderClaim(store).getAsync(reading, claimedKey(userId, stateKey(ref.libraryId, UNKNOWN_MEMBERS), claim), () => unknownReadCounts(store, principal, ref, userId));
 }
 
 const storingByStore = new WeakMap<Store, Promise<void>>();
@@ -367,18 +364,14 @@ function progressRows(store: Store, userId: number): Promise<number> {
   return remembered(store, compiled, async () => Number((await store.exec.get(compiled.sql, [userId]))?.n ?? 0));
 }
 
-/** A reader's read and in-progress books of a kept series, true while its kept row still holds `claim` and is fresh. */
-interface ReaderCounts {
-  claim: string;
-  read: number;
-  inProgress: number;
-}
-
 /**
- * Per store, by reader and series: kept under the reading state's generation, while the catalog's side is the kept
- * row's claim (a write to the series' books logs it stale, and whoever works it out again stores a new claim).
+ * Per store: a reader's counts of a series (a kept named one, or a library's Unknown Series) by reader, series and the
+ * claim of its row, kept under the reading state's generation. The catalog's side is the claim: a write to the series'
+ * books logs it stale, and whoever works it out again stores a new claim (random, shared by the series stored
+ * together), so counts under an old one are never found again.
  */
-const readerCountsOf = memosPerOwner<string, ReaderCounts>(20_000);
+const countsUnderClaim = memosPerOwner<string, ReadCounts>(20_000);
+const claimedKey = (userId: number, series: string, claim: string): string => `${userId}\u0000${series}\u0000${claim}`;
 
 /**
  * The reader's read and in-progress books of the kept series: those whose kept row is fresh (`claims[i]`) from what
@@ -387,14 +380,14 @@ const readerCountsOf = memosPerOwner<string, ReaderCounts>(20_000);
  */
 async function readerStates(store: Store, userId: number, summaries: readonly SeriesSummary[], keys: readonly string[], claims: readonly (string | undefined)[]): Promise<void> {
   const d = store.dialect;
-  const memo = readerCountsOf(store);
+  const memo = countsUnderClaim(store);
   // Taken before the statement: progress written meanwhile shows as a change next time.
   const generation = store.readingState.generation();
-  const memoKey = (i: number): string => `${userId}\u0000${keys[i] as string}`;
   const asked: number[] = [];
   summaries.forEach((summary, i) => {
-    const known = claims[i] === undefined ? undefined : memo.peekAt(generation, memoKey(i));
-    if (known !== undefined && known.claim === claims[i]) {
+    const claim = claims[i];
+    const known = claim === undefined ? undefined : memo.peekAt(generation, claimedKey(userId, keys[i] as string, claim));
+    if (known !== undefined) {
       summary.read = known.read;
       summary.inProgress = known.inProgress;
     } else asked.push(i);
@@ -427,7 +420,7 @@ async function readerStates(store: Store, userId: number, summaries: readonly Se
     asked.flatMap((i) => {
       const claim = claims[i];
       const summary = summaries[i] as SeriesSummary;
-      return claim === undefined ? [] : [[memoKey(i), { claim, read: summary.read, inProgress: summary.inProgress }] as const];
+      return claim === undefined ? [] : [[claimedKey(userId, keys[i] as string, claim), { read: summary.read, inProgress: summary.inProgress }] as const];
     }),
   );
 }
