@@ -15,6 +15,12 @@ export interface IdleMemoryOptions {
   firstMs: number;
   /** How often to look after it. */
   everyMs: number;
+  /**
+   * Until the first collection, how soon to look again after a look that found the process busy. Start-up's tail
+   * (~50–60 ms of CPU just after the daemon listens) makes the first look find it busy more often than not; waiting
+   * `firstMs` again would keep start-up's heap resident for another second.
+   */
+  busyRetryMs: number;
   /** After the first, collect again only when the process has used at least this much CPU (ms) since the last one. */
   minWorkMs: number;
   /** Idle: at most this share of one core used since the last look. */
@@ -37,7 +43,7 @@ export interface IdleMemoryOptions {
 }
 
 // A look costs two system calls; a collection ~90 ms of CPU, so at most one per half second of work done in between.
-const DEFAULTS: IdleMemoryOptions = { firstMs: 1000, everyMs: 5000, minWorkMs: 500, idleShare: 0.05, minSlackBytes: 8 * 1024 * 1024, minReleasedBytes: 4 * 1024 * 1024, startupMs: 3000, afterStartUp: () => {} };
+const DEFAULTS: IdleMemoryOptions = { firstMs: 1000, everyMs: 5000, busyRetryMs: 250, minWorkMs: 500, idleShare: 0.05, minSlackBytes: 8 * 1024 * 1024, minReleasedBytes: 4 * 1024 * 1024, startupMs: 3000, afterStartUp: () => {} };
 
 /**
  * How far V8 lets the old generation grow past what its last full collection kept before it marks it again, once the
@@ -81,6 +87,11 @@ function cpuMicros(): number {
   return user + system;
 }
 
+function nextLookMs(options: IdleMemoryOptions, collected: boolean, busyTold: boolean, busy: boolean): number {
+  if (collected && busyTold) return options.everyMs;
+  return !collected && busy ? options.busyRetryMs : options.firstMs;
+}
+
 /** Starts looking; the returned function stops it. The timer never keeps the process alive. */
 export function compactWhenIdle(overrides: Partial<IdleMemoryOptions> = {}): () => void {
   const options = { ...DEFAULTS, ...overrides };
@@ -100,7 +111,8 @@ export function compactWhenIdle(overrides: Partial<IdleMemoryOptions> = {}): () 
     // The first quiet look after start collects whatever the slack: start-up's code (configuration, migrations, the
     // route table, the singletons' set-up) never runs again, and this collection lets V8 drop its bytecode (~1 MB of
     // the ~1.6 MB an idle daemon holds) with the rest of start-up's garbage.
-    if (share > options.idleShare) {
+    const busy = share > options.idleShare;
+    if (busy) {
       if (!busyTold && performance.now() - startedAt >= options.startupMs) {
         busyTold = true;
         options.onBusy?.();
@@ -118,7 +130,7 @@ export function compactWhenIdle(overrides: Partial<IdleMemoryOptions> = {}): () 
     }
     lastCpu = cpuMicros();
     lastAt = performance.now();
-    timer = setTimeout(look, collected && busyTold ? options.everyMs : options.firstMs).unref();
+    timer = setTimeout(look, nextLookMs(options, collected, busyTold, busy)).unref();
   };
   timer = setTimeout(look, options.firstMs).unref();
   return () => clearTimeout(timer);

@@ -112,6 +112,24 @@ describe('compactWhenIdle', () => {
       stop();
     }
   });
+  it('looks again soon when start-up is still busy at the first look, instead of waiting as long again', async () => {
+    const collections: number[] = [];
+    const started = performance.now();
+    // Half a core counts as busy: the test runner's other threads use a little of this process's CPU too.
+    const stop = compactWhenIdle({ firstMs: 600, busyRetryMs: 20, everyMs: 60_000, minWorkMs: 0, idleShare: 0.5, minSlackBytes: 1, minReleasedBytes: Infinity, onCollect: () => collections.push(performance.now() - started) });
+    try {
+      // Start-up's tail: most of the first look's window spent computing.
+      const cpuBefore = process.cpuUsage();
+      while ((process.cpuUsage(cpuBefore).user + process.cpuUsage(cpuBefore).system) / 1000 < 450) expect(churn().length).toBeGreaterThan(0);
+      for (let i = 0; i < 100 && collections.length === 0; i++) await sleep(20);
+      expect(collections.length).toBe(1);
+      // Waiting `firstMs` again would have collected at 1,200 ms at the earliest.
+      expect(collections[0]).toBeLessThan(1000);
+    } finally {
+      stop();
+    }
+  });
+
   it('tells once when the process gets busy after start-up', async () => {
     let busy = 0;
     // Busy from the start, within the time start-up is given: not told.
