@@ -284,6 +284,46 @@ describe('a page of series from kept figures', () => {
     expect(await logRows()).toBe(0);
   });
 
+  it('works through a log of thousands of rows in statements of a few thousand, the event loop turning between them', async () => {
+    await pagesMatch('before');
+    // As a bulk write leaves it: thousands of rows for one series, a few for another (more than two statements' worth).
+    const rows = [...Array.from({ length: 9_000 }, () => ({ library_id: comics, series_key: 'atlas' })), ...Array.from({ length: 30 }, () => ({ library_id: comics, series_key: 'binder' }))];
+    for (let i = 0; i < rows.length; i += 1_000) await store.db.insertInto('komga_series_stale').values(rows.slice(i, i + 1_000)).execute();
+    const turns = (): { count: () => number; stop: () => void } => {
+      let count = 0;
+      let stopped = false;
+      const turn = (): void => {
+        if (stopped) return;
+        count++;
+        setImmediate(turn);
+      };
+      setImmediate(turn);
+      return { count: () => count, stop: () => (stopped = true) };
+    };
+    const compacting = turns();
+    expect(await compactStaleLog(store)).toBe(9_030);
+    compacting.stop();
+    // Three statements delete atlas' rows, one binder's: requests get in between each.
+    expect(compacting.count()).toBeGreaterThanOrEqual(4);
+    expect(await logRows()).toBe(2);
+
+    // A reader forgets the rows it saw, thousands of them, in as many statements.
+    for (let i = 0; i < 9_000; i += 1_000) await store.db.insertInto('komga_series_stale').values(rows.slice(i, i + 1_000)).execute();
+    const series = { libraryId: comics, key: 'atlas' };
+    const state = (await keptStates(store, [series])).get(`${comics}\u0000atlas`);
+    expect(state?.logIds).toHaveLength(9_001);
+    const [atlas] = (await refsOf(admin(), true)).filter((r) => r.name.toLowerCase() === 'atlas');
+    const [summary] = await summarizeMany(store, admin(), [atlas as SeriesRef], 0);
+    const forgetting = turns();
+    expect(await keep(store, [{ ...series, summary: summary as NonNullable<typeof summary>, state: state as NonNullable<typeof state> }])).toBe(1);
+    forgetting.stop();
+    expect(forgetting.count()).toBeGreaterThanOrEqual(2);
+    // Binder's row stays: nobody worked it out.
+    expect(await logRows()).toBe(1);
+    await pagesMatch('after');
+    expect(await logRows()).toBe(0);
+  });
+
   it('shows a renamed author at once', async () => {
     await pagesMatch('before');
     const [atlas] = (await refsOf(admin(), true)).filter((r) => r.name.toLowerCase() === 'atlas');

@@ -212,12 +212,34 @@ export async function keep(store: Store, computed: readonly Computed[]): Promise
  * left behind only means working out again.
  */
 async function forgetSeen(store: Store, seen: readonly number[], claim: string): Promise<void> {
-  if (seen.length === 0) return;
-  await store.bookkeeping.tryRun(
-    `DELETE FROM komga_series_stale WHERE id IN (${store.dialect.jsonValues('integer')})
-     AND EXISTS (SELECT 1 FROM komga_series_summary s WHERE s.library_id = komga_series_stale.library_id AND s.series_key = komga_series_stale.series_key AND s.claim = ?)`,
-    [JSON.stringify(seen), claim],
+  await inChunks(seen, (ids) =>
+    store.bookkeeping.tryRun(
+      `DELETE FROM komga_series_stale WHERE id IN (${store.dialect.jsonValues('integer')})
+       AND EXISTS (SELECT 1 FROM komga_series_summary s WHERE s.library_id = komga_series_stale.library_id AND s.series_key = komga_series_stale.series_key AND s.claim = ?)`,
+      [ids, claim],
+    ),
   );
+}
+
+/**
+ * Log rows per statement that deletes them. A catalog just scanned or written in bulk logs a row or two per book
+ * (~200,000 at 100,000 books), and a statement over all of them held the daemon's thread for ~100–300 ms: with this many
+ * it takes a few ms, and requests are answered between two.
+ */
+const LOG_CHUNK = 4_000;
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * Runs a statement over each chunk of `ids` (given as a JSON array), in order, letting the event loop turn between two;
+ * stops at the first that does not run (a busy catalog). Answers whether all ran.
+ */
+async function inChunks(ids: readonly number[], run: (chunk: string) => Promise<boolean>): Promise<boolean> {
+  for (let from = 0; from < ids.length; from += LOG_CHUNK) {
+    if (from > 0) await nextTurn();
+    if (!(await run(JSON.stringify(ids.slice(from, from + LOG_CHUNK))))) return false;
+  }
+  return true;
 }
 
 /**
@@ -293,19 +315,21 @@ export function fillStale(store: Store, signal?: AbortSignal): Promise<void> {
   const run = async (): Promise<void> => {
     try {
       for (;;) {
-        await new Promise((resolve) => setImmediate(resolve));
+        await nextTurn();
         if (signal?.aborted) return;
         let series = ((await store.exec.all(`SELECT library_id, series_key FROM komga_series_stale GROUP BY library_id, series_key LIMIT ${FILL_BATCH}`)) as { library_id: number; series_key: string }[]).map(
           (r) => ({ libraryId: Number(r.library_id), key: r.series_key }),
         );
         if (series.length === 0) return;
         const states = await keptStates(store, series);
+        await nextTurn();
         // The Unknown Series' members: a new claim keeps the log short; the next page counts under it.
         const claimed = (await Promise.all(series.filter((s) => s.key === UNKNOWN_MEMBERS).map((s) => claimUnknown(store, s.libraryId, states.get(stateKey(s.libraryId, s.key)) as KeptState)))).filter(Boolean).length;
         series = series.filter((s) => s.key !== UNKNOWN_MEMBERS);
         // The key is a spelling of the series' name (it folds to itself).
         const refs = series.map(({ libraryId, key }): SeriesRef => ({ id: seriesId(libraryId, key), libraryId, name: key, members: membersOf(d, { libraryId, name: key, kind: 'named' }), bounded: true, lookup: { names: [key] } }));
         const computed = refs.length === 0 ? [] : await summarizeMany(store, EVERY_BOOK, refs, NO_READER);
+        await nextTurn();
         const stored = await keep(
           store,
           series.map((s, i) => ({ ...s, summary: computed[i] as SeriesSummary, state: states.get(stateKey(s.libraryId, s.key)) as KeptState })),
@@ -339,21 +363,29 @@ export async function compactStaleLog(store: Store, signal?: AbortSignal): Promi
       [after],
     )) as { library_id: number; series_key: string; first: number }[];
     if (series.length === 0) break;
+    await nextTurn();
     const states = await keptStates(
       store,
       series.map((r) => ({ libraryId: Number(r.library_id), key: r.series_key })),
     );
-    const seen = [...states.values()].flatMap((state) => state.logIds);
-    const added = await store.bookkeeping.tryRun(
-      `INSERT INTO komga_series_stale (library_id, series_key) SELECT library_id, series_key FROM komga_series_stale WHERE id IN (${d.jsonValues('integer')}) GROUP BY library_id, series_key`,
-      [JSON.stringify(seen)],
-    );
-    if (!added) break;
-    if (!(await store.bookkeeping.tryRun(`DELETE FROM komga_series_stale WHERE id IN (${d.jsonValues('integer')})`, [JSON.stringify(seen)]))) break;
-    deleted += seen.length;
+    await nextTurn();
+    // One new row for each series whose rows were read (rows a reader deleted meanwhile need none).
+    const logged = [...states.values()].filter((state) => state.logIds.length > 0);
+    const seen = logged.flatMap((state) => state.logIds);
+    if (logged.length > 0) {
+      const keys = series.filter((r) => (states.get(stateKey(Number(r.library_id), r.series_key))?.logIds.length ?? 0) > 0);
+      const added = await store.bookkeeping.tryRun(
+        `INSERT INTO komga_series_stale (library_id, series_key) VALUES ${keys.map(() => '(?, ?)').join(', ')}`,
+        keys.flatMap((r) => [Number(r.library_id), r.series_key]),
+      );
+      if (!added) break;
+      await nextTurn();
+      if (!(await inChunks(seen, (ids) => store.bookkeeping.tryRun(`DELETE FROM komga_series_stale WHERE id IN (${d.jsonValues('integer')})`, [ids])))) break;
+      deleted += seen.length;
+    }
     // The series not compacted yet all start after this batch's; those just compacted start after it again.
     after = Math.max(...series.map((r) => Number(r.first)));
-    await new Promise((resolve) => setImmediate(resolve));
+    await nextTurn();
   }
   return deleted;
 }
