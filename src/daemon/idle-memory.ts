@@ -89,7 +89,7 @@ function cpuMicros(): number {
 
 function nextLookMs(options: IdleMemoryOptions, collected: boolean, busyTold: boolean, busy: boolean): number {
   if (collected && busyTold) return options.everyMs;
-  return !collected && busy ? options.busyRetryMs : options.firstMs;
+  return !collected && busy ? Math.min(options.busyRetryMs, options.firstMs) : options.firstMs;
 }
 
 /** Starts looking; the returned function stops it. The timer never keeps the process alive. */

@@ -232,14 +232,17 @@ const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(reso
 
 /**
  * Runs a statement over each chunk of `ids` (given as a JSON array), in order, letting the event loop turn between two;
- * stops at the first that does not run (a busy catalog). Answers whether all ran.
+ * stops at the first that does not run (a busy catalog). Answers how many ids the statements that ran were given.
  */
-async function inChunks(ids: readonly number[], run: (chunk: string) => Promise<boolean>): Promise<boolean> {
+async function inChunks(ids: readonly number[], run: (chunk: string) => Promise<boolean>): Promise<number> {
+  let done = 0;
   for (let from = 0; from < ids.length; from += LOG_CHUNK) {
     if (from > 0) await nextTurn();
-    if (!(await run(JSON.stringify(ids.slice(from, from + LOG_CHUNK))))) return false;
+    const chunk = ids.slice(from, from + LOG_CHUNK);
+    if (!(await run(JSON.stringify(chunk)))) break;
+    done += chunk.length;
   }
-  return true;
+  return done;
 }
 
 /**
@@ -369,19 +372,21 @@ export async function compactStaleLog(store: Store, signal?: AbortSignal): Promi
       series.map((r) => ({ libraryId: Number(r.library_id), key: r.series_key })),
     );
     await nextTurn();
-    // One new row for each series whose rows were read (rows a reader deleted meanwhile need none).
-    const logged = [...states.values()].filter((state) => state.logIds.length > 0);
-    const seen = logged.flatMap((state) => state.logIds);
+    // One new row for each series some of whose rows were read, committed before any of them is deleted. (If a reader
+    // deleted them meanwhile, the new row only means that series is worked out once more.)
+    const logIdsOf = (r: { library_id: number; series_key: string }): number[] => states.get(stateKey(Number(r.library_id), r.series_key))?.logIds ?? [];
+    const logged = series.filter((r) => logIdsOf(r).length > 0);
     if (logged.length > 0) {
-      const keys = series.filter((r) => (states.get(stateKey(Number(r.library_id), r.series_key))?.logIds.length ?? 0) > 0);
       const added = await store.bookkeeping.tryRun(
-        `INSERT INTO komga_series_stale (library_id, series_key) VALUES ${keys.map(() => '(?, ?)').join(', ')}`,
-        keys.flatMap((r) => [Number(r.library_id), r.series_key]),
+        `INSERT INTO komga_series_stale (library_id, series_key) VALUES ${logged.map(() => '(?, ?)').join(', ')}`,
+        logged.flatMap((r) => [Number(r.library_id), r.series_key]),
       );
       if (!added) break;
       await nextTurn();
-      if (!(await inChunks(seen, (ids) => store.bookkeeping.tryRun(`DELETE FROM komga_series_stale WHERE id IN (${d.jsonValues('integer')})`, [ids])))) break;
-      deleted += seen.length;
+      const seen = logged.flatMap(logIdsOf);
+      const gone = await inChunks(seen, (ids) => store.bookkeeping.tryRun(`DELETE FROM komga_series_stale WHERE id IN (${d.jsonValues('integer')})`, [ids]));
+      deleted += gone;
+      if (gone < seen.length) break;
     }
     // The series not compacted yet all start after this batch's; those just compacted start after it again.
     after = Math.max(...series.map((r) => Number(r.first)));
