@@ -1,5 +1,6 @@
 // What the Komga-compatible API serves of the catalog: pages of the books a principal may see (in SQL, with Komga's
 // filters and sorts), the rows BookDto is built from, and libraries. Series are in series.ts. See docs/komga.md.
+import { chunks } from '../batches.ts';
 import type { RawBuilder, SqlBool } from 'kysely';
 import { sql } from 'kysely';
 import { isAdmin, type Principal } from '../auth/principal.ts';
@@ -50,12 +51,6 @@ export interface KomgaSeries {
 
 const CHUNK = 500;
 
-function chunks<T>(items: readonly T[]): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += CHUNK) out.push(items.slice(i, i + CHUNK));
-  return out;
-}
-
 interface BookSqlRow {
   id: number;
   library_id: number;
@@ -90,7 +85,7 @@ interface FileSqlRow {
 export async function loadBookRows(store: Store, ids: readonly number[], parts: { files?: boolean; authors?: boolean } = {}): Promise<KomgaBookRow[]> {
   const { files: withFiles = true, authors: withAuthors = true } = parts;
   const byId = new Map<number, KomgaBookRow>();
-  for (const part of chunks(ids)) {
+  for (const part of chunks(ids, CHUNK)) {
     const marks = part.map(() => '?').join(',');
     const books = (await store.exec.all(
       `SELECT b.id, b.library_id, b.added_on, m.title, m.series_name, m.series_number, m.description, m.publisher, m.published_date,

@@ -15,6 +15,7 @@
 // reader's part in front of that text rather than building and serializing the DTO. A library's Unknown Series has a
 // row under the key '' holding only a claim on which books are in it (migration 053 logs the writes that change them):
 // a reader's counts of it are kept under that claim.
+import { chunks, nextTurn } from '../batches.ts';
 import { randomUUID } from 'node:crypto';
 import { sql, type SqlBool } from 'kysely';
 import { allPermissions } from '../auth/permissions.ts';
@@ -228,17 +229,14 @@ async function forgetSeen(store: Store, seen: readonly number[], claim: string):
  */
 const LOG_CHUNK = 4_000;
 
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
 /**
  * Runs a statement over each chunk of `ids` (given as a JSON array), in order, letting the event loop turn between two;
  * stops at the first that does not run (a busy catalog). Answers how many ids the statements that ran were given.
  */
 async function inChunks(ids: readonly number[], run: (chunk: string) => Promise<boolean>): Promise<number> {
   let done = 0;
-  for (let from = 0; from < ids.length; from += LOG_CHUNK) {
-    if (from > 0) await nextTurn();
-    const chunk = ids.slice(from, from + LOG_CHUNK);
+  for (const chunk of chunks(ids, LOG_CHUNK)) {
+    if (done > 0) await nextTurn();
     if (!(await run(JSON.stringify(chunk)))) break;
     done += chunk.length;
   }

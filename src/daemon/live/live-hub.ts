@@ -3,6 +3,7 @@
 // status). It exists from the first live connection on; with no client connected it reads nothing. Every server process
 // (replica or worker) tails the same outbox, so an event reaches clients connected to any of them; it looks again when
 // the catalog's generation moves (another process committed: SQLite's data_version, PostgreSQL's NOTIFY).
+import { nextTurn } from '../../core/batches.ts';
 import { isAdmin, principalFor } from '../../core/auth/principal.ts';
 import { eventsAfter, onEventAppended, type OutboxRow } from '../../core/events/outbox.ts';
 import { OutboxCursor } from '../../core/events/outbox-cursor.ts';
@@ -177,7 +178,7 @@ export class LiveHub {
         if (more) {
           this.pollAgain = true;
           this.woken = true;
-          await new Promise((resolve) => setImmediate(resolve));
+          await nextTurn();
         }
       } while (this.pollAgain);
     } catch (error) {
