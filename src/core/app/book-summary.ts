@@ -1,6 +1,7 @@
 // AppBookSummary: the mobile app's compact book, with the caller's status, rating and progress. Loaded for a page of
 // ids at once (one query per table, on a range of ids or a set), in the order given.
 import { batchFilter, repeated, type BatchFilter } from '../books/book-bundles.ts';
+import { keptByVersion, keptOrBuilt, type Built } from '../books/book-versions.ts';
 import { metadataSelectList, parseFormatPriority } from '../books/book-json.ts';
 import { pickPrimary } from '../books/primary-file.ts';
 import type { SqlDialect } from '../store/dialect.ts';
@@ -275,23 +276,43 @@ function summaryJson(book: SummaryBookRow, names: BookNames | undefined, files: 
   return out;
 }
 
-/** AppBookSummary of each id that exists, in the order given, with `userId`'s reading state. */
-export async function bookSummaries(store: Store, userId: number, ids: readonly number[]): Promise<Json[]> {
-  if (ids.length === 0) return [];
+/** What an AppBookSummary shows of a book's own rows (the reader's progress aside). */
+interface SummaryParts {
+  book: SummaryBookRow;
+  names: BookNames | undefined;
+  files: FileRow[];
+}
+
+/** Books whose rows are kept per catalog: a few pages of every list a few readers page through. */
+const KEPT_SUMMARIES = 4096;
+
+/** Each book's rows, read in one snapshot. */
+async function summaryParts(store: Store, ids: readonly number[]): Promise<Built<SummaryParts>[]> {
   const d = store.dialect;
   const batch = batchFilter(d, ids);
   const params = batch.params;
   return store.read(async ({ exec }) => {
-    // Rows of a range may include books not asked for: only the ids asked for are looked up below.
-    const books = new Map(((await exec.all(SUMMARY_BOOKS_SQL(d, batch), params)) as unknown as SummaryBookRow[]).map((b) => [b.id, b]));
+    const books = (await exec.all(SUMMARY_BOOKS_SQL(d, batch), params)) as unknown as SummaryBookRow[];
     const names = namesOf((await exec.all(NAMES_BATCH_SQL(d, batch), repeated(params, 4))) as NameRow[]);
     const files = groupBy((await exec.all(FILES_BATCH_SQL(d, batch), params)) as unknown as FileRow[]);
-    const progress = new Map(((await exec.all(PROGRESS_BATCH_SQL(d, batch), [userId, ...params])) as unknown as ProgressRow[]).map((p) => [p.book_id, p]));
-    const out: Json[] = [];
-    for (const id of ids) {
-      const book = books.get(id);
-      if (book) out.push(summaryJson(book, names.get(id), files.get(id) ?? [], progress.get(id)));
-    }
-    return out;
+    return books.map((book) => ({ id: book.id, value: { book, names: names.get(book.id), files: files.get(book.id) ?? [] }, keep: true }));
   });
+}
+
+/**
+ * AppBookSummary of each id that exists, in the order given, with `userId`'s reading state. The books' own rows are
+ * kept under each book's version (book-versions.ts): a page built again after a write elsewhere in the catalog reads
+ * the versions, the reader's progress and only the rows of the books that changed.
+ */
+export async function bookSummaries(store: Store, userId: number, ids: readonly number[]): Promise<Json[]> {
+  if (ids.length === 0) return [];
+  const parts = await keptOrBuilt(store, keptByVersion<SummaryParts>(store, 'app-summary', KEPT_SUMMARIES), ids, (missing) => summaryParts(store, missing));
+  const batch = batchFilter(store.dialect, ids);
+  const progress = new Map(((await store.exec.all(PROGRESS_BATCH_SQL(store.dialect, batch), [userId, ...batch.params])) as unknown as ProgressRow[]).map((p) => [p.book_id, p]));
+  const out: Json[] = [];
+  for (const id of ids) {
+    const found = parts.get(id);
+    if (found) out.push(summaryJson(found.book, found.names, found.files, progress.get(id)));
+  }
+  return out;
 }

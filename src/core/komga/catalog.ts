@@ -1,6 +1,7 @@
 // What the Komga-compatible API serves of the catalog: pages of the books a principal may see (in SQL, with Komga's
 // filters and sorts), the rows BookDto is built from, and libraries. Series are in series.ts. See docs/komga.md.
 import { chunks } from '../batches.ts';
+import { keptByVersion, keptOrBuilt } from '../books/book-versions.ts';
 import type { RawBuilder, SqlBool } from 'kysely';
 import { sql } from 'kysely';
 import { isAdmin, type Principal } from '../auth/principal.ts';
@@ -78,11 +79,23 @@ interface FileSqlRow {
   page_count: number | null;
 }
 
+/** Whole rows kept per catalog under each book's version: a few pages of every list a few readers page through. */
+const KEPT_ROWS = 4096;
+
 /**
  * The rows of these books (ids the caller has already checked), in the order given; unknown ids are skipped. Without
  * `files` the file fields stay null and without `authors` the authors empty (a SeriesDto shows neither of its first book).
+ * Whole rows of a page's books are kept under each book's version (book-versions.ts): a page built again after a write
+ * elsewhere in the catalog reads the versions and only the rows of the books that changed. They are shared: read only.
  */
 export async function loadBookRows(store: Store, ids: readonly number[], parts: { files?: boolean; authors?: boolean } = {}): Promise<KomgaBookRow[]> {
+  if (parts.files === false || parts.authors === false || ids.length === 0 || ids.length > CHUNK) return readBookRows(store, ids, parts);
+  const kept = keptByVersion<KomgaBookRow>(store, 'komga-book-row', KEPT_ROWS);
+  const byId = await keptOrBuilt(store, kept, ids, async (missing) => (await readBookRows(store, missing, parts)).map((row) => ({ id: row.id, value: row, keep: true })));
+  return ids.flatMap((id) => byId.get(id) ?? []);
+}
+
+async function readBookRows(store: Store, ids: readonly number[], parts: { files?: boolean; authors?: boolean }): Promise<KomgaBookRow[]> {
   const { files: withFiles = true, authors: withAuthors = true } = parts;
   const byId = new Map<number, KomgaBookRow>();
   for (const part of chunks(ids, CHUNK)) {

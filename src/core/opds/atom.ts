@@ -164,6 +164,20 @@ function bookEntryXml(frame: EntryFrame, book: BookEntry): string {
   return `${xml}  </entry>\n`;
 }
 
+/**
+ * A book's entry XML, kept with the entry it was made from: a kept entry (entries.ts keeps them per book version,
+ * shared by every reader) is written once per catalog root, not once per page.
+ */
+const entryTexts = new WeakMap<BookEntry, { root: string; xml: string }>();
+
+function keptEntryXml(frame: EntryFrame, root: string, book: BookEntry): string {
+  const known = entryTexts.get(book);
+  if (known !== undefined && known.root === root) return known.xml;
+  const xml = bookEntryXml(frame, book);
+  entryTexts.set(book, { root, xml });
+  return xml;
+}
+
 type PagingLink = ReturnType<typeof pagingLinks>[number];
 
 // An acquisition feed's paging and facet links as the lines XmlWriter would write for them (the same bytes), each
@@ -210,7 +224,7 @@ export function renderAtom(feed: Feed, ctx: AtomContext): string {
   const frame = hasBooks ? frameOf(ctx.root) : undefined;
   for (const entry of feed.entries) {
     if (entry.type === 'nav') navEntry(w, ctx, entry, feed.updated);
-    else w.lines(1, bookEntryXml(frame as EntryFrame, entry));
+    else w.lines(1, keptEntryXml(frame as EntryFrame, ctx.root, entry));
   }
   w.close();
   return w.toString();

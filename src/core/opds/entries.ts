@@ -5,6 +5,7 @@ import { batchFilter, grouped, repeated, type BatchFilter } from '../books/book-
 import { parseFormatPriority } from '../books/book-json.ts';
 import { pickPrimary } from '../books/primary-file.ts';
 import type { BookFileType } from '../formats/types.ts';
+import { keptByVersion, keptOrBuilt, type Built } from '../books/book-versions.ts';
 import type { Store } from '../store/store.ts';
 import type { AcquisitionFile, BookEntry, PageStream } from './feed.ts';
 import { acquisitionType, formatTitle } from './mime.ts';
@@ -210,10 +211,19 @@ function entryOf(book: BookRow, bookFiles: readonly FileRow[], nameRows: readonl
 const NO_FILES: FileRow[] = [];
 const NO_NAMES: NameRow[] = [];
 
-/** Feed entries for the given books that exist, in the order given. */
-export async function bookEntries(store: Store, ids: readonly number[], userId: number, now: string): Promise<BookEntry[]> {
-  if (ids.length === 0) return [];
-  const filter = batchFilter(store.dialect, [...ids].sort((a, b) => a - b));
+/** A book's entry as its rows give it, shared by every reader: the reader's own last comic page is added per page. */
+interface KeptEntry {
+  entry: BookEntry;
+  /** The page stream of the book's comic file, if it has one. */
+  comic: { fileId: number; primary: boolean; count: number } | undefined;
+}
+
+/** Books whose entries are kept per catalog: a few pages of every list a few readers page through. */
+const KEPT_ENTRIES = 4096;
+
+/** The entries of the given books (those that exist), built from their rows. */
+async function builtEntries(store: Store, ids: readonly number[], now: string): Promise<Built<KeptEntry>[]> {
+  const filter = batchFilter(store.dialect, ids);
   const sql = statementsFor(filter);
   const books = (await store.exec.all(sql.books, filter.params)) as unknown as BookRow[];
   if (books.length === 0) return [];
@@ -222,35 +232,49 @@ export async function bookEntries(store: Store, ids: readonly number[], userId: 
 
   const wanted = new Set(ids);
   const priorities = new Map<string | null, BookFileType[] | null>();
-  const byId = new Map<number, BookEntry>();
-  const streams: { bookId: number; fileId: number; primary: boolean; entry: BookEntry; count: number }[] = [];
+  const built: Built<KeptEntry>[] = [];
   for (const book of books) {
     // A range of ids may hold books not asked for.
     if (!wanted.has(book.id)) continue;
     let priority = priorities.get(book.format_priority);
     if (priority === undefined) priorities.set(book.format_priority, (priority = parseFormatPriority(book.format_priority)));
     const bookFiles = orderedFiles(files.get(book.id) ?? NO_FILES, priority);
-    const entry = entryOf(book, bookFiles, names.get(book.id) ?? NO_NAMES, now);
     const comic = streamedComic(bookFiles);
-    if (comic) streams.push({ bookId: book.id, fileId: comic.id, primary: comic === bookFiles[0], entry, count: comic.page_count as number });
-    byId.set(book.id, entry);
+    const entry = entryOf(book, bookFiles, names.get(book.id) ?? NO_NAMES, now);
+    const value = { entry, comic: comic ? { fileId: comic.id, primary: comic === bookFiles[0], count: comic.page_count as number } : undefined };
+    // A book without a readable date added shows the time of the page, which must not be kept.
+    built.push({ id: book.id, value, keep: instant(book.added_on, '') !== '' });
   }
-  if (streams.length > 0) {
-    const progress = await comicProgress(store, userId, streams);
-    for (const s of streams) {
-      const stream: PageStream = { fileId: s.fileId, count: s.count };
-      const last = progress.get(s.fileId);
-      if (last) {
-        stream.lastRead = Math.min(last.page, stream.count);
-        if (last.at) stream.lastReadUpdate = instant(last.at, now);
-      }
-      s.entry.stream = stream;
-    }
-  }
+  return built;
+}
+
+/**
+ * Feed entries for the given books that exist, in the order given. What the books' rows give is kept per book under
+ * its version (book-versions.ts), so a page built again after a write elsewhere in the catalog reads the versions and
+ * builds only the books that changed; the reader's last comic page is read for every page.
+ */
+export async function bookEntries(store: Store, ids: readonly number[], userId: number, now: string): Promise<BookEntry[]> {
+  const kept = keptByVersion<KeptEntry>(store, 'opds-entry', KEPT_ENTRIES);
+  const byId = await keptOrBuilt(store, kept, [...ids].sort((a, b) => a - b), (missing) => builtEntries(store, missing, now));
+  const streams: { bookId: number; fileId: number; primary: boolean }[] = [];
+  for (const [bookId, { comic }] of byId) if (comic) streams.push({ bookId, fileId: comic.fileId, primary: comic.primary });
+  const progress = streams.length > 0 ? await comicProgress(store, userId, streams) : undefined;
   const out: BookEntry[] = [];
   for (let i = 0; i < ids.length; i++) {
-    const entry = byId.get(ids[i] as number);
-    if (entry) out.push(entry);
+    const id = ids[i] as number;
+    const found = byId.get(id);
+    if (!found) continue;
+    if (!found.comic) {
+      out.push(found.entry);
+      continue;
+    }
+    const stream: PageStream = { fileId: found.comic.fileId, count: found.comic.count };
+    const last = progress?.get(found.comic.fileId);
+    if (last) {
+      stream.lastRead = Math.min(last.page, stream.count);
+      if (last.at) stream.lastReadUpdate = instant(last.at, now);
+    }
+    out.push({ ...found.entry, stream });
   }
   return out;
 }

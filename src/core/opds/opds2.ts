@@ -105,7 +105,24 @@ function publication(ctx: Opds2Context, book: BookEntry): Json {
   return out;
 }
 
-export function renderOpds2(feed: Feed, ctx: Opds2Context): Json {
+/**
+ * A publication's JSON text, kept with the entry it was made from: a kept entry (entries.ts keeps them per book
+ * version, shared by every reader) is written once per catalog root, not once per page.
+ */
+const publicationTexts = new WeakMap<BookEntry, { root: string; text: string }>();
+
+function publicationText(ctx: Opds2Context, book: BookEntry): string {
+  const known = publicationTexts.get(book);
+  if (known !== undefined && known.root === ctx.root) return known.text;
+  const text = JSON.stringify(publication(ctx, book));
+  publicationTexts.set(book, { root: ctx.root, text });
+  return text;
+}
+
+const listText = (texts: readonly string[]): string => `[${texts.join(',')}]`;
+
+/** The feed's JSON text: written member by member, with each publication's text as kept (publicationText). */
+export function renderOpds2(feed: Feed, ctx: Opds2Context): string {
   const metadata: Json = { title: feed.title, modified: feed.updated };
   const links: Json[] = [
     link('self', hrefOf(ctx.root, feed.self)),
@@ -118,7 +135,7 @@ export function renderOpds2(feed: Feed, ctx: Opds2Context): Json {
     metadata.currentPage = feed.paging.page;
     for (const paging of pagingLinks(feed.paging)) links.push(link(paging.rel, hrefOf(ctx.root, paging.target)));
   }
-  const out: Json = { metadata, links };
+  const members = [`"metadata":${JSON.stringify(metadata)}`, `"links":${JSON.stringify(links)}`];
   if (feed.facets && feed.facets.length > 0) {
     // One facet object per group; the facet the feed shows now is marked `self`, as OPDS 2 readers expect.
     const groups = new Map<string, Json[]>();
@@ -126,26 +143,27 @@ export function renderOpds2(feed: Feed, ctx: Opds2Context): Json {
       const entry: Json = { href: hrefOf(ctx.root, facet.target), title: facet.title, type: OPDS2_TYPE, ...(facet.active ? { rel: 'self' } : {}), properties: { numberOfItems: facet.count } };
       groups.set(facet.group, [...(groups.get(facet.group) ?? []), entry]);
     }
-    out.facets = [...groups].map(([title, facetLinks]) => ({ metadata: { title }, links: facetLinks }));
-  }
-  const groups = (feed.groups ?? []).filter((g) => g.entries.some((e) => e.files.length > 0));
-  if (groups.length > 0) {
-    out.groups = groups.map((g) => ({
-      metadata: { title: g.title, numberOfItems: g.total },
-      links: [link('self', hrefOf(ctx.root, g.target), { title: g.title })],
-      publications: g.entries.filter((e) => e.files.length > 0).map((book) => publication(ctx, book)),
-    }));
+    members.push(`"facets":${JSON.stringify([...groups].map(([title, facetLinks]) => ({ metadata: { title }, links: facetLinks })))}`);
   }
   // A publication needs an acquisition link: a book whose files are all gone has nothing to offer in OPDS 2.
-  const books = feed.entries.filter((e): e is BookEntry => e.type === 'book' && e.files.length > 0);
-  const navigation = feed.entries.filter((e): e is NavEntry => e.type === 'nav');
-  if (books.length > 0) out.publications = books.map((book) => publication(ctx, book));
-  if (navigation.length > 0) out.navigation = navigation.map((entry) => navigationLink(ctx, entry));
-  // A feed must hold at least one publication, navigation link or group: an empty one leads back to the start.
-  if (!out.publications && !out.navigation) {
-    out.navigation = [{ href: hrefOf(ctx.root, ROOT), title: feed.emptyTitle ?? 'Nothing here yet', type: OPDS2_TYPE, rel: 'start' }];
+  const offered = (entries: readonly (BookEntry | NavEntry)[]): BookEntry[] => entries.filter((e): e is BookEntry => e.type === 'book' && e.files.length > 0);
+  const groups = (feed.groups ?? []).filter((g) => g.entries.some((e) => e.files.length > 0));
+  if (groups.length > 0) {
+    const texts = groups.map((g) => {
+      const head = JSON.stringify({ metadata: { title: g.title, numberOfItems: g.total }, links: [link('self', hrefOf(ctx.root, g.target), { title: g.title })] });
+      return `${head.slice(0, -1)},"publications":${listText(offered(g.entries).map((book) => publicationText(ctx, book)))}}`;
+    });
+    members.push(`"groups":${listText(texts)}`);
   }
-  return out;
+  const books = offered(feed.entries);
+  const navigation = feed.entries.filter((e): e is NavEntry => e.type === 'nav');
+  if (books.length > 0) members.push(`"publications":${listText(books.map((book) => publicationText(ctx, book)))}`);
+  if (navigation.length > 0) members.push(`"navigation":${JSON.stringify(navigation.map((entry) => navigationLink(ctx, entry)))}`);
+  // A feed must hold at least one publication, navigation link or group: an empty one leads back to the start.
+  if (books.length === 0 && navigation.length === 0) {
+    members.push(`"navigation":${JSON.stringify([{ href: hrefOf(ctx.root, ROOT), title: feed.emptyTitle ?? 'Nothing here yet', type: OPDS2_TYPE, rel: 'start' }])}`);
+  }
+  return `{${members.join(',')}}`;
 }
 
 /** A feed for documents that have no OPDS 2 form (the OpenSearch description): the search template and the start. */

@@ -542,6 +542,11 @@ export interface KomgaProgressionTable {
   recorded_at: string;
 }
 
+export interface BookVersionTable {
+  book_id: number;
+  version: number;
+}
+
 export interface KomgaSeriesStaleTable {
   id: Generated<number>;
   library_id: number;
@@ -1006,6 +1011,7 @@ export interface DB {
   book_notes: BookNotesTable;
   book_notes_v2: BookNotesV2Table;
   book_shelf_mapping: BookShelfMappingTable;
+  book_version: BookVersionTable;
   bookdrop_file: BookdropFileTable;
   category: CategoryTable;
   cbx_viewer_preference: CbxViewerPreferenceTable;

@@ -11,11 +11,11 @@ export const MIGRATION_TABLES: readonly string[] = ['bindery_migration', 'binder
 export const SQLITE_ONLY_TABLES: readonly string[] = ['reading_state_version'];
 
 /**
- * Figures derived from the catalog and kept by its own triggers (migrations 044 and 052): a copy leaves them out (the
- * target's triggers log every series it receives as stale, to be worked out again, and count its reading state
- * anew), and they do not make a catalog used.
+ * Figures derived from the catalog and kept by its own triggers (migrations 044, 052 and 054): a copy leaves them out
+ * (the target's triggers log every series it receives as stale, to be worked out again, give every book it receives a
+ * version and count its reading state anew), and they do not make a catalog used.
  */
-export const DERIVED_TABLES: readonly string[] = ['komga_series_summary', 'komga_series_stale', ...SQLITE_ONLY_TABLES];
+export const DERIVED_TABLES: readonly string[] = ['komga_series_summary', 'komga_series_stale', 'book_version', ...SQLITE_ONLY_TABLES];
 
 export interface ColumnFacts {
   name: string;

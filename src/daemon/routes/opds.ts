@@ -159,7 +159,7 @@ function feedOptions(format: Format): FeedOptions {
 function sendFeed(reply: FastifyReply, ctx: DaemonContext, family: Family, format: Format, feed: Feed): FastifyReply {
   reply.header('Cache-Control', 'no-cache, private');
   if (family === 'negotiated') reply.header('Vary', 'Accept');
-  if (format === 'json') return reply.status(200).type(`${OPDS2_TYPE};charset=utf-8`).send(ownBuffer(JSON.stringify(renderOpds2(feed, { root: rootOf(ctx, 'v2') }))));
+  if (format === 'json') return reply.status(200).type(`${OPDS2_TYPE};charset=utf-8`).send(ownBuffer(renderOpds2(feed, { root: rootOf(ctx, 'v2') })));
   return reply.type(`${ATOM_TYPE[feed.kind]};charset=utf-8`).send(ownBuffer(renderAtom(feed, { root: rootOf(ctx, 'v1'), generator: CATALOG_NAME })));
 }
 

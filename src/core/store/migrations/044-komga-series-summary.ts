@@ -107,11 +107,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await createTriggers(db, TRIGGERS);
 }
 
-/** Creates each trigger (named `komga_series_<table>_<event>`): a plpgsql function and its trigger on PostgreSQL. */
-export async function createTriggers(db: Kysely<unknown>, triggers: readonly TriggerSpec[]): Promise<void> {
+/** Creates each trigger (named `<prefix>_<table>_<event>`): a plpgsql function and its trigger on PostgreSQL. */
+export async function createTriggers(db: Kysely<unknown>, triggers: readonly TriggerSpec[], prefix = 'komga_series'): Promise<void> {
   const postgres = engineOf(db) === 'postgres';
   for (const t of triggers) {
-    const name = `komga_series_${t.table}_${t.event}`;
+    const name = `${prefix}_${t.table}_${t.event}`;
     if (postgres) {
       await sql
         .raw(`CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN ${t.statements.join('; ')}; RETURN ${t.when.startsWith('BEFORE') ? 'OLD' : 'NULL'}; END $$`)
