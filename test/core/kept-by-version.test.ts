@@ -112,6 +112,7 @@ describe('OPDS entries, Komga book rows and app book summaries kept under each b
       }],
       ['mood renamed', () => store.db.updateTable('mood').set({ name: 'Gloomy' }).where('name', '=', 'Dark').execute()],
       ['metadata locked', () => store.db.updateTable('book_metadata').set({ title_locked: 1 }).where('book_id', '=', b3).execute()],
+      ['made physical', () => store.db.updateTable('book').set({ is_physical: 1 }).where('id', '=', b1).execute()],
       ['match score', () => store.db.updateTable('book').set({ metadata_match_score: 88 }).where('id', '=', b2).execute()],
       ['tag renamed', () => store.db.updateTable('tag').set({ name: 'Cosy' }).where('name', '=', 'Cozy').execute()],
       ['category removed', () => store.db.deleteFrom('book_metadata_category_mapping').where('book_id', '=', b0).execute()],

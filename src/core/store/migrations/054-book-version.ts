@@ -6,6 +6,10 @@
 //
 // A row is never deleted, not even with its book: SQLite may give a deleted book's id to the next book, whose entry
 // must not pass for the old one's. A book without a row has version 0.
+//
+// On PostgreSQL a write to any of a book's rows now also locks the book's version row until it commits. Two
+// transactions writing the same book serialize on it (they mostly did already, on the book's own rows); ones writing
+// different books never meet. Moving many books at once (a rename, a format priority) takes their rows in id order.
 import type { Kysely } from 'kysely';
 import { createTriggers, type TriggerSpec } from './044-komga-series-summary.ts';
 
@@ -25,7 +29,8 @@ const bumpAll = (from: string, where: string, bookId = 'x.book_id'): string =>
 const TRIGGERS: TriggerSpec[] = [
   // Inserted too: a new book that takes a deleted book's id must not show that book's entry.
   { table: 'book', event: 'insert', when: 'AFTER INSERT', statements: [bump('NEW.id')] },
-  { table: 'book', event: 'update', when: 'AFTER UPDATE', statements: [bump('NEW.id')] },
+  // Only the book columns a listing shows: the scanner and the mover update others (paths, scan times) all the time.
+  { table: 'book', event: 'update', when: 'AFTER UPDATE OF id, library_id, added_on, metadata_match_score, is_physical', statements: [bump('NEW.id'), `INSERT INTO book_version (book_id, version) SELECT OLD.id, 1 WHERE OLD.id <> NEW.id ${UPSERT}`] },
   { table: 'book', event: 'delete', when: 'AFTER DELETE', statements: [bump('OLD.id')] },
   // Library settings an entry shows: the format priority that picks a book's primary file.
   { table: 'library', event: 'priority', when: 'AFTER UPDATE OF format_priority', statements: [bumpAll('book b', 'b.library_id = NEW.id', 'b.id')] },
