@@ -7,8 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bookSummaries } from '../../src/core/app/book-summary.ts';
+import { KeptByVersion } from '../../src/core/books/book-versions.ts';
 import { loadBookRows } from '../../src/core/komga/catalog.ts';
 import { bookEntries } from '../../src/core/opds/entries.ts';
+import { ATOM_TEXT, keptText, OPDS2_TEXT, type BookEntry } from '../../src/core/opds/feed.ts';
 import { openStore, type Store } from '../../src/core/store/store.ts';
 import { seedBook, seedLibrary } from '../helpers/catalog-seed.ts';
 
@@ -199,5 +201,41 @@ describe('OPDS entries, Komga book rows and app book summaries kept under each b
     const later = '2026-11-30T00:00:00.000Z';
     await bookEntries(store, ids, reader, NOW);
     expect((await bookEntries(store, ids, reader, later)).find((e) => e.bookId === comic)?.updated).toBe(later);
+  });
+});
+
+describe('KeptByVersion', () => {
+  it('answers only under the version a value was kept at, and drops the least recently used beyond its limit', () => {
+    const kept = new KeptByVersion<string>(8);
+    for (let id = 1; id <= 8; id++) kept.set(id, 1, `book ${id}`);
+    expect(kept.get(3, 1)).toBe('book 3');
+    expect(kept.get(3, 2)).toBeUndefined();
+    // Book 1 used again: books 2, 4 and 5 are now the least recently used.
+    expect(kept.get(1, 1)).toBe('book 1');
+    kept.set(9, 1, 'book 9');
+    expect(kept.size).toBeLessThanOrEqual(8);
+    expect([2, 4, 5].map((id) => kept.get(id, 1))).toEqual([undefined, undefined, undefined]);
+    expect([1, 3, 9].map((id) => kept.get(id, 1))).toEqual(['book 1', 'book 3', 'book 9']);
+    // Kept again under a new version, a value replaces the old one.
+    kept.set(9, 2, 'book 9, edited');
+    expect(kept.get(9, 1)).toBeUndefined();
+    expect(kept.get(9, 2)).toBe('book 9, edited');
+  });
+});
+
+describe('keptText', () => {
+  it('keeps an entry\'s text per format and catalog root, out of sight of copies, comparisons and JSON', () => {
+    const entry = { type: 'book', bookId: 7, title: 'Seven', updated: NOW, authors: [], categories: [], files: [], audiobook: false } as unknown as BookEntry;
+    let writes = 0;
+    const write = (): string => `<entry>${String(++writes)}</entry>`;
+    expect(keptText(entry, ATOM_TEXT, '/api/v1/opds', write)).toBe('<entry>1</entry>');
+    expect(keptText(entry, ATOM_TEXT, '/api/v1/opds', write)).toBe('<entry>1</entry>');
+    expect(keptText(entry, OPDS2_TEXT, '/api/v2/opds', write)).toBe('<entry>2</entry>');
+    expect(keptText(entry, ATOM_TEXT, '/base/api/v1/opds', write)).toBe('<entry>3</entry>');
+    // A comic's copy with the reader's page stream is written for itself.
+    const copy = { ...entry, stream: { fileId: 1, count: 20 } };
+    expect(keptText(copy, ATOM_TEXT, '/base/api/v1/opds', write)).toBe('<entry>4</entry>');
+    expect({ ...entry }).toEqual(entry);
+    expect(JSON.stringify(entry)).not.toContain('<entry>');
   });
 });

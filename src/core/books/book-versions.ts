@@ -36,7 +36,19 @@ export class KeptByVersion<V> {
   set(bookId: number, version: number, value: V): void {
     this.kept.delete(bookId);
     this.kept.set(bookId, { version, value });
-    if (this.kept.size > this.limit) this.kept.delete(this.kept.keys().next().value as number);
+    if (this.kept.size > this.limit) this.dropOldest();
+  }
+
+  /**
+   * The least recently used quarter, in one walk from the start of the map's order: dropping one book for each book
+   * kept would walk again, every time, past the holes that moved and dropped entries leave at the start of the map.
+   */
+  private dropOldest(): void {
+    let drop = this.kept.size - Math.floor((this.limit * 3) / 4);
+    for (const id of this.kept.keys()) {
+      if (drop-- <= 0) break;
+      this.kept.delete(id);
+    }
   }
 
   get size(): number {

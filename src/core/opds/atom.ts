@@ -2,7 +2,9 @@
 // the conformance notes describe). Where Grimmory's output breaks the schema, this follows the schema: series go into
 // calibre's metadata namespace instead of atom-namespace `meta` elements.
 import {
+  ATOM_TEXT,
   hrefOf,
+  keptText,
   pagingLinks,
   ROOT,
   type AcquisitionFile,
@@ -165,17 +167,11 @@ function bookEntryXml(frame: EntryFrame, book: BookEntry): string {
 }
 
 /**
- * A book's entry XML, kept with the entry it was made from: a kept entry (entries.ts keeps them per book version,
- * shared by every reader) is written once per catalog root, not once per page.
+ * A book's entry XML, kept on the entry it was made from: a kept entry (entries.ts keeps them per book version, shared
+ * by every reader) is written once per catalog root, not once per page.
  */
-const entryTexts = new WeakMap<BookEntry, { root: string; xml: string }>();
-
 function keptEntryXml(frame: EntryFrame, root: string, book: BookEntry): string {
-  const known = entryTexts.get(book);
-  if (known !== undefined && known.root === root) return known.xml;
-  const xml = bookEntryXml(frame, book);
-  entryTexts.set(book, { root, xml });
-  return xml;
+  return keptText(book, ATOM_TEXT, root, () => bookEntryXml(frame, book));
 }
 
 type PagingLink = ReturnType<typeof pagingLinks>[number];

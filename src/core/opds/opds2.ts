@@ -5,6 +5,8 @@ import {
   coverHrefs,
   downloadHref,
   hrefOf,
+  keptText,
+  OPDS2_TEXT,
   pageTemplate,
   pagingLinks,
   ROOT,
@@ -106,17 +108,11 @@ function publication(ctx: Opds2Context, book: BookEntry): Json {
 }
 
 /**
- * A publication's JSON text, kept with the entry it was made from: a kept entry (entries.ts keeps them per book
- * version, shared by every reader) is written once per catalog root, not once per page.
+ * A publication's JSON text, kept on the entry it was made from: a kept entry (entries.ts keeps them per book version,
+ * shared by every reader) is written once per catalog root, not once per page.
  */
-const publicationTexts = new WeakMap<BookEntry, { root: string; text: string }>();
-
 function publicationText(ctx: Opds2Context, book: BookEntry): string {
-  const known = publicationTexts.get(book);
-  if (known !== undefined && known.root === ctx.root) return known.text;
-  const text = JSON.stringify(publication(ctx, book));
-  publicationTexts.set(book, { root: ctx.root, text });
-  return text;
+  return keptText(book, OPDS2_TEXT, ctx.root, () => JSON.stringify(publication(ctx, book)));
 }
 
 const listText = (texts: readonly string[]): string => `[${texts.join(',')}]`;
