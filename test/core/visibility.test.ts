@@ -1,12 +1,13 @@
 // Content restrictions as sets (`book.id [not] in (…)`, for queries over many books) and per row (for one book) select
-// the same books, for every name restriction and mode, alone and combined.
+// the same books, for every name restriction and mode, alone and combined; the books hidden by excluded names, collected
+// from those names alone, are exactly the others.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PERMISSION_NAMES, type Permissions } from '../../src/core/auth/permissions.ts';
 import type { ContentRestriction, Principal } from '../../src/core/auth/principal.ts';
-import { bookAccessOf, visibleBookFilter } from '../../src/core/auth/visibility.ts';
+import { bookAccessOf, hiddenByExcludedNames, visibleBookFilter } from '../../src/core/auth/visibility.ts';
 import { openStore, type Store } from '../../src/core/store/store.ts';
 import { seedBook, seedLibrary } from '../helpers/catalog-seed.ts';
 
@@ -67,6 +68,24 @@ describe('content restrictions', () => {
     expect(await visible(principal, false)).toEqual(expected);
     expect(await visible(principal, true)).toEqual(expected);
     for (const [key, id] of Object.entries(book)) expect(await bookAccessOf(store, principal, id), key).toBe(expected.includes(key) ? 'ok' : 'hidden');
+  });
+
+  it.each(cases)('%s: the hidden books collected from the excluded names are the ones the filter hides', async (_label, restrictions, expected) => {
+    const principal = reader(restrictions);
+    const hidden = hiddenByExcludedNames(principal);
+    const onlyExcluding = restrictions.length > 0 && restrictions.every((r) => r.mode === 'EXCLUDE');
+    expect(hidden !== undefined, 'collected from the names exactly when every restriction excludes names').toBe(onlyExcluding);
+    if (!hidden) return;
+    const rows = await store.db.selectFrom('book').select('book.id').where(hidden).orderBy('book.id').execute();
+    const names = new Map(Object.entries(book).map(([k, v]) => [v, k]));
+    expect(rows.map(({ id }) => names.get(id))).toEqual(Object.keys(book).filter((key) => !expected.includes(key)));
+  });
+
+  it('collects hidden books from names only when no restriction reads a rating, and ignores the allow-only age rating Grimmory ignores', () => {
+    expect(hiddenByExcludedNames(reader([{ type: 'AGE_RATING', mode: 'EXCLUDE', value: '16' }]))).toBeUndefined();
+    expect(hiddenByExcludedNames(reader([{ type: 'CATEGORY', mode: 'EXCLUDE', value: 'horror' }, { type: 'CONTENT_RATING', mode: 'EXCLUDE', value: 'mature' }]))).toBeUndefined();
+    expect(hiddenByExcludedNames(reader([{ type: 'CATEGORY', mode: 'EXCLUDE', value: 'horror' }, { type: 'AGE_RATING', mode: 'ALLOW_ONLY', value: '16' }]))).toBeDefined();
+    expect(hiddenByExcludedNames(reader([]))).toBeUndefined();
   });
 
   // Unrated books pass an exclusion and fail an allow-only list.

@@ -20,7 +20,7 @@ import { randomUUID } from 'node:crypto';
 import { sql, type SqlBool } from 'kysely';
 import { allPermissions } from '../auth/permissions.ts';
 import { isAdmin, type Principal } from '../auth/principal.ts';
-import { visibleBookFilter } from '../auth/visibility.ts';
+import { hiddenByExcludedNames, visibleBookFilter } from '../auth/visibility.ts';
 import { compiledOnce } from '../store/compiled-once.ts';
 import { memosPerOwner } from '../store/snapshot.ts';
 import type { SqlValue } from '../store/sql-exec.ts';
@@ -62,7 +62,7 @@ function seriesWithHiddenBooks(store: Store, principal: Principal): Promise<Set<
       .where(sql<SqlBool>`+book.library_id IN (${sql.join(principal.libraryIds)})`)
       .where(sql<SqlBool>`book.deleted = 0 and book.is_physical = 0`)
       .where(HAS_SERIES)
-      .where((eb) => eb.not(visibleBookFilter(principal, { libraryIndex: false })(eb)))
+      .where(hiddenByExcludedNames(principal) ?? ((eb) => eb.not(visibleBookFilter(principal, { libraryIndex: false })(eb))))
       .select([sql<number>`book.library_id`.as('l'), sql<string>`m.series_name`.as('name')])
       .distinct()
       .compile(),
