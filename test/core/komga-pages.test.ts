@@ -11,7 +11,7 @@ import { allPermissions, PERMISSION_NAMES, type Permissions } from '../../src/co
 import type { Principal } from '../../src/core/auth/principal.ts';
 import { bookOrder, pageOfBooks } from '../../src/core/komga/catalog.ts';
 import { bookConditions } from '../../src/core/komga/filters.ts';
-import { findSeries, refOf, seriesIndex, summarize, summarizeMany, type SeriesRef } from '../../src/core/komga/series.ts';
+import { findSeries, refOf, seriesBookIds, seriesIndex, summarize, summarizeMany, type SeriesRef } from '../../src/core/komga/series.ts';
 import { openStore, type Store } from '../../src/core/store/store.ts';
 import { seedLibrary, seedSeriesBook } from '../helpers/catalog-seed.ts';
 
@@ -96,6 +96,36 @@ describe('a page of series', () => {
     expect(seen.get('atlas')).toMatchObject({ count: 3, read: 1, inProgress: 1, release: '2015-06-01', firstBookId: book.atlasA });
     expect(seen.get('atlas')?.tags).toEqual(['Maps', 'Zoo']);
     expect(seen.get('atlas')?.authors).not.toContain('atlasHidden writer');
+  });
+
+  it('leaves a hidden book out of the Unknown Series: first by title, oldest and newest added, on a page of its books or all of them', async () => {
+    const hiddenLoose = await seedSeriesBook(store.db, libraryId, 'hiddenLoose', 'Aardvark', {});
+    const hidden = (await store.db.selectFrom('category').select('id').where('name', '=', 'Hidden').executeTakeFirstOrThrow()).id;
+    await store.db.insertInto('book_metadata_category_mapping').values({ book_id: hiddenLoose, category_id: hidden }).execute();
+    // The Unknown Series is dated by the first and last visible books added to its library.
+    const added = await store.db.selectFrom('book').select(['added_on']).where('library_id', '=', libraryId).where('id', 'not in', [book.atlasHidden as number, hiddenLoose]).orderBy('added_on').execute();
+    try {
+      const unknownOf = async (principal: Principal): Promise<SeriesRef> => (await refsOf(principal, true)).find((r) => r.name === 'Unknown Series') as SeriesRef;
+      // Older than every book, then newer than every book: neither date may come from it.
+      for (const addedOn of ['1990-01-01T00:00:00Z', '2999-01-01T00:00:00Z']) {
+        await store.db.updateTable('book').set({ added_on: addedOn }).where('id', '=', hiddenLoose).execute();
+        const everyBook = await summarize(store, admin(), await unknownOf(admin()), userId);
+        expect(everyBook).toMatchObject({ count: 4, firstBookId: hiddenLoose });
+        const ref = await unknownOf(member());
+        const seen = await summarize(store, member(), ref, userId);
+        expect(seen).toMatchObject({ count: 3, firstBookId: book.looseA, created: added[0]?.added_on, modified: added.at(-1)?.added_on });
+        expect(seen.authors).not.toContain('hiddenLoose writer');
+        const [onPage] = await summarizeMany(store, member(), [ref], userId);
+        expect(onPage).toEqual(seen);
+        const firstPage = await seriesBookIds(store, member(), ref, [], { offset: 0, limit: 2 });
+        const all = await seriesBookIds(store, member(), ref, [], 'all');
+        expect(firstPage).toEqual({ ids: all.ids.slice(0, 2), total: 3 });
+        expect(all.ids).not.toContain(hiddenLoose);
+        expect(all.ids).toHaveLength(3);
+      }
+    } finally {
+      await store.db.deleteFrom('book').where('id', '=', hiddenLoose).execute();
+    }
   });
 
   it('summarizes a series found by id as the page does', async () => {

@@ -12,7 +12,7 @@ import { sourceForSql } from '../store/reading-state.ts';
 import type { Store } from '../store/store.ts';
 import { readsMetadata } from './filters.ts';
 import { compiledOnce, type Compiled } from '../store/compiled-once.ts';
-import { andAll, column, firstAside, listedBooks, remembered } from './sql.ts';
+import { andAll, column, firstAside, listedBooks, PER_ROW_ROWS, remembered } from './sql.ts';
 
 export { UNKNOWN_SERIES } from './sql.ts';
 
@@ -246,11 +246,6 @@ const MAX_LISTS = 64;
 const MAX_ENDS = 64;
 /** Below this offset, skipping the books before a page costs less than a second statement to compile. */
 const SEEK_FROM = 400;
-/**
- * Books a page's statement may read (skipped and returned) for content restrictions to be tested book by book: a
- * restriction collected as a set costs ~0.15 ms to collect at 100,000 books, tested per book ~0.2 µs more per book.
- */
-const PER_ROW_ROWS = 1000;
 
 /**
  * Where the pages of a list ordered by id end, while the catalog is unchanged: a client pages through a list one page

@@ -22,6 +22,7 @@ import {
   listedBooks,
   nocase,
   nocaseSql,
+  PER_ROW_ROWS,
   remembered,
   seriesOrderSql,
   seriesNameSql,
@@ -400,14 +401,15 @@ const unknownOrder = (d: SqlDialect) => sql`${nocaseSql(d, sql.ref('m.title'))} 
  * A series' visible book ids in its order: by number through the name index, or, for the unknown series, by walking
  * the title index (so a page of it reads a page of books, not all of them; books without metadata are left out).
  */
-function orderedIds(store: Store, principal: Principal, ref: SeriesRef, conditions: Cond[]) {
+function orderedIds(store: Store, principal: Principal, ref: SeriesRef, conditions: Cond[], walks: number | 'all') {
   if (ref.bounded) return booksOf(store, principal, ref).where(andAll(conditions)).select('book.id').orderBy(seriesOrderSql(store.dialect));
   // CROSS JOIN: SQLite keeps the metadata as the outer loop, so it can walk the title index for the order.
   return store.db
     .selectFrom('book_metadata as m')
     .crossJoin('book')
     .where(sql<SqlBool>`book.id = m.book_id`)
-    .where(visibleBookFilter(principal, { libraryIndex: false }))
+    // A walk that stops after a few books (the first one, an early page) tests the restrictions on those books alone.
+    .where(visibleBookFilter(principal, { libraryIndex: false, perRow: walks !== 'all' && walks <= PER_ROW_ROWS }))
     .where(sql<SqlBool>`book.deleted = 0 and book.is_physical = 0`)
     .where(ref.members)
     .where(andAll(conditions))
@@ -455,7 +457,7 @@ export async function summarize(store: Store, principal: Principal, ref: SeriesR
     const counted = ref.bounded ? books().select([stateOf(d, userId).as('state'), sql<number>`count(*)`.as('n')]).groupBy(sql`1`).compile() : unknownStatesCounted(store, principal, ref, userId);
     reading = readCounts(ref.bounded ? await all<StateCount>(store, counted) : await remembered(store, counted, () => allAside<StateCount>(store, counted)));
   }
-  const [first] = await column<number>(store, orderedIds(store, principal, ref, []).limit(1).compile());
+  const [first] = await column<number>(store, orderedIds(store, principal, ref, [], 1).limit(1).compile());
   if (!ref.bounded) return { ref, firstBookId: first, ...reading, ...(await unknownAggregates(store, principal, ref)) };
   const [agg] = await all<{ n: number; created: string | null; modified: string | null; release: string | null }>(
     store,
@@ -610,7 +612,8 @@ function emptySummary(ref: SeriesRef): SeriesSummary {
 
 /** When the first and the last visible book of a library was added (walking the newest-first index from both ends). */
 export async function libraryDates(store: Store, principal: Principal, libraryId: number): Promise<{ created: string | undefined; modified: string | undefined }> {
-  const inLibrary = () => listedBooks(store, principal, { metadata: false }).where(sql<SqlBool>`+book.library_id = ${libraryId}`).select('book.added_on');
+  // Each walk stops at its first visible book: the restrictions are tested on the books it reads.
+  const inLibrary = () => listedBooks(store, principal, { metadata: false, perRow: true }).where(sql<SqlBool>`+book.library_id = ${libraryId}`).select('book.added_on');
   const [created] = await column<string>(store, inLibrary().orderBy('book.added_on').limit(1).compile());
   const [modified] = await column<string>(store, inLibrary().orderBy('book.added_on', 'desc').limit(1).compile());
   return { created, modified };
@@ -660,7 +663,7 @@ export async function seriesBookIds(
   page: { offset: number; limit: number } | 'all',
 ): Promise<{ ids: number[]; total: number }> {
   const base = booksOf(store, principal, ref).where(andAll(conditions));
-  const ordered = orderedIds(store, principal, ref, conditions);
+  const ordered = orderedIds(store, principal, ref, conditions, page === 'all' ? 'all' : page.offset + page.limit);
   const ids = await column<number>(store, (page === 'all' ? ordered : ordered.limit(page.limit).offset(page.offset)).compile());
   if (page === 'all') return { ids, total: ids.length };
   const counted = base.select(sql<number>`count(*)`.as('n')).compile();

@@ -14,6 +14,12 @@ export const UNKNOWN_SERIES = 'Unknown Series';
 
 type Cond = RawBuilder<SqlBool>;
 
+/**
+ * Books a statement may read (skipped and returned) for content restrictions to be tested book by book: a restriction
+ * collected as a set costs ~0.15 ms to collect at 100,000 books, tested per book ~0.2 µs more per book.
+ */
+export const PER_ROW_ROWS = 1000;
+
 /** A book that has a series name (not blank). */
 export const HAS_SERIES = sql<SqlBool>`(m.series_name is not null and trim(m.series_name) <> '')`;
 
