@@ -157,6 +157,9 @@ describe('pages of books by id', () => {
     for (const principal of [admin(), member()]) {
       for (const query of [{}, { search: 'filler' }, { read_status: 'UNREAD' }]) {
         for (const page of pages) expect(await inOrder(principal, query, page), `page ${page} of ${JSON.stringify(query)}`).toEqual(await byOffset(principal, query, page));
+        // The total (for a restricted reader, every book of their libraries less those the restriction hides) counts the books listed.
+        const listed = await pageOfBooks(store, principal, bookConditions(store.dialect, query, userId), bookOrder(store.dialect, undefined), 'all');
+        expect((await inOrder(principal, query, 0)).total, `total of ${JSON.stringify(query)}`).toBe(listed.ids.length);
       }
     }
     expect(bookOrder(store.dialect, undefined).byId).toBe(true);

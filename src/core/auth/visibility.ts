@@ -114,6 +114,16 @@ export function hiddenByExcludedNames(principal: Principal): Expression<SqlBool>
   )})`;
 }
 
+/**
+ * For counts over many books: whom to count the books of (the principal's libraries, no restrictions), and the filter
+ * of those the restrictions hide (hiddenByExcludedNames), when there is one. Counting both tests no book against the
+ * restrictions; the difference is what the principal sees.
+ */
+export function countedLessHidden(principal: Principal): { libraries: Principal; hidden: Expression<SqlBool> } | undefined {
+  const hidden = hiddenByExcludedNames(principal);
+  return hidden && { libraries: { ...principal, restrictions: [] }, hidden };
+}
+
 export type BookAccess = 'ok' | 'hidden' | 'missing';
 
 /** Whether the principal may touch this book: 'missing' (no such book → 404) or 'hidden' (exists, not theirs → 403). */

@@ -12,7 +12,7 @@ import { sourceForSql } from '../store/reading-state.ts';
 import type { Store } from '../store/store.ts';
 import { readsMetadata } from './filters.ts';
 import { compiledOnce, type Compiled } from '../store/compiled-once.ts';
-import { andAll, column, firstAside, listedBooks, PER_ROW_ROWS, remembered } from './sql.ts';
+import { andAll, column, countListed, firstAside, listedBooks, PER_ROW_ROWS, remembered } from './sql.ts';
 
 export { UNKNOWN_SERIES } from './sql.ts';
 
@@ -311,7 +311,7 @@ export async function pageOfBooks(
     }
   }
   if (slice === 'all') return { ids, total: ids.length };
-  const counted = statement('count', [], () => listedBooks(store, principal, { metadata: readsMetadata(conditions) }).where(andAll(conditions)).select(sql<number>`count(*)`.as('n')).compile());
+  const counted = statement('count', [], () => countListed(store, principal, readsMetadata(conditions), (listed) => listed.where(andAll(conditions))));
   return { ids, total: await remembered(store, counted, async () => Number((await firstAside<number>(store, counted)) ?? 0)) };
 }
 

@@ -17,6 +17,7 @@ import {
   bookNameSql,
   column,
   compareNocase,
+  countListedByLibrary,
   firstAside,
   HAS_SERIES,
   listedBooks,
@@ -156,10 +157,7 @@ export function seriesIndex(store: Store, principal: Principal, groupUnknown: bo
       );
     }
     if (groupUnknown) {
-      const totals = await allAside<{ l: number; n: number }>(
-        store,
-        listedBooks(store, principal, { metadata: false }).select([sql<number>`book.library_id`.as('l'), sql<number>`count(*)`.as('n')]).groupBy('book.library_id').compile(),
-      );
+      const totals = await allAside<{ l: number; n: number }>(store, countListedByLibrary(store, principal));
       const unknown = new Map(totals.map((t) => [t.l, t.n]));
       for (const r of namedRows) {
         if (nocase(r.name) === UNKNOWN_KEY) continue;

@@ -4,7 +4,7 @@ import type { RawBuilder, SqlBool } from 'kysely';
 import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
 import type { SqlDialect } from '../store/dialect.ts';
-import { visibleBookFilter } from '../auth/visibility.ts';
+import { countedLessHidden, visibleBookFilter } from '../auth/visibility.ts';
 import { sameGeneration, SharedLoads, type Generation } from '../store/snapshot.ts';
 import { sourceForSql } from '../store/reading-state.ts';
 import { firstColumn, type SqlValue } from '../store/sql-exec.ts';
@@ -89,6 +89,31 @@ export function listedBooks(store: Store, principal: Principal, options: { perRo
   const from = store.db.selectFrom('book');
   const joined = (options.metadata === false ? from : from.leftJoin('book_metadata as m', 'm.book_id', 'book.id')) as ReturnType<typeof _joinedShape>;
   return joined.where(visibleBookFilter(principal, { libraryIndex: false, perRow: options.perRow })).where(sql<SqlBool>`book.deleted = 0 and book.is_physical = 0`);
+}
+
+/**
+ * count(*) of the books a listing (`narrow` of listedBooks) gives the principal, for statements over many books. When
+ * every restriction excludes names, the count for the principal's libraries without restrictions less the count of
+ * those books the names hide: neither tests a book against the restrictions (at 100,000 books ~25 → ~10 ms).
+ */
+export function countListed(store: Store, principal: Principal, metadata: boolean, narrow: (listed: ListedBooks) => ListedBooks): Compiled {
+  const counted = (who: Principal) => narrow(listedBooks(store, who, { metadata })).select(sql<number>`count(*)`.as('n'));
+  const split = countedLessHidden(principal);
+  if (!split) return counted(principal).compile();
+  return store.db.selectNoFrom(sql<number>`${counted(split.libraries)} - ${counted(split.libraries).where(split.hidden)}`.as('n')).compile();
+}
+
+/** The books each library gives the principal (`l`, `n`), counted as countListed counts. */
+export function countListedByLibrary(store: Store, principal: Principal): Compiled {
+  const byLibrary = (who: Principal) =>
+    listedBooks(store, who, { metadata: false }).select([sql<number>`book.library_id`.as('l'), sql<number>`count(*)`.as('n')]).groupBy('book.library_id');
+  const split = countedLessHidden(principal);
+  if (!split) return byLibrary(principal).compile();
+  return store.db
+    .selectFrom(byLibrary(split.libraries).as('a'))
+    .leftJoin(byLibrary(split.libraries).where(split.hidden).as('h'), 'h.l', 'a.l')
+    .select([sql<number>`a.l`.as('l'), sql<number>`a.n - coalesce(h.n, 0)`.as('n')])
+    .compile();
 }
 
 /** The shape of `listedBooks` (the builder with the metadata join), for typing only. */
