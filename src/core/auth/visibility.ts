@@ -41,12 +41,15 @@ function booksNamed(type: keyof typeof NAME_TABLES, values: string[]): Expressio
   return sql<number>`select m.book_id from ${join} where lower(n.name) in (${sql.join(values.map((v) => v.toLowerCase()))})`;
 }
 
+/** Grimmory only honours EXCLUDE for age ratings: an age rating in any other mode hides nothing. */
+const hidesNothing = (type: ContentRestriction['type'], mode: ContentRestriction['mode']): boolean => type === 'AGE_RATING' && mode !== 'EXCLUDE';
+
 function restrictionFilter(type: ContentRestriction['type'], mode: ContentRestriction['mode'], values: string[], perRow: boolean): Expression<SqlBool> {
+  if (hidesNothing(type, mode)) return sql<SqlBool>`1 = 1`;
   if (type === 'CATEGORY' || type === 'TAG' || type === 'MOOD') return hasName(type, values, mode === 'EXCLUDE', perRow);
   // The ratings stay per row (a primary-key lookup): as a set they would read every book's metadata even for a page of 20.
   if (type === 'AGE_RATING') {
-    // Grimmory only honours EXCLUDE here: the lowest value is an age limit hiding books rated that or older; unrated books stay visible.
-    if (mode !== 'EXCLUDE') return sql<SqlBool>`1 = 1`;
+    // The lowest value is an age limit hiding books rated that or older; unrated books stay visible.
     const limit = Math.min(...values.map((v) => (/^-?\d+$/.test(v.trim()) ? Number(v) : Number.NaN)).filter(Number.isFinite));
     if (!Number.isFinite(limit)) return sql<SqlBool>`1 = 1`;
     const rating = sql<number | null>`(select age_rating from book_metadata where book_id = book.id)`;
@@ -101,8 +104,7 @@ export function hiddenByExcludedNames(principal: Principal): Expression<SqlBool>
   if (isAdmin(principal)) return undefined;
   const excluded = new Map<keyof typeof NAME_TABLES, string[]>();
   for (const r of principal.restrictions) {
-    // Grimmory honours only EXCLUDE for age ratings: any other one hides nothing (see restrictionFilter).
-    if (r.type === 'AGE_RATING' && r.mode !== 'EXCLUDE') continue;
+    if (hidesNothing(r.type, r.mode)) continue;
     if (r.mode !== 'EXCLUDE' || !(r.type in NAME_TABLES)) return undefined;
     const type = r.type as keyof typeof NAME_TABLES;
     excluded.set(type, [...(excluded.get(type) ?? []), r.value]);
