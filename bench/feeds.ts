@@ -1,5 +1,5 @@
 // npm run bench:feeds [-- --books 1000,100000] [--duration 5] [--pages 50] [--only opds] [--connections 8,64] [--baseline main] [--kobo-sessions 5]
-//                     [--rounds N] [--turns page|round] [--settle S]
+//                     [--rounds N] [--turns page|round] [--settle S] [--warmup S]
 //                     [--spread 200|all] [--writer MS] [--writer-kind rename|progress] [--cold] [--accept-encoding gzip]
 //                     [--compression] [--loop-stats] [--cpu-prof DIR] [--placement shared,process,pinned,niced]
 //                     [--generator autocannon|lean] [--basic-reader reader|admin]
@@ -12,7 +12,9 @@
 // then on a warm daemon ("built"), again on an unchanged catalog ("kept"), and the first page asked for right after
 // another process renamed a book (which also redoes what the feed's pages share: id lists, totals), then autocannon at
 // 8 and 64 connections
-// paging through 200 pages: requests/s, p50, p99, max and server CPU per request, with the load average. The Kobo sync
+// paging through 200 pages: requests/s, p50, p99, max and server CPU per request, with the load average. Before the
+// load runs (without --spread all or --writer), a build wave: each of the 200 pages asked once at the largest
+// --connections, none of them kept yet, so every load run after it starts from kept pages whatever its placement. The Kobo sync
 // pages are one device's session (each page moves that device's sync state, so there is no concurrent run of it).
 // --baseline REF also starts the code of git REF (bench/baseline-tree.ts) on a copy of the same catalog (written by
 // REF's code, migrated forward by this tree's daemon), both daemons started together. The single-request passes, the
@@ -51,6 +53,8 @@
 //               (which goes first alternating by round). Taking turns page by page cancels more of a busy machine's
 //               drift, but each page then finds the caches the other daemon just used: on a quiet machine it reads a
 //               built Komga page ~0.4 ms dearer than one daemon alone does (session 14); round by round reads close to it.
+// --warmup S    after the build wave, a load run of S seconds printed apart (V8 optimizing the answers' code), so the
+//               load runs after it measure a daemon that has been serving for a while.
 // --settle S    seconds both daemons must have been quiet (under a tenth of a core) before an endpoint's passes, its
 //               rounds and the Kobo sync (at most a minute; 0: no wait).
 // --loop-stats  what the daemon's main thread went through during each load run (bench/loop-probe.ts, preloaded into
@@ -85,6 +89,7 @@ const { values } = parseArgs({
   options: {
     books: { type: 'string', default: '1000,100000' },
     duration: { type: 'string', default: '5' },
+    warmup: { type: 'string', default: '0' },
     pages: { type: 'string', default: '50' },
     connections: { type: 'string', default: '8,64' },
     only: { type: 'string', default: '' },
@@ -115,6 +120,7 @@ if (writerKind !== 'rename' && writerKind !== 'progress') throw new Error(`--wri
 const loadHeaders: Record<string, string> = values['accept-encoding'] ? { 'accept-encoding': values['accept-encoding'] } : {};
 const sizes = values.books.split(',').map(Number);
 const duration = Number(values.duration);
+const warmupSeconds = Number(values.warmup);
 const alonePages = Number(values.pages);
 const connectionCounts = values.connections.split(',').map(Number);
 const load = (): string => loadavg()[0]!.toFixed(1);
@@ -463,9 +469,9 @@ function startWriter(run: Running): { stop(): Promise<number> } | undefined {
 /** The load generator of a load run, ready to fire (see `loadClient`). */
 type LoadClient = (order: LoadOrder) => Promise<LoadFigures>;
 
-async function cannon(run: Running, plan: PagePlan, connections: number, headers: Record<string, string>, client: LoadClient, amount?: number): Promise<LoadFigures & { cpuPerRequest: number }> {
+async function cannon(run: Running, plan: PagePlan, connections: number, headers: Record<string, string>, client: LoadClient, amount?: number, seconds = duration): Promise<LoadFigures & { cpuPerRequest: number }> {
   const before = cpuMs(run.daemon.pid);
-  const figures = await client({ url: run.daemon.url, connections, ...(amount ? { amount } : { duration }), headers: { ...headers, ...loadHeaders }, paths: plan.paths, firstPath: plan.next, generator });
+  const figures = await client({ url: run.daemon.url, connections, ...(amount ? { amount } : { duration: seconds }), headers: { ...headers, ...loadHeaders }, paths: plan.paths, firstPath: plan.next, generator });
   plan.advance(figures.sent);
   return { ...figures, cpuPerRequest: (cpuMs(run.daemon.pid) - before) / Math.max(1, figures.requests) };
 }
@@ -561,6 +567,31 @@ async function underLoad(run: Running, plan: PagePlan, connections: number, head
   const wrote = changes === undefined ? '' : `, ${changes} changes`;
   const clientCpu = (figures.clientCpuMs / Math.max(1, figures.requests)).toFixed(3);
   return ` ${figures.perSecond.toFixed(0)}${failed}${wrote} | ${latencies(figures)} | ${figures.cpuPerRequest.toFixed(3)} / ${clientCpu} |${loopCells}`;
+}
+
+/**
+ * Before the load runs, in the default mode (the first 200 pages over and over, no writer): each of those pages asked
+ * once over `connections` connections at once. The single-request passes ended with a change, so no page is kept
+ * and every request waits for the builds ahead of it: what a client paging right after a change waits while others
+ * do the same. Every load run then starts from the same state (its pages kept, the heap grown to serve them), whatever
+ * its placement; without it, the first load run alone paid for 200 builds and for the heap's growth (session 20).
+ */
+async function buildWave(run: Running, plan: PagePlan, connections: number, headers: Record<string, string>): Promise<string> {
+  const figures = await cannon(run, plan, connections, headers, fire, plan.paths.length);
+  const failed = figures.failed ? ` (${figures.failed} failed)` : '';
+  return ` ${latencies(figures)}${failed} | ${figures.cpuPerRequest.toFixed(2)} |`;
+}
+
+/**
+ * --warmup S: after the build wave, a load run of S seconds over `connections` connections (the generator in a process
+ * of its own), printed apart: what the first seconds of load cost a daemon whose code for these answers V8 has not
+ * optimized yet (TurboFan takes a function after 10,000 calls, on the main thread). The load runs after it read
+ * what a daemon serving for a while does.
+ */
+async function warmUp(run: Running, plan: PagePlan, connections: number, headers: Record<string, string>): Promise<string> {
+  const figures = await cannon(run, plan, connections, headers, await loadClient('process'), undefined, warmupSeconds);
+  const failed = figures.failed ? ` (${figures.failed} failed)` : '';
+  return ` ${latencies(figures)}${failed} |`;
 }
 
 let coldAccounts = 0;
@@ -769,10 +800,11 @@ for (const books of sizes) {
     const endpoints = all.filter((e) => !values.only || e.label.includes(values.only));
     const mode = [spreadAll ? 'every request a page not asked before' : `pages 1-${spreadPages} over and over`, writerEvery ? (writerKind === 'progress' ? `a book's reading progress reported every ${writerEvery} ms through the app API` : `a book renamed every ${writerEvery} ms by another process`) : '', values['accept-encoding'] ? `Accept-Encoding: ${values['accept-encoding']}` : 'no Accept-Encoding'].filter(Boolean).join('; ');
     const coldConnections = Math.max(...connectionCounts);
+    const wave = !spreadAll && writerEvery === 0 && loadRuns.length > 0;
     const loopHeads = values['loop-stats'] ? ' after the first request of each connection: p50 / p99 / max ms | first requests: p50 / p99 / max ms | inside the daemon p50 / p99 / max ms | loop delay p50 / p99 / max ms | loop busy | GC count / ms / longest ms: minor · major · incremental | main thread waiting for a CPU | load generator: CPU, loop delay | young generation KB allocated per request | heap / RSS MB |' : '';
     console.log(`\n## ${books.toLocaleString('en')} books (daemons from the sources, load ${load()}; load runs: ${mode})\n`);
-    console.log('| endpoint | code | server CPU ms/page, first asked | built | of which V8 helper threads | kept | first after a change | KiB |' + loadRuns.map(({ connections, placement }) => ` ${connections} conn${placements.length > 1 || placement !== 'shared' ? `, ${placement}` : ''}: req/s | p50 / p99 / max ms | CPU ms/req, daemon / load generator |${loopHeads}`).join('') + (values.cold ? ` cold sign-in, ${coldConnections} at once: p50 / p99 / max ms | CPU ms/req |` : '') + (spreadAll ? ' fresh pages |' : ''));
-    console.log('|---|---|---|---|---|---|---|---|' + loadRuns.map(() => '---|---|---|' + (values['loop-stats'] ? '---|---|---|---|---|---|---|---|---|---|' : '')).join('') + (values.cold ? '---|---|' : '') + (spreadAll ? '---|' : ''));
+    console.log('| endpoint | code | server CPU ms/page, first asked | built | of which V8 helper threads | kept | first after a change | KiB |' + (wave ? ` build wave, pages 1-${spreadPages} once at ${coldConnections} conn: p50 / p99 / max ms | CPU ms/req |` : '') + (warmupSeconds > 0 ? ` first ${warmupSeconds} s of load, ${coldConnections} conn, process: p50 / p99 / max ms |` : '') + loadRuns.map(({ connections, placement }) => ` ${connections} conn${placements.length > 1 || placement !== 'shared' ? `, ${placement}` : ''}: req/s | p50 / p99 / max ms | CPU ms/req, daemon / load generator |${loopHeads}`).join('') + (values.cold ? ` cold sign-in, ${coldConnections} at once: p50 / p99 / max ms | CPU ms/req |` : '') + (spreadAll ? ' fresh pages |' : ''));
+    console.log('|---|---|---|---|---|---|---|---|' + (wave ? '---|---|' : '') + (warmupSeconds > 0 ? '---|' : '') + loadRuns.map(() => '---|---|---|' + (values['loop-stats'] ? '---|---|---|---|---|---|---|---|---|---|' : '')).join('') + (values.cold ? '---|---|' : '') + (spreadAll ? '---|' : ''));
     const compression: [string, Buffer[]][] = [];
     const roundLines: string[] = [];
     for (const [index, endpoint] of endpoints.entries()) {
@@ -785,6 +817,8 @@ for (const books of sizes) {
         const cost = costs.get(run)!;
         const plan = new PagePlan(endpoint, spreadAll ? await pagesOf(run, endpoint) : spreadPages);
         const cells: string[] = [];
+        if (wave) cells.push(await buildWave(run, plan, coldConnections, endpoint.headers(run)));
+        if (warmupSeconds > 0) cells.push(await warmUp(run, plan, coldConnections, endpoint.headers(run)));
         for (const { connections, placement } of loadRuns) cells.push(await underLoad(run, plan, connections, endpoint.headers(run), placement));
         if (values.cold) cells.push(endpoint.basic ? await coldWave(run, endpoint, plan, readerId, coldConnections) : ' – | – |');
         if (spreadAll) cells.push(` ${(plan.freshShare() * 100).toFixed(0)} % |`);
