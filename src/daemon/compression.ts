@@ -204,7 +204,7 @@ function compressedCopy(encoding: Encoding, body: Buffer): Buffer | Promise<Buff
     // On the thread pool, whatever the body's size: nobody waits for the better copy, and on the event loop the kept
     // pages asked for a third time in a burst (a load of clients paging through them) queued their compressions
     // ahead of every request, 0.1-0.6 ms each.
-    (ONE_SHOT[encoding] as (input: Buffer, options: ZlibOptions) => Promise<Buffer>)(body, LIVE_LEVELS[encoding]).then(
+    compressBuffer(encoding, body, LIVE_LEVELS[encoding], 0).then(
       (bytes) => {
         if (copies.get(encoding) !== copy) return;
         copies.set(encoding, { bytes: Promise.resolve(bytes), made: bytes, sent: copy.sent, final: true, size: bytes.length });
