@@ -43,7 +43,7 @@ describe.skipIf(onPostgres)('store on SQLite', () => {
     const path = join(dir, 'previous.sqlite');
     const db = new Kysely<never>({ dialect: new SqliteDialect({ database: new Database(path) }) });
     // The migrations of the release landed at d371318: every one but those added since.
-    const addedSince = new Set(['036-hardcover-push', '039-series-members-index', '040-sign-in-failures', '043-series-order-index', '044-komga-series-summary', '045-kobo-snapshot-lineage', '049-bookdrop-original-left', '050-cover-thumbnail-backlog', '051-komga-series-dto', '052-reading-state-version', '053-komga-unknown-series-log', '054-book-version']);
+    const addedSince = new Set(['036-hardcover-push', '039-series-members-index', '040-sign-in-failures', '043-series-order-index', '044-komga-series-summary', '045-kobo-snapshot-lineage', '049-bookdrop-original-left', '050-cover-thumbnail-backlog', '051-komga-series-dto', '052-reading-state-version', '053-komga-unknown-series-log', '054-book-version', '055-book-row-before-version']);
     const all = await migrationProvider.getMigrations();
     const previous = { getMigrations: async () => Object.fromEntries(Object.entries(all).filter(([name]) => !addedSince.has(name))) };
     const migrator = new Migrator({ db, provider: previous, migrationTableName: 'bindery_migration', migrationLockTableName: 'bindery_migration_lock' });

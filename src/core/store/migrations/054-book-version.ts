@@ -13,17 +13,17 @@
 import type { Kysely } from 'kysely';
 import { createTriggers, type TriggerSpec } from './044-komga-series-summary.ts';
 
-const UPSERT = 'ON CONFLICT (book_id) DO UPDATE SET version = book_version.version + 1';
+export const UPSERT = 'ON CONFLICT (book_id) DO UPDATE SET version = book_version.version + 1';
 
 /** One book (by id expression) moves to its next version. */
-const bump = (bookId: string): string => `INSERT INTO book_version (book_id, version) VALUES (${bookId}, 1) ${UPSERT}`;
+export const bump = (bookId: string): string => `INSERT INTO book_version (book_id, version) VALUES (${bookId}, 1) ${UPSERT}`;
 
 /**
  * Every book of `from … where` (a `book_id` column per row) moves to its next version. Distinct (PostgreSQL refuses
  * to update one row twice in a statement), and in id order: two writers that both move many books lock their
  * version rows in the same order.
  */
-const bumpAll = (from: string, where: string, bookId = 'x.book_id'): string =>
+export const bumpAll = (from: string, where: string, bookId = 'x.book_id'): string =>
   `INSERT INTO book_version (book_id, version) SELECT DISTINCT ${bookId}, 1 FROM ${from} WHERE ${where} ORDER BY 1 ${UPSERT}`;
 
 const TRIGGERS: TriggerSpec[] = [
@@ -35,7 +35,9 @@ const TRIGGERS: TriggerSpec[] = [
   // Library settings an entry shows: the format priority that picks a book's primary file.
   { table: 'library', event: 'priority', when: 'AFTER UPDATE OF format_priority', statements: [bumpAll('book b', 'b.library_id = NEW.id', 'b.id')] },
 ];
-for (const table of ['book_metadata', 'book_file', 'book_metadata_author_mapping', 'book_metadata_category_mapping', 'book_metadata_tag_mapping', 'book_metadata_mood_mapping']) {
+/** The tables of a book's rows besides its own, each with a `book_id` column. */
+export const BOOK_PART_TABLES = ['book_metadata', 'book_file', 'book_metadata_author_mapping', 'book_metadata_category_mapping', 'book_metadata_tag_mapping', 'book_metadata_mood_mapping'] as const;
+for (const table of BOOK_PART_TABLES) {
   TRIGGERS.push(
     { table, event: 'insert', when: 'AFTER INSERT', statements: [bump('NEW.book_id')] },
     // A row moved to another book changes both.
@@ -43,12 +45,14 @@ for (const table of ['book_metadata', 'book_file', 'book_metadata_author_mapping
     { table, event: 'delete', when: 'AFTER DELETE', statements: [bump('OLD.book_id')] },
   );
 }
-for (const [table, mapping, key] of [
+/** The names a book's entry shows, each with its mapping table and the mapping's column naming it. */
+export const NAME_MAPPINGS = [
   ['author', 'book_metadata_author_mapping', 'author_id'],
   ['category', 'book_metadata_category_mapping', 'category_id'],
   ['tag', 'book_metadata_tag_mapping', 'tag_id'],
   ['mood', 'book_metadata_mood_mapping', 'mood_id'],
-] as const) {
+] as const;
+for (const [table, mapping, key] of NAME_MAPPINGS) {
   TRIGGERS.push({ table, event: 'rename', when: 'AFTER UPDATE OF name', statements: [bumpAll(`${mapping} x`, `x.${key} = NEW.id`)] });
 }
 

@@ -34,6 +34,7 @@ import * as komgaSeriesDto from './051-komga-series-dto.ts';
 import * as readingStateVersion from './052-reading-state-version.ts';
 import * as komgaUnknownSeriesLog from './053-komga-unknown-series-log.ts';
 import * as bookVersion from './054-book-version.ts';
+import * as bookRowBeforeVersion from './055-book-row-before-version.ts';
 import * as hardcoverPush from './036-hardcover-push.ts';
 import * as signInFailures from './040-sign-in-failures.ts';
 import * as seriesOrderIndex from './043-series-order-index.ts';
@@ -78,6 +79,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '052-reading-state-version': readingStateVersion,
   '053-komga-unknown-series-log': komgaUnknownSeriesLog,
   '054-book-version': bookVersion,
+  '055-book-row-before-version': bookRowBeforeVersion,
 };
 
 export const migrationProvider: MigrationProvider = {
