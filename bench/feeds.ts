@@ -486,6 +486,9 @@ function percentiles(ms: number[]): string {
 
 const latencies = (f: LoadFigures): string => `${f.p50} / ${f.p99} / ${f.max}`;
 
+/** The failed requests of a load run, when there were any, for its cell. */
+const failures = (f: LoadFigures): string => (f.failed ? ` (${f.failed} failed)` : '');
+
 /**
  * Where a load run's generator runs, and the daemon beside it (--placement):
  * - shared: autocannon in this process, both it and the daemon on any CPU (what the benchmark always did);
@@ -563,7 +566,7 @@ async function underLoad(run: Running, plan: PagePlan, connections: number, head
     if (placement === 'pinned') pinProcess(run.daemon.pid, cpus);
   }
   const changes = await writer?.stop();
-  const failed = figures.failed ? ` (${figures.failed} failed)` : '';
+  const failed = failures(figures);
   const wrote = changes === undefined ? '' : `, ${changes} changes`;
   const clientCpu = (figures.clientCpuMs / Math.max(1, figures.requests)).toFixed(3);
   return ` ${figures.perSecond.toFixed(0)}${failed}${wrote} | ${latencies(figures)} | ${figures.cpuPerRequest.toFixed(3)} / ${clientCpu} |${loopCells}`;
@@ -578,7 +581,7 @@ async function underLoad(run: Running, plan: PagePlan, connections: number, head
  */
 async function buildWave(run: Running, plan: PagePlan, connections: number, headers: Record<string, string>): Promise<string> {
   const figures = await cannon(run, plan, connections, headers, fire, plan.paths.length);
-  const failed = figures.failed ? ` (${figures.failed} failed)` : '';
+  const failed = failures(figures);
   return ` ${latencies(figures)}${failed} | ${figures.cpuPerRequest.toFixed(2)} |`;
 }
 
@@ -590,7 +593,7 @@ async function buildWave(run: Running, plan: PagePlan, connections: number, head
  */
 async function warmUp(run: Running, plan: PagePlan, connections: number, headers: Record<string, string>): Promise<string> {
   const figures = await cannon(run, plan, connections, headers, await loadClient('process'), undefined, warmupSeconds);
-  const failed = figures.failed ? ` (${figures.failed} failed)` : '';
+  const failed = failures(figures);
   return ` ${latencies(figures)}${failed} |`;
 }
 
@@ -608,7 +611,7 @@ async function coldWave(run: Running, endpoint: Endpoint, plan: PagePlan, reader
   db.close();
   const headers = { ...endpoint.headers(run), authorization: `Basic ${Buffer.from(`${name}:${name}-password`).toString('base64')}` };
   const figures = await cannon(run, plan, connections, headers, fire, connections);
-  const failed = figures.failed ? ` (${figures.failed} failed)` : '';
+  const failed = failures(figures);
   return ` ${latencies(figures)}${failed} | ${figures.cpuPerRequest.toFixed(2)} |`;
 }
 

@@ -1,8 +1,7 @@
 // Two writers of one book at once, each from its own connection, the way a bulk metadata edit and the match score
 // recomputed after the edit before it meet: one writes the book's tags and then its row in a transaction, the other
-// updates the row in one statement between the two. Both must succeed, whatever the engine (on PostgreSQL they once
-// took the book's row and its version row in opposite orders, and one of them was ended with a deadlock error).
-// PostgreSQL only: SQLite has no row locks (a write transaction holds the whole database), and both connections of
+// updates the row in one statement between the two. Both must succeed (they once took the book's row and its version
+// row in opposite orders, and PostgreSQL ended one of them with a deadlock error). PostgreSQL only: SQLite has no row locks (a write transaction holds the whole database), and both connections of
 // this test would share one thread there, the second waiting for the first without end.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -43,7 +42,7 @@ describe.skipIf(!onPostgres)("a book's rows written from two connections at once
     let scored: Promise<unknown> | undefined;
     await first.db.transaction().execute(async (trx) => {
       await trx.insertInto('book_metadata_tag_mapping').values({ book_id: bookId, tag_id: tagId }).execute();
-      // The other connection's update starts now and waits for this transaction (a lock, or SQLite's busy wait).
+      // The other connection's update starts now and waits for this transaction's lock on the book's row.
       scored = second.db.updateTable('book').set({ metadata_match_score: 42 }).where('id', '=', bookId).execute();
       await new Promise((resolve) => setTimeout(resolve, 300));
       await trx.updateTable('book').set({ metadata_updated_at: new Date().toISOString() }).where('id', '=', bookId).execute();

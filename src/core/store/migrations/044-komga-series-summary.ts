@@ -107,15 +107,20 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await createTriggers(db, TRIGGERS);
 }
 
+const triggerName = (prefix: string, t: TriggerSpec): string => `${prefix}_${t.table}_${t.event}`;
+
+/** The plpgsql function a trigger runs on PostgreSQL (created, or replaced by a later migration). */
+export function postgresTriggerFunction(prefix: string, t: TriggerSpec): string {
+  return `CREATE OR REPLACE FUNCTION ${triggerName(prefix, t)}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN ${t.statements.join('; ')}; RETURN ${t.when.startsWith('BEFORE') ? 'OLD' : 'NULL'}; END $$`;
+}
+
 /** Creates each trigger (named `<prefix>_<table>_<event>`): a plpgsql function and its trigger on PostgreSQL. */
 export async function createTriggers(db: Kysely<unknown>, triggers: readonly TriggerSpec[], prefix = 'komga_series'): Promise<void> {
   const postgres = engineOf(db) === 'postgres';
   for (const t of triggers) {
-    const name = `${prefix}_${t.table}_${t.event}`;
+    const name = triggerName(prefix, t);
     if (postgres) {
-      await sql
-        .raw(`CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN ${t.statements.join('; ')}; RETURN ${t.when.startsWith('BEFORE') ? 'OLD' : 'NULL'}; END $$`)
-        .execute(db);
+      await sql.raw(postgresTriggerFunction(prefix, t)).execute(db);
       await sql.raw(`CREATE TRIGGER ${name} ${t.when} ON ${t.table} FOR EACH ROW EXECUTE FUNCTION ${name}()`).execute(db);
     } else {
       await sql.raw(`CREATE TRIGGER ${name} ${t.when} ON ${t.table} FOR EACH ROW BEGIN ${t.statements.join('; ')}; END`).execute(db);

@@ -8,27 +8,15 @@
 // transaction holds the whole database, and its triggers are left as they are.
 import { sql, type Kysely } from 'kysely';
 import { engineOf } from '../engine.ts';
-import { BOOK_PART_TABLES, bump, bumpAll, NAME_MAPPINGS, UPSERT } from './054-book-version.ts';
+import { postgresTriggerFunction } from './044-komga-series-summary.ts';
+import { BOOK_VERSION_TRIGGERS } from './054-book-version.ts';
 
 /** Locks the rows of the books whose ids `ids` gives (a list or a subquery), in id order. */
 const lockBooks = (ids: string): string => `PERFORM 1 FROM book WHERE id IN (${ids}) ORDER BY id FOR NO KEY UPDATE`;
 
-async function replaceFunction(db: Kysely<unknown>, name: string, statements: readonly string[]): Promise<void> {
-  await sql.raw(`CREATE OR REPLACE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN ${statements.join('; ')}; RETURN NULL; END $$`).execute(db);
-}
-
 export async function up(db: Kysely<unknown>): Promise<void> {
   if (engineOf(db) !== 'postgres') return;
-  for (const table of BOOK_PART_TABLES) {
-    await replaceFunction(db, `book_version_${table}_insert`, [lockBooks('NEW.book_id'), bump('NEW.book_id')]);
-    await replaceFunction(db, `book_version_${table}_update`, [
-      lockBooks('NEW.book_id, OLD.book_id'),
-      bump('NEW.book_id'),
-      `INSERT INTO book_version (book_id, version) SELECT OLD.book_id, 1 WHERE OLD.book_id <> NEW.book_id ${UPSERT}`,
-    ]);
-    await replaceFunction(db, `book_version_${table}_delete`, [lockBooks('OLD.book_id'), bump('OLD.book_id')]);
-  }
-  for (const [table, mapping, key] of NAME_MAPPINGS) {
-    await replaceFunction(db, `book_version_${table}_rename`, [lockBooks(`SELECT x.book_id FROM ${mapping} x WHERE x.${key} = NEW.id`), bumpAll(`${mapping} x`, `x.${key} = NEW.id`)]);
+  for (const t of BOOK_VERSION_TRIGGERS) {
+    if (t.books) await sql.raw(postgresTriggerFunction('book_version', { ...t, statements: [lockBooks(t.books), ...t.statements] })).execute(db);
   }
 }
