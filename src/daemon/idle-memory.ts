@@ -16,11 +16,17 @@ export interface IdleMemoryOptions {
   /** How often to look after it. */
   everyMs: number;
   /**
-   * Until the first collection, how soon to look again after a look that found the process busy. Start-up's tail
-   * (~50–60 ms of CPU just after the daemon listens) makes the first look find it busy more often than not; waiting
-   * `firstMs` again would keep start-up's heap resident for another second.
+   * Until the first collection and within `startupMs` of the start, how soon to look again after a look that found the
+   * process busy. Start-up's tail (~50–60 ms of CPU just after the daemon listens) makes the first look find it busy
+   * more often than not; waiting `firstMs` again would keep start-up's heap resident for another second. Busy after
+   * that is work, not start-up: the next look comes after `everyMs`.
    */
   busyRetryMs: number;
+  /**
+   * A look that finds the process quiet collects only if it stays quiet this much longer: a collection holds the event
+   * loop for ~100 ms, and work that began just before the look hardly shows in the look's window.
+   */
+  confirmMs: number;
   /** After the first, collect again only when the process has used at least this much CPU (ms) since the last one. */
   minWorkMs: number;
   /** Idle: at most this share of one core used since the last look. */
@@ -43,7 +49,7 @@ export interface IdleMemoryOptions {
 }
 
 // A look costs two system calls; a collection ~90 ms of CPU, so at most one per half second of work done in between.
-const DEFAULTS: IdleMemoryOptions = { firstMs: 1000, everyMs: 5000, busyRetryMs: 250, minWorkMs: 500, idleShare: 0.05, minSlackBytes: 8 * 1024 * 1024, minReleasedBytes: 4 * 1024 * 1024, startupMs: 3000, afterStartUp: () => {} };
+const DEFAULTS: IdleMemoryOptions = { firstMs: 1000, everyMs: 5000, busyRetryMs: 250, confirmMs: 100, minWorkMs: 500, idleShare: 0.05, minSlackBytes: 8 * 1024 * 1024, minReleasedBytes: 4 * 1024 * 1024, startupMs: 3000, afterStartUp: () => {} };
 
 /**
  * How far V8 lets the old generation grow past what its last full collection kept before it marks it again, once the
@@ -87,9 +93,15 @@ function cpuMicros(): number {
   return user + system;
 }
 
-function nextLookMs(options: IdleMemoryOptions, collected: boolean, busyTold: boolean, busy: boolean): number {
+/**
+ * When to look next. Before the first collection a busy look is retried soon, but only within start-up: a daemon busy
+ * from its start (clients reconnecting after a restart) would otherwise be looked at four times a second until the first
+ * lull between two bursts of requests, and collected right as the next burst began (bench/feeds.ts, session 21).
+ */
+function nextLookMs(options: IdleMemoryOptions, collected: boolean, busyTold: boolean, busy: boolean, sinceStartMs: number): number {
   if (collected && busyTold) return options.everyMs;
-  return !collected && busy ? Math.min(options.busyRetryMs, options.firstMs) : options.firstMs;
+  if (collected || !busy) return options.firstMs;
+  return sinceStartMs < options.startupMs ? Math.min(options.busyRetryMs, options.firstMs) : Math.max(options.everyMs, options.firstMs);
 }
 
 /** Starts looking; the returned function stops it. The timer never keeps the process alive. */
@@ -103,8 +115,26 @@ export function compactWhenIdle(overrides: Partial<IdleMemoryOptions> = {}): () 
   let looked = false;
   let cpuAtCollection = 0;
   let busyTold = options.onBusy === undefined;
+  const shareSince = (cpu: number, at: number): number => (cpuMicros() - cpu) / 1000 / Math.max(1, performance.now() - at);
+  const collectNow = (): void => {
+    collector()({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+    collected = true;
+    cpuAtCollection = cpuMicros();
+    released = 0;
+    options.onCollect?.();
+  };
+  /** Ends a look (and its confirmation): the next look's window starts now. */
+  const lookAgain = (busy: boolean): void => {
+    if (!looked) {
+      looked = true;
+      options.afterStartUp();
+    }
+    lastCpu = cpuMicros();
+    lastAt = performance.now();
+    timer = setTimeout(look, nextLookMs(options, collected, busyTold, busy, performance.now() - startedAt)).unref();
+  };
   const look = (): void => {
-    const share = (cpuMicros() - lastCpu) / 1000 / Math.max(1, performance.now() - lastAt);
+    const share = shareSince(lastCpu, lastAt);
     const worked = !collected || (cpuMicros() - cpuAtCollection) / 1000 >= options.minWorkMs;
     const heap = v8.getHeapStatistics();
     const slack = worked && heap.total_heap_size - heap.used_heap_size >= options.minSlackBytes;
@@ -118,19 +148,16 @@ export function compactWhenIdle(overrides: Partial<IdleMemoryOptions> = {}): () 
         options.onBusy?.();
       }
     } else if (!collected || slack || released >= options.minReleasedBytes) {
-      collector()({ type: 'major', execution: 'sync', flavor: 'last-resort' });
-      collected = true;
-      cpuAtCollection = cpuMicros();
-      released = 0;
-      options.onCollect?.();
+      const cpu = cpuMicros();
+      const at = performance.now();
+      timer = setTimeout(() => {
+        const stillQuiet = shareSince(cpu, at) <= options.idleShare;
+        if (stillQuiet) collectNow();
+        lookAgain(!stillQuiet);
+      }, options.confirmMs).unref();
+      return;
     }
-    if (!looked) {
-      looked = true;
-      options.afterStartUp();
-    }
-    lastCpu = cpuMicros();
-    lastAt = performance.now();
-    timer = setTimeout(look, nextLookMs(options, collected, busyTold, busy)).unref();
+    lookAgain(busy);
   };
   timer = setTimeout(look, options.firstMs).unref();
   return () => clearTimeout(timer);

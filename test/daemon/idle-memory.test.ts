@@ -27,15 +27,25 @@ function majorCollections(): { count: () => number; stop: () => void } {
   return { count: () => count, stop: () => observer.disconnect() };
 }
 
+/** Keeps this thread computing until `until` (performance.now()), letting timers run between short chunks. */
+async function busyUntil(until: number): Promise<void> {
+  while (performance.now() < until) {
+    const chunkEnd = Math.min(until, performance.now() + 5);
+    while (performance.now() < chunkEnd) expect(churn().length).toBeGreaterThan(0);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
 describe('compactWhenIdle', () => {
   it('shrinks the young generation once the process is quiet and V8 holds much more heap than it uses', async () => {
     expect(churn().length).toBeGreaterThan(0);
     const before = youngGeneration();
     expect(before).toBeGreaterThan(1024 * 1024);
     // The test runner's other threads use the same process's CPU: any share counts as quiet here.
-    const stop = compactWhenIdle({ firstMs: 20, everyMs: 60_000, minWorkMs: 0, idleShare: Number.POSITIVE_INFINITY, minSlackBytes: 1, minReleasedBytes: Infinity });
+    let collected = false;
+    const stop = compactWhenIdle({ firstMs: 20, everyMs: 60_000, minWorkMs: 0, idleShare: Number.POSITIVE_INFINITY, minSlackBytes: 1, minReleasedBytes: Infinity, onCollect: () => (collected = true) });
     try {
-      for (let i = 0; i < 50 && youngGeneration() >= before; i++) await sleep(20);
+      for (let i = 0; i < 50 && !collected; i++) await sleep(20);
       expect(youngGeneration()).toBeLessThan(before);
       expect(youngGeneration()).toBeLessThanOrEqual(1024 * 1024);
     } finally {
@@ -116,7 +126,7 @@ describe('compactWhenIdle', () => {
     const collections: number[] = [];
     const started = performance.now();
     // Half a core counts as busy: the test runner's other threads use a little of this process's CPU too.
-    const stop = compactWhenIdle({ firstMs: 600, busyRetryMs: 20, everyMs: 60_000, minWorkMs: 0, idleShare: 0.5, minSlackBytes: 1, minReleasedBytes: Infinity, onCollect: () => collections.push(performance.now() - started) });
+    const stop = compactWhenIdle({ firstMs: 600, busyRetryMs: 20, confirmMs: 20, everyMs: 60_000, minWorkMs: 0, idleShare: 0.5, minSlackBytes: 1, minReleasedBytes: Infinity, onCollect: () => collections.push(performance.now() - started) });
     try {
       // Start-up's tail: most of the first look's window spent computing.
       const cpuBefore = process.cpuUsage();
@@ -194,6 +204,41 @@ describe('compactWhenIdle', () => {
       } finally {
         stop();
       }
+    }
+  });
+
+  it('does not collect when work begins just before a look that finds the time since the last one quiet', async () => {
+    const started = performance.now();
+    const collections: number[] = [];
+    // Half a core counts as busy. The first look comes at 300 ms, a third of the way into work that began at 200 ms:
+    // its window (from the start) reads about a third of a core, quiet.
+    const stop = compactWhenIdle({ firstMs: 300, busyRetryMs: 20, confirmMs: 50, everyMs: 60_000, minWorkMs: 0, idleShare: 0.5, minSlackBytes: 1, minReleasedBytes: Infinity, onCollect: () => collections.push(performance.now() - started) });
+    try {
+      await sleep(200);
+      const workFrom = performance.now() - started;
+      await busyUntil(started + 700);
+      const workTo = performance.now() - started;
+      expect(collections.filter((at) => at > workFrom && at < workTo)).toEqual([]);
+      // Once the work is over, the process is quiet and collected.
+      for (let i = 0; i < 100 && collections.length === 0; i++) await sleep(20);
+      expect(collections.length).toBe(1);
+      expect(collections[0]).toBeGreaterThanOrEqual(workTo);
+    } finally {
+      stop();
+    }
+  });
+
+  it('after start-up, waits for a quiet spell of a whole look in a process busy from its start, not for the first short lull', async () => {
+    const collections: number[] = [];
+    const stop = compactWhenIdle({ firstMs: 20, busyRetryMs: 20, confirmMs: 20, startupMs: 100, everyMs: 60_000, minWorkMs: 0, idleShare: 0.5, minSlackBytes: 1, minReleasedBytes: Infinity, onCollect: () => collections.push(performance.now()) });
+    try {
+      // Busy past start-up, a lull of 120 ms (a look's window six times over), busy again.
+      await busyUntil(performance.now() + 400);
+      await sleep(120);
+      await busyUntil(performance.now() + 200);
+      expect(collections).toEqual([]);
+    } finally {
+      stop();
     }
   });
 });
