@@ -44,7 +44,7 @@ export interface IdleMemoryOptions {
   onCollect?: () => void;
   /** Busy looks before this long after the start are start-up's own tail (the singletons, the first background work). */
   startupMs: number;
-  /** Called once, at the first look (after its collection, if it made one): start-up is over. */
+  /** Called once, when the first look ends (after its confirmation and collection, if it made them): start-up is over. */
   afterStartUp: () => void;
 }
 
@@ -101,7 +101,7 @@ function cpuMicros(): number {
 function nextLookMs(options: IdleMemoryOptions, collected: boolean, busyTold: boolean, busy: boolean, sinceStartMs: number): number {
   if (collected && busyTold) return options.everyMs;
   if (collected || !busy) return options.firstMs;
-  return sinceStartMs < options.startupMs ? Math.min(options.busyRetryMs, options.firstMs) : Math.max(options.everyMs, options.firstMs);
+  return sinceStartMs < options.startupMs ? Math.min(options.busyRetryMs, options.firstMs) : options.everyMs;
 }
 
 /** Starts looking; the returned function stops it. The timer never keeps the process alive. */
