@@ -44,7 +44,7 @@ export interface IdleMemoryOptions {
   onCollect?: () => void;
   /** Busy looks before this long after the start are start-up's own tail (the singletons, the first background work). */
   startupMs: number;
-  /** Called once, when the first look ends (after its confirmation and collection, if it made them): start-up is over. */
+  /** Called once, when the first look ends (after its confirmation and collection, if any): start-up is over. */
   afterStartUp: () => void;
 }
 
@@ -95,8 +95,9 @@ function cpuMicros(): number {
 
 /**
  * When to look next. Before the first collection a busy look is retried soon, but only within start-up: a daemon busy
- * from its start (clients reconnecting after a restart) would otherwise be looked at four times a second until the first
- * lull between two bursts of requests, and collected right as the next burst began (bench/feeds.ts, session 21).
+ * from its start (clients reconnecting after a restart) would otherwise be looked at four times a second until the
+ * first lull between two bursts of requests, and collected right as the next burst began (docs/benchmarks.md,
+ * "Session 21").
  */
 function nextLookMs(options: IdleMemoryOptions, collected: boolean, busyTold: boolean, busy: boolean, sinceStartMs: number): number {
   if (collected && busyTold) return options.everyMs;

@@ -1,8 +1,9 @@
 // Two writers of one book at once, each from its own connection, the way a bulk metadata edit and the match score
 // recomputed after the edit before it meet: one writes the book's tags and then its row in a transaction, the other
 // updates the row in one statement between the two. Both must succeed (they once took the book's row and its version
-// row in opposite orders, and PostgreSQL ended one of them with a deadlock error). PostgreSQL only: SQLite has no row locks (a write transaction holds the whole database), and both connections of
-// this test would share one thread there, the second waiting for the first without end.
+// row in opposite orders, and PostgreSQL ended one of them with a deadlock error). PostgreSQL only: SQLite has no row
+// locks (a write transaction holds the whole database), and both connections of this test would share one thread
+// there, the second waiting for the first without end.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
