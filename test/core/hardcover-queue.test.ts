@@ -9,6 +9,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SingletonKeeper } from '../../src/core/cluster/singletons.ts';
 import { MAX_ATTEMPTS, startProgressPusher, type ProgressPusherOptions } from '../../src/core/hardcover/progress-pusher.ts';
 import { createProgressSync, type ProgressSync } from '../../src/core/hardcover/progress-sync.ts';
+import { queuePush } from '../../src/core/hardcover/push-queue.ts';
 import { updateHardcoverSettings } from '../../src/core/hardcover/sync-settings.ts';
 import { createLibrary } from '../../src/core/libraries/libraries.ts';
 import { createHttpClient } from '../../src/core/net/http-client.ts';
@@ -203,13 +204,35 @@ describe('two processes on one catalog', () => {
     const held = hc.hold();
     b.sync.progressChanged({ userId: readerId, bookId: dune, percent: 10 });
     await held.arrived;
-    for (const [i, through] of [b, a, b].entries()) through.sync.progressChanged({ userId: readerId, bookId: dune, percent: 20 + 10 * i });
-    await Promise.all([a.sync.idle(), b.sync.idle()]);
+    // One reader moving between devices served by different processes: each report after the one before.
+    for (const [i, through] of [b, a, b].entries()) {
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      through.sync.progressChanged({ userId: readerId, bookId: dune, percent: 20 + 10 * i });
+      await through.sync.idle();
+    }
     expect(await queued()).toEqual([{ user_id: readerId, book_id: dune, percent: 40, revision: 4, attempts: 0 }]);
     held.release();
     await drained(a, b);
     // 10 % (the push under way), then 40 %; 20 % and 30 % were never sent.
     expect(hc.pagesSent()).toEqual([41, 165]);
+  });
+});
+
+describe('changes received by two processes at nearly the same time', () => {
+  it('keep the one received last, whichever process writes it last', async () => {
+    const other = await openStore(catalog);
+    try {
+      const receivedAt = Date.now() + 60_000;
+      await queuePush(other.db, { userId: readerId, bookId: emma, percent: 55 }, new Date(receivedAt + 5));
+      // Received 5 ms earlier by another process, written after: it does not replace the newer percent.
+      await queuePush(setupStore.db, { userId: readerId, bookId: emma, percent: 50 }, new Date(receivedAt));
+      expect(await queued()).toEqual([{ user_id: readerId, book_id: emma, percent: 55, revision: 1, attempts: 0 }]);
+      await queuePush(setupStore.db, { userId: readerId, bookId: emma, percent: 60 }, new Date(receivedAt + 10));
+      expect(await queued()).toEqual([{ user_id: readerId, book_id: emma, percent: 60, revision: 2, attempts: 0 }]);
+    } finally {
+      await setupStore.db.deleteFrom('hardcover_push').execute();
+      await other.close();
+    }
   });
 });
 

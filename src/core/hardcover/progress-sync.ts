@@ -45,11 +45,11 @@ export function createProgressSync(options: ProgressSyncOptions): ProgressSync {
     void job.finally(() => inFlight.delete(job));
   };
 
-  async function record(change: ProgressChange): Promise<void> {
+  async function record(change: ProgressChange, receivedAt: Date): Promise<void> {
     if (!(await hardcoverSyncKey(db, change.userId))) return;
     const bookId = typeof change.bookId === 'number' ? change.bookId : await change.bookId();
     if (bookId === undefined) return;
-    await queuePush(db, { userId: change.userId, bookId, percent: Math.min(100, Math.max(0, change.percent)) });
+    await queuePush(db, { userId: change.userId, bookId, percent: Math.min(100, Math.max(0, change.percent)) }, receivedAt);
     options.recorded?.();
   }
 
@@ -59,7 +59,8 @@ export function createProgressSync(options: ProgressSyncOptions): ProgressSync {
   return {
     progressChanged(change) {
       if (!Number.isFinite(change.percent)) return;
-      last = last.then(() => record(change)).catch((error: unknown) => log.warn({ userId: change.userId, err: error }, 'hardcover: progress change not queued'));
+      const receivedAt = new Date();
+      last = last.then(() => record(change, receivedAt)).catch((error: unknown) => log.warn({ userId: change.userId, err: error }, 'hardcover: progress change not queued'));
       track(last);
     },
     async idle() {

@@ -1,7 +1,8 @@
 // The durable queue of progress changes waiting to go to Hardcover (table hardcover_push). Any process that receives a
 // change writes it; only the process holding the hardcover-push lease reads and removes rows. One row per (user, book):
 // a newer change replaces the percent of one not yet sent and raises its revision, so a push that was running while the
-// change came in does not remove it (the newer percent goes out next).
+// change came in does not remove it (the newer percent goes out next). "Newer" is by the time the change was received:
+// two processes (a phone on one replica, the web reader on another) may write their changes in either order.
 import { kyselyExec, type SqlExec } from '../store/sql-exec.ts';
 import type { Db } from '../store/store.ts';
 
@@ -40,13 +41,17 @@ function pushOf(row: Record<string, unknown>): QueuedPush {
 
 const execOf = (db: Db): SqlExec => kyselyExec(db);
 
-/** Records a change, due at once; it replaces a change to the same book not yet sent (and its failed tries). */
-export async function queuePush(db: Db, change: PushChange, now: Date = new Date()): Promise<void> {
+/**
+ * Records a change received at `receivedAt`, due at once. It replaces a change to the same book not yet sent (and its
+ * failed tries) unless that one was received later.
+ */
+export async function queuePush(db: Db, change: PushChange, receivedAt: Date = new Date()): Promise<void> {
   await execOf(db).run(
     `insert into hardcover_push (${COLUMNS}, last_error) values (?, ?, ?, ?, 1, 0, ?, null)
      on conflict (user_id, book_id) do update set percent = excluded.percent, changed_at = excluded.changed_at,
-       revision = hardcover_push.revision + 1, attempts = 0, due_at_ms = excluded.due_at_ms, last_error = null`,
-    [change.userId, change.bookId, change.percent, now.toISOString(), now.getTime()],
+       revision = hardcover_push.revision + 1, attempts = 0, due_at_ms = excluded.due_at_ms, last_error = null
+     where hardcover_push.changed_at <= excluded.changed_at`,
+    [change.userId, change.bookId, change.percent, receivedAt.toISOString(), receivedAt.getTime()],
   );
 }
 
