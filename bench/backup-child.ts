@@ -6,6 +6,7 @@ import { createBackup } from '../src/core/backup/create-backup.ts';
 import { readBackup } from '../src/core/backup/read-backup.ts';
 import { restoreBackup } from '../src/core/backup/restore-backup.ts';
 import { createExport } from '../src/core/export/write-export.ts';
+import { peakRssMb } from './daemon-process.ts';
 
 const [op, dataDir, archive] = process.argv.slice(2) as [string, string, string];
 const catalogPath = join(dataDir, 'bindery.sqlite');
@@ -28,5 +29,5 @@ if (op === 'backup') {
 } else throw new Error(`unknown operation ${op}`);
 const used = process.cpuUsage(cpu);
 process.stdout.write(
-  `${JSON.stringify({ op, wallMs: Math.round(performance.now() - started), cpuMs: Math.round((used.user + used.system) / 1000), maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024), load, ...extra })}\n`,
+  `${JSON.stringify({ op, wallMs: Math.round(performance.now() - started), cpuMs: Math.round((used.user + used.system) / 1000), maxRssMb: Math.round(peakRssMb(process.pid)), load, ...extra })}\n`,
 );

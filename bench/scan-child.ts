@@ -7,6 +7,7 @@ import { scanLibrary } from '../src/core/scan/scanner.ts';
 import { openStore } from '../src/core/store/store.ts';
 import { ensureThumbnail, makePendingThumbnails, pendingThumbnailCount } from '../src/core/covers/thumbnail-backlog.ts';
 import { forEachLimited } from '../src/core/scan/task-runner.ts';
+import { peakRssMb as vmHwmMb } from './daemon-process.ts';
 
 // An optional fourth argument: a PostgreSQL URL to scan into instead of the data directory's SQLite file.
 const [dataDir, corpus, workersArg, database] = process.argv.slice(2) as [string, string, string, string | undefined];
@@ -56,8 +57,9 @@ const seconds = (performance.now() - started) / 1000;
 // Every thread of the process: the workers, libvips and the libuv pool included.
 const used = process.cpuUsage(cpu);
 sampleThreads();
-// The scan's own peak, before the thumbnails made after it.
-const peakRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
+// The scan's own peak, before the thumbnails made after it: VmHWM, this process's own. (getrusage's maxRSS also counts
+// the parent's size at the fork: a bench process that had just built the corpus made every scan read ~330 MB.)
+const peakRssMb = Math.round(vmHwmMb(process.pid));
 const thumbnails = await makeThumbnails();
 await store.close();
 const byName: Record<string, number> = {};
@@ -98,5 +100,5 @@ async function makeThumbnails(): Promise<{ pending: number; firstPageSeconds: nu
   const allSeconds = (performance.now() - begun) / 1000;
   const spent = process.cpuUsage(cpuBefore);
   if ((await pendingThumbnailCount(store)) !== 0) throw new Error('thumbnails left after the backlog');
-  return { pending, firstPageSeconds, allSeconds, cpuSeconds: (spent.user + spent.system) / 1e6, peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024) };
+  return { pending, firstPageSeconds, allSeconds, cpuSeconds: (spent.user + spent.system) / 1e6, peakRssMb: Math.round(vmHwmMb(process.pid)) };
 }
