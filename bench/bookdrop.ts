@@ -12,6 +12,7 @@ import { bookdropCandidates, syncBookdrop, type BookdropEnv } from '../src/core/
 import { createLibrary } from '../src/core/libraries/libraries.ts';
 import { openStore } from '../src/core/store/store.ts';
 import { buildCorpus } from './corpus.ts';
+import { peakRssMb } from './daemon-process.ts';
 
 const { values } = parseArgs({
   options: {
@@ -77,7 +78,7 @@ console.log(`${pad('phase', 54)}${pad('wall s', 10)}${pad('CPU s', 10)}${pad('CP
 for (const p of [...phases, { name: 'total', wallMs: phases.reduce((a, p) => a + p.wallMs, 0), cpuMs: phases.reduce((a, p) => a + p.cpuMs, 0) }]) {
   console.log(`${pad(p.name, 54)}${pad((p.wallMs / 1000).toFixed(1), 10)}${pad((p.cpuMs / 1000).toFixed(1), 10)}${pad((p.cpuMs / dropped).toFixed(1), 14)}${(dropped / (p.wallMs / 1000)).toFixed(0)}`);
 }
-console.log(`taken in ${added}, imported ${imported}, failed ${failed}; books in catalog ${books}; left in bookdrop: ${left} files, ${rows} rows; peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
+console.log(`taken in ${added}, imported ${imported}, failed ${failed}; books in catalog ${books}; left in bookdrop: ${left} files, ${rows} rows; peak RSS ${peakRssMb(process.pid).toFixed(0)} MB`);
 const foldersLeft = readdirSync(bookdropDir).length;
 if (foldersLeft > 0) console.log(`${foldersLeft} folders left in the bookdrop`);
 if (!values.keep) rmSync(base, { recursive: true, force: true });

@@ -12,6 +12,7 @@ import pg from 'pg';
 import { compareCatalogs, copyCatalog } from '../src/core/store/catalog-copy.ts';
 import { openSqliteFile, openStore, type Store } from '../src/core/store/store.ts';
 import { fillCatalog } from './book-catalog.ts';
+import { peakRssMb } from './daemon-process.ts';
 
 const { values } = parseArgs({ options: { books: { type: 'string', default: '100000' }, server: { type: 'string' } } });
 const books = Number(values.books);
@@ -39,7 +40,7 @@ async function measure(label: string, work: () => Promise<number>): Promise<void
   const used = process.cpuUsage(cpu);
   const cpuSeconds = (used.user + used.system) / 1e6;
   console.log(
-    `${label.padEnd(28)} ${rows} rows  ${wall.toFixed(1)} s wall  ${cpuSeconds.toFixed(1)} s CPU  ${Math.round(rows / wall)} rows/s  ${((cpuSeconds * 1e6) / rows).toFixed(1)} µs CPU/row  peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB  load ${loadavg().map((l) => l.toFixed(1)).join(' ')}`,
+    `${label.padEnd(28)} ${rows} rows  ${wall.toFixed(1)} s wall  ${cpuSeconds.toFixed(1)} s CPU  ${Math.round(rows / wall)} rows/s  ${((cpuSeconds * 1e6) / rows).toFixed(1)} µs CPU/row  peak RSS ${Math.round(peakRssMb(process.pid))} MB  load ${loadavg().map((l) => l.toFixed(1)).join(' ')}`,
   );
 }
 

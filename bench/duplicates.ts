@@ -4,6 +4,7 @@
 // --with-books also times building the API response (full Book JSON for every grouped book).
 import Database from 'better-sqlite3';
 import { execFileSync } from 'node:child_process';
+import { peakRssMb } from './daemon-process.ts';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -146,7 +147,7 @@ async function measure(dbPath: string, withBooks: boolean): Promise<void> {
   const groupMs = performance.now() - t;
   const cpu = process.cpuUsage(cpu0);
   const cpuMs = (cpu.user + cpu.system) / 1000;
-  const peakRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
+  const peakRss = Math.round(peakRssMb(process.pid));
 
   const perReason: Record<string, number> = {};
   for (const g of groups) perReason[g.matchReason] = (perReason[g.matchReason] ?? 0) + 1;
@@ -160,7 +161,7 @@ async function measure(dbPath: string, withBooks: boolean): Promise<void> {
     booksMs = performance.now() - t;
   }
   await store.close();
-  process.stdout.write(`${JSON.stringify({ scanned: rows.length, groups: groups.length, grouped, perReason, totalMs: loadMs + groupMs, cpuMs, loadMs, groupMs, booksMs, peakRssMb })}\n`);
+  process.stdout.write(`${JSON.stringify({ scanned: rows.length, groups: groups.length, grouped, perReason, totalMs: loadMs + groupMs, cpuMs, loadMs, groupMs, booksMs, peakRssMb: peakRss })}\n`);
 }
 
 if (values.measure) {

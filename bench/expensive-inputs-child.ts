@@ -2,10 +2,11 @@
 // as JSON: CPU seconds (all threads), wall seconds, peak RSS and the outcome.
 //   page-dimensions <root> <archive.cbz>
 //   icons-batch <root> <count> <bytesPerIcon>
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { peakRssMb } from './daemon-process.ts';
 // Types only: the modules themselves are loaded from <root>, which may be an older checkout.
 import type * as TokensModule from '../src/core/auth/tokens.ts';
 import type * as ConfigModule from '../src/core/config.ts';
@@ -64,7 +65,7 @@ process.stdout.write(
     seconds: (performance.now() - started) / 1000,
     rssBeforeMb: rssBefore,
     // VmHWM, not getrusage's maxRSS, which a child inherits from the process that started it.
-    peakRssMb: Math.round(Number(/VmHWM:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 0) / 1024),
+    peakRssMb: Math.round(peakRssMb(process.pid)),
     outcome,
   })}\n`,
 );
