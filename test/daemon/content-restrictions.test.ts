@@ -8,16 +8,18 @@ let admin: string;
 let reader: { id: number; token: string };
 let other: { id: number; token: string };
 const ids: Record<string, number> = {};
+let libraryId: number;
 
 async function tag(bookId: number, name: string): Promise<void> {
-  const { id } = await d.store.db.insertInto('tag').values({ name }).returning('id').executeTakeFirstOrThrow();
+  const known = await d.store.db.selectFrom('tag').select('id').where('name', '=', name).executeTakeFirst();
+  const { id } = known ?? (await d.store.db.insertInto('tag').values({ name }).returning('id').executeTakeFirstOrThrow());
   await d.store.db.insertInto('book_metadata_tag_mapping').values({ book_id: bookId, tag_id: id }).execute();
 }
 
 beforeAll(async () => {
   d = await startTestDaemon();
   admin = await d.setupAdmin();
-  const libraryId = await seedLibrary(d.store.db, d.dir, 'Books');
+  libraryId = await seedLibrary(d.store.db, d.dir, 'Books');
   for (const title of ['Dracula', 'Emma', 'Dune']) ids[title] = (await seedBook(d.store.db, libraryId, { title })).bookId;
   await tag(ids.Dracula as number, 'Horror');
   reader = await d.createUser('reader', {}, [libraryId]);
@@ -85,5 +87,36 @@ describe('content restrictions', () => {
 
     expect((await call('DELETE', `/api/v1/users/${reader.id}/content-restrictions`, admin)).statusCode).toBe(204);
     expect((await call('GET', `/api/v1/users/${reader.id}/content-restrictions`, admin)).json()).toEqual([]);
+  });
+
+  it("the app's book list counts only what the reader sees, whole, by library and by shelf", async () => {
+    // Tagged Horror too, but not the reader's to see or not listed at all: neither may be taken off their count.
+    const elsewhere = await seedLibrary(d.store.db, d.dir, 'Elsewhere');
+    await tag((await seedBook(d.store.db, elsewhere, { title: 'Carmilla' })).bookId, 'Horror');
+    const removed = (await seedBook(d.store.db, libraryId, { title: 'The Monk' })).bookId;
+    await tag(removed, 'Horror');
+    await d.store.db.updateTable('book').set({ deleted: 1 }).where('id', '=', removed).execute();
+    const shelf = await d.store.db.insertInto('shelf').values({ user_id: reader.id, name: 'Gothic' }).returning('id').executeTakeFirstOrThrow();
+    await d.store.db.insertInto('book_shelf_mapping').values([ids.Dracula, ids.Emma].map((bookId) => ({ shelf_id: shelf.id, book_id: bookId as number }))).execute();
+    const appList = async (query = ''): Promise<{ total: number; ids: number[] }> => {
+      const body = (await call('GET', `/api/v1/app/books?size=50${query}`, reader.token)).json() as { totalElements: number; content: { id: number }[] };
+      return { total: body.totalElements, ids: body.content.map((b) => b.id).sort() };
+    };
+    const restrict = async (restrictions: object[]): Promise<void> => {
+      expect((await call('PUT', `/api/v1/users/${reader.id}/content-restrictions`, admin, restrictions)).statusCode).toBe(200);
+    };
+
+    await restrict([{ restrictionType: 'TAG', mode: 'EXCLUDE', value: 'Horror' }]);
+    const seen = [ids.Dune, ids.Emma].sort();
+    expect(await appList()).toEqual({ total: 2, ids: seen });
+    expect(await appList(`&libraryId=${libraryId}`)).toEqual({ total: 2, ids: seen });
+    expect(await appList(`&shelfId=${shelf.id}`)).toEqual({ total: 1, ids: [ids.Emma] });
+
+    await restrict([{ restrictionType: 'TAG', mode: 'ALLOW_ONLY', value: 'Horror' }]);
+    expect(await appList()).toEqual({ total: 1, ids: [ids.Dracula] });
+    expect(await appList(`&shelfId=${shelf.id}`)).toEqual({ total: 1, ids: [ids.Dracula] });
+
+    expect((await call('DELETE', `/api/v1/users/${reader.id}/content-restrictions`, admin)).statusCode).toBe(204);
+    expect(await appList()).toEqual({ total: 3, ids: [ids.Dracula, ids.Dune, ids.Emma].sort() });
   });
 });

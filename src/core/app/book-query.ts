@@ -4,11 +4,12 @@
 import type { SqlBool } from 'kysely';
 import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
+import { countVisible } from '../auth/visibility.ts';
 import type { SqlDialect } from '../store/dialect.ts';
 import { firstColumn, type SqlValue } from '../store/sql-exec.ts';
 import type { Store } from '../store/store.ts';
 import { filterConditions, type BookFilters, type Cond } from './book-filters.ts';
-import { listedBooks, listedBooksByMetadata, scopeConditions, type BookScope, type ListedBooks } from './book-scope.ts';
+import { listedBooks, listedBooksByMetadata, readsMetadata, scopeConditions, type BookScope, type ListedBooks } from './book-scope.ts';
 import { readingAware, sourceForSql } from '../store/reading-state.ts';
 import { memosPerOwner } from '../store/snapshot.ts';
 import { columnOf, direction, rememberedCount, rowsOf, type Compiled } from './sql.ts';
@@ -111,7 +112,12 @@ const wholeListCounts = new WeakMap<Store, WeakMap<Principal, Compiled>>();
 
 /** The statement counting the list; the one without filters (the list as the app opens it) is built once per caller. */
 function countingStatement(store: Store, principal: Principal, conditions: Cond[], where: Cond): Compiled {
-  const build = (): Compiled => listedBooks(store, principal).where(where).select(sql<number>`count(*)`.as('n')).compile();
+  const metadata = readsMetadata(conditions);
+  const build = (): Compiled =>
+    countVisible(store.db, principal, (who, hidden) => {
+      const listed = listedBooks(store, who, { metadata }).where(where);
+      return (hidden ? listed.where(hidden) : listed).select(sql<number>`count(*)`.as('n'));
+    });
   if (conditions.length > 0) return build();
   let byCaller = wholeListCounts.get(store);
   if (!byCaller) wholeListCounts.set(store, (byCaller = new WeakMap()));

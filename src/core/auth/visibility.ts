@@ -1,6 +1,6 @@
 // Which books a user may see: admins every book; others the books of their assigned libraries that pass their
 // content restrictions. Every route that returns, streams or changes a book goes through here.
-import type { ExpressionBuilder, Expression, SqlBool } from 'kysely';
+import type { Compilable, CompiledQuery, ExpressionBuilder, Expression, SqlBool } from 'kysely';
 import { sql } from 'kysely';
 import type { DB } from '../store/db-types.ts';
 import type { SqlExec, SqlValue } from '../store/sql-exec.ts';
@@ -124,6 +124,18 @@ export function hiddenByExcludedNames(principal: Principal): Expression<SqlBool>
 export function countedLessHidden(principal: Principal): { libraries: Principal; hidden: Expression<SqlBool> } | undefined {
   const hidden = hiddenByExcludedNames(principal);
   return hidden && { libraries: { ...principal, restrictions: [] }, hidden };
+}
+
+/**
+ * count(*) of a listing's books for the principal, as one statement. `count(who, hidden)` gives the listing's count
+ * for `who`, of only the books `hidden` matches when given. When every restriction excludes names, that is the count
+ * for the principal's libraries less the count of those books the names hide: neither tests a book against the
+ * restrictions (see countedLessHidden).
+ */
+export function countVisible(db: Db, principal: Principal, count: (who: Principal, hidden?: Expression<SqlBool>) => Expression<{ n: number }> & Compilable<unknown>): CompiledQuery<unknown> {
+  const split = countedLessHidden(principal);
+  if (!split) return count(principal).compile();
+  return db.selectNoFrom(sql<number>`${count(split.libraries)} - ${count(split.libraries, split.hidden)}`.as('n')).compile();
 }
 
 export type BookAccess = 'ok' | 'hidden' | 'missing';

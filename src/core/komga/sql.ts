@@ -4,7 +4,7 @@ import type { RawBuilder, SqlBool } from 'kysely';
 import { sql } from 'kysely';
 import type { Principal } from '../auth/principal.ts';
 import type { SqlDialect } from '../store/dialect.ts';
-import { countedLessHidden, visibleBookFilter } from '../auth/visibility.ts';
+import { countedLessHidden, countVisible, visibleBookFilter } from '../auth/visibility.ts';
 import { sameGeneration, SharedLoads, type Generation } from '../store/snapshot.ts';
 import { sourceForSql } from '../store/reading-state.ts';
 import { firstColumn, type SqlValue } from '../store/sql-exec.ts';
@@ -97,10 +97,10 @@ export function listedBooks(store: Store, principal: Principal, options: { perRo
  * those books the names hide: neither tests a book against the restrictions (at 100,000 books ~25 → ~10 ms).
  */
 export function countListed(store: Store, principal: Principal, metadata: boolean, narrow: (listed: ListedBooks) => ListedBooks): Compiled {
-  const counted = (who: Principal) => narrow(listedBooks(store, who, { metadata })).select(sql<number>`count(*)`.as('n'));
-  const split = countedLessHidden(principal);
-  if (!split) return counted(principal).compile();
-  return store.db.selectNoFrom(sql<number>`${counted(split.libraries)} - ${counted(split.libraries).where(split.hidden)}`.as('n')).compile();
+  return countVisible(store.db, principal, (who, hidden) => {
+    const listed = narrow(listedBooks(store, who, { metadata }));
+    return (hidden ? listed.where(hidden) : listed).select(sql<number>`count(*)`.as('n'));
+  });
 }
 
 /** The books each library gives the principal (`l`, `n`), counted as countListed counts. */
