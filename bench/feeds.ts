@@ -12,7 +12,8 @@
 // then on a warm daemon ("built"), again on an unchanged catalog ("kept"), and the first page asked for right after
 // another process renamed a book (which also redoes what the feed's pages share: id lists, totals), then autocannon at
 // 8 and 64 connections
-// paging through 200 pages: requests/s, p50, p99, max and server CPU per request, with the load average. Before the
+// paging through 200 pages: requests/s, p50, p99, max and server CPU per request, with the load average; after the
+// load runs, server CPU per page for pages never asked for before ("never rendered"), on a daemon warmed by them. Before the
 // load runs (without --spread all or --writer), a build wave: each of the 200 pages asked once at the largest
 // --connections, none of them kept yet, so every load run after it starts from kept pages whatever its placement. The Kobo sync
 // pages are one device's session (each page moves that device's sync state, so there is no concurrent run of it).
@@ -138,6 +139,8 @@ interface Endpoint {
   perPage: number;
   /** Signed in with HTTP Basic (an OPDS account). */
   basic: boolean;
+  /** The list's page that `path(0)` asks for (the deep endpoints start far into their list). */
+  firstPage?: number;
 }
 
 interface Version {
@@ -397,6 +400,27 @@ async function builtRounds(running: readonly Running[], endpoint: Endpoint, roun
 
 let renames = 0;
 /** Changes the catalog from this process, as another process would (the daemon sees a new generation). */
+/**
+ * Server CPU per page, one request at a time, for pages never asked for before, on daemons that have served this
+ * endpoint's load runs (its code compiled and optimized, its id lists and totals kept): pages
+ * spreadPages+alonePages…spreadPages+2×alonePages-1, a gap past every page asked so far. Their books were never
+ * rendered either: the books' kept rows (book-versions.ts, a few thousand books per kind) then hold only the load
+ * runs' pages, which share no book with these. "built" measures the same kind of page in the daemon's first
+ * hundred requests, while V8 is still compiling the code that builds it. "–" where the list is shorter.
+ */
+async function neverRenderedOnWarmDaemons(running: readonly Running[], endpoint: Endpoint): Promise<Map<Running, string>> {
+  const first = spreadPages + alonePages;
+  const long = new Set<Running>();
+  for (const run of running) if ((await pagesOf(run, endpoint)) >= (endpoint.firstPage ?? 0) + first + alonePages) long.add(run);
+  // After its idle collection (a full collection of the heap the load runs grew), which would otherwise fall into the pass.
+  await settle(running);
+  const before = new Map([...long].map((run) => [run, { cpu: cpuMs(run.daemon.pid), helpers: threadsCpuMs(run.daemon.pid, 'V8Worker') }]));
+  for (let p = first; p < first + alonePages; p++) {
+    for (const run of p % 2 === 0 ? running : [...running].reverse()) if (long.has(run)) await ask(run, endpoint, endpoint.path(p));
+  }
+  return new Map([...before].map(([run, start]) => [run, `${((cpuMs(run.daemon.pid) - start.cpu) / alonePages).toFixed(2)} (${((threadsCpuMs(run.daemon.pid, 'V8Worker') - start.helpers) / alonePages).toFixed(2)})`]));
+}
+
 function renameOneBook(catalog: string): void {
   const db = new Database(catalog);
   db.pragma('busy_timeout = 5000');
@@ -792,13 +816,13 @@ for (const books of sizes) {
       { label: 'Komga books (20/page)', path: (p) => `/komga/api/v1/books?page=${p}`, headers: opds, perPage: 20, basic: true },
       { label: 'Komga series (20/page)', path: (p) => `/komga/api/v1/series?page=${p}`, headers: opds, perPage: 20, basic: true },
       { label: 'app API books (50/page)', path: (p) => `/api/v1/app/books?page=${p}&size=50`, headers: (run) => run.bearer, perPage: 50, basic: false },
-      { label: `app API books (50/page) from page ${deep}`, path: (p) => `/api/v1/app/books?page=${deep + p}&size=50`, headers: (run) => run.bearer, perPage: 50, basic: false },
+      { label: `app API books (50/page) from page ${deep}`, path: (p) => `/api/v1/app/books?page=${deep + p}&size=50`, headers: (run) => run.bearer, perPage: 50, basic: false, firstPage: deep },
       { label: 'app API books by title (50/page)', path: (p) => `/api/v1/app/books?page=${p}&size=50&sort=title&dir=asc`, headers: (run) => run.bearer, perPage: 50, basic: false },
-      { label: `app API books by title (50/page) from page ${deep}`, path: (p) => `/api/v1/app/books?page=${deep + p}&size=50&sort=title&dir=asc`, headers: (run) => run.bearer, perPage: 50, basic: false },
-      { label: `app API books by series (50/page) from page ${deep}`, path: (p) => `/api/v1/app/books?page=${deep + p}&size=50&sort=seriesName&dir=desc`, headers: (run) => run.bearer, perPage: 50, basic: false },
+      { label: `app API books by title (50/page) from page ${deep}`, path: (p) => `/api/v1/app/books?page=${deep + p}&size=50&sort=title&dir=asc`, headers: (run) => run.bearer, perPage: 50, basic: false, firstPage: deep },
+      { label: `app API books by series (50/page) from page ${deep}`, path: (p) => `/api/v1/app/books?page=${deep + p}&size=50&sort=seriesName&dir=desc`, headers: (run) => run.bearer, perPage: 50, basic: false, firstPage: deep },
       { label: 'app API books by page count (50/page)', path: (p) => `/api/v1/app/books?page=${p}&size=50&sort=pageCount&dir=desc`, headers: (run) => run.bearer, perPage: 50, basic: false },
       { label: 'web UI /books/page (50/page)', path: (p) => `/api/v1/books/page?page=${p}&size=50`, headers: (run) => run.bearer, perPage: 50, basic: false },
-      { label: `web UI /books/page (50/page) from page ${deep}`, path: (p) => `/api/v1/books/page?page=${deep + p}&size=50`, headers: (run) => run.bearer, perPage: 50, basic: false },
+      { label: `web UI /books/page (50/page) from page ${deep}`, path: (p) => `/api/v1/books/page?page=${deep + p}&size=50`, headers: (run) => run.bearer, perPage: 50, basic: false, firstPage: deep },
     ];
     const endpoints = all.filter((e) => !values.only || e.label.includes(values.only));
     const mode = [spreadAll ? 'every request a page not asked before' : `pages 1-${spreadPages} over and over`, writerEvery ? (writerKind === 'progress' ? `a book's reading progress reported every ${writerEvery} ms through the app API` : `a book renamed every ${writerEvery} ms by another process`) : '', values['accept-encoding'] ? `Accept-Encoding: ${values['accept-encoding']}` : 'no Accept-Encoding'].filter(Boolean).join('; ');
@@ -806,8 +830,8 @@ for (const books of sizes) {
     const wave = !spreadAll && writerEvery === 0 && loadRuns.length > 0;
     const loopHeads = values['loop-stats'] ? ' after the first request of each connection: p50 / p99 / max ms | first requests: p50 / p99 / max ms | inside the daemon p50 / p99 / max ms | loop delay p50 / p99 / max ms | loop busy | GC count / ms / longest ms: minor · major · incremental | main thread waiting for a CPU | load generator: CPU, loop delay | young generation KB allocated per request | heap / RSS MB |' : '';
     console.log(`\n## ${books.toLocaleString('en')} books (daemons from the sources, load ${load()}; load runs: ${mode})\n`);
-    console.log('| endpoint | code | server CPU ms/page, first asked | built | of which V8 helper threads | kept | first after a change | KiB |' + (wave ? ` build wave, pages 1-${spreadPages} once at ${coldConnections} conn: p50 / p99 / max ms | CPU ms/req |` : '') + (warmupSeconds > 0 ? ` first ${warmupSeconds} s of load, ${coldConnections} conn, process: p50 / p99 / max ms |` : '') + loadRuns.map(({ connections, placement }) => ` ${connections} conn${placements.length > 1 || placement !== 'shared' ? `, ${placement}` : ''}: req/s | p50 / p99 / max ms | CPU ms/req, daemon / load generator |${loopHeads}`).join('') + (values.cold ? ` cold sign-in, ${coldConnections} at once: p50 / p99 / max ms | CPU ms/req |` : '') + (spreadAll ? ' fresh pages |' : ''));
-    console.log('|---|---|---|---|---|---|---|---|' + (wave ? '---|---|' : '') + (warmupSeconds > 0 ? '---|' : '') + loadRuns.map(() => '---|---|---|' + (values['loop-stats'] ? '---|---|---|---|---|---|---|---|---|---|' : '')).join('') + (values.cold ? '---|---|' : '') + (spreadAll ? '---|' : ''));
+    console.log('| endpoint | code | server CPU ms/page, first asked | built | of which V8 helper threads | kept | first after a change | KiB |' + (wave ? ` build wave, pages 1-${spreadPages} once at ${coldConnections} conn: p50 / p99 / max ms | CPU ms/req |` : '') + (warmupSeconds > 0 ? ` first ${warmupSeconds} s of load, ${coldConnections} conn, process: p50 / p99 / max ms |` : '') + loadRuns.map(({ connections, placement }) => ` ${connections} conn${placements.length > 1 || placement !== 'shared' ? `, ${placement}` : ''}: req/s | p50 / p99 / max ms | CPU ms/req, daemon / load generator |${loopHeads}`).join('') + (values.cold ? ` cold sign-in, ${coldConnections} at once: p50 / p99 / max ms | CPU ms/req |` : '') + (spreadAll ? ' fresh pages |' : '') + (wave ? ' never rendered, after the load runs: server CPU ms/page (of which V8 helper threads) |' : ''));
+    console.log('|---|---|---|---|---|---|---|---|' + (wave ? '---|---|' : '') + (warmupSeconds > 0 ? '---|' : '') + loadRuns.map(() => '---|---|---|' + (values['loop-stats'] ? '---|---|---|---|---|---|---|---|---|---|' : '')).join('') + (values.cold ? '---|---|' : '') + (spreadAll ? '---|' : '') + (wave ? '---|' : ''));
     const compression: [string, Buffer[]][] = [];
     const roundLines: string[] = [];
     for (const [index, endpoint] of endpoints.entries()) {
@@ -816,8 +840,8 @@ for (const books of sizes) {
       const bodies = new Map(running.map((run) => [run, [] as Buffer[]]));
       const costs = await alone(running, endpoint, bodies);
       compression.push([endpoint.label, bodies.get(running.at(-1)!)!]);
+      const cellsOf = new Map<Running, string[]>();
       for (const run of running) {
-        const cost = costs.get(run)!;
         const plan = new PagePlan(endpoint, spreadAll ? await pagesOf(run, endpoint) : spreadPages);
         const cells: string[] = [];
         if (wave) cells.push(await buildWave(run, plan, coldConnections, endpoint.headers(run)));
@@ -825,7 +849,13 @@ for (const books of sizes) {
         for (const { connections, placement } of loadRuns) cells.push(await underLoad(run, plan, connections, endpoint.headers(run), placement));
         if (values.cold) cells.push(endpoint.basic ? await coldWave(run, endpoint, plan, readerId, coldConnections) : ' – | – |');
         if (spreadAll) cells.push(` ${(plan.freshShare() * 100).toFixed(0)} % |`);
-        console.log(`| ${endpoint.label} | ${run.version.label} | ${cost.firstAsked.toFixed(2)} | ${cost.built.toFixed(2)} | ${cost.builtInGcThreads.toFixed(2)} | ${cost.kept.toFixed(2)} | ${cost.afterChange.toFixed(2)} | ${(cost.bytes / 1024).toFixed(0)} |${cells.join('')} load ${load()}`);
+        cellsOf.set(run, cells);
+      }
+      const served = wave ? await neverRenderedOnWarmDaemons(running, endpoint) : undefined;
+      for (const run of running) {
+        const cost = costs.get(run)!;
+        const warm = served === undefined ? '' : ` ${served.get(run) ?? '–'} |`;
+        console.log(`| ${endpoint.label} | ${run.version.label} | ${cost.firstAsked.toFixed(2)} | ${cost.built.toFixed(2)} | ${cost.builtInGcThreads.toFixed(2)} | ${cost.kept.toFixed(2)} | ${cost.afterChange.toFixed(2)} | ${(cost.bytes / 1024).toFixed(0)} |${cellsOf.get(run)!.join('')}${warm} load ${load()}`);
       }
       if (Number(values.rounds) > 0) {
         await settle(running);
