@@ -131,6 +131,10 @@ describe('GET /api/v1/app/books', () => {
     const first = (await list(c.reader.token, '?page=0&size=20')).content as Obj[];
     const second = (await list(c.reader.token, '?page=1&size=20')).content as Obj[];
     expect(new Set([...first, ...second].map((b) => b.id)).size).toBe(40);
+    // An order no index gives is paged from the whole list sorted once, which gives the total too.
+    expectPage(await list(c.reader.token, '?sort=pageCount&size=10'), { page: 0, size: 10, totalElements: MAIN_LISTED });
+    expect(expectPage(await list(c.reader.token, '?sort=pageCount&page=1'), { page: 1, size: 50, totalElements: MAIN_LISTED })).toHaveLength(MAIN_LISTED - 50);
+    expect(expectPage(await list(c.reader.token, '?sort=pageCount&page=9'), { page: 9, size: 50, totalElements: MAIN_LISTED })).toEqual([]);
   });
 
   it('orders by the app sort names in either direction; an unknown name orders by date added, newest first', async () => {

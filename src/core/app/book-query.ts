@@ -136,8 +136,9 @@ function countingStatement(store: Store, principal: Principal, conditions: Cond[
 export async function pageOfAppBooks(store: Store, principal: Principal, conditions: Cond[], order: AppOrder, page: { offset: number; limit: number }): Promise<PageOfIds> {
   const where = allConditions(conditions);
   const counting = countingStatement(store, principal, conditions, where);
-  const total = await rememberedCount(store, counting);
-  if (page.offset >= total) return { ids: [], total };
+  // A page deep in the list with no kept point near it (a catalog change drops them all) would walk every row before
+  // it (tens of ms at 100,000 books, one page after another): from this deep, every page is a slice of the whole list.
+  const sliced = !order.column.resumable || page.offset >= DEEP_OFFSET;
   const dir = direction(order.descending);
   const byMetadata = order.column.indexed === true && (await everyBookHasMetadata(store));
   const listQuery = (): ListedBooks => {
@@ -155,9 +156,7 @@ export async function pageOfAppBooks(store: Store, principal: Principal, conditi
       .orderBy(sql`${sql.raw(id)} ${dir}`);
   // The list is its books (what the count counts) in this order, which is the caller's own when it reads progress.
   const list = `${expression} ${order.descending} ${byMetadata} ${order.column.progress ? principal.userId : ''}\u0000${counting.sql}\u0000${JSON.stringify(counting.parameters)}`;
-  // A page deep in the list with no kept point near it (a catalog change drops them all) would walk every row before
-  // it (tens of ms at 100,000 books, one page after another): from this deep, every page is a slice of the whole list.
-  if (!order.column.resumable || page.offset >= DEEP_OFFSET) {
+  if (sliced) {
     const ids = await sortedList(store, list, order.column.progress === true, async () => {
       // The whole list sorted (tens of ms at 100,000 books), as one JSON array read aside: other requests are answered
       // meanwhile, and 100,000 ids come back as one text rather than 100,000 rows.
@@ -165,8 +164,11 @@ export async function pageOfAppBooks(store: Store, principal: Principal, conditi
       const [text] = firstColumn<string>(await store.readAside(store.dialect.orderedJsonArray(listed.sql), listed.parameters as SqlValue[]));
       return JSON.parse(text ?? '[]') as number[];
     });
-    return { ids: [...ids.subarray(page.offset, page.offset + page.limit)], total };
+    // A list sorted whole is its own count (the same books): counting them too would read every book once more.
+    return { ids: [...ids.subarray(page.offset, page.offset + page.limit)], total: ids.length };
   }
+  const total = await rememberedCount(store, counting);
+  if (page.offset >= total) return { ids: [], total };
 
   const value = sql.raw(expression);
   // The list names everything the statement depends on but the part's values and the paging: compiled once per caller
