@@ -8,6 +8,7 @@ import { compileMagicShelf } from '../opds/magic-shelf-rules.ts';
 import type { Store } from '../store/store.ts';
 import { appForbidden, appNotFound } from './app-error.ts';
 import { FALSE, type Cond } from './book-filters.ts';
+import { booksWithMetadata } from '../books/books-with-metadata.ts';
 
 /** Grimmory's app lists leave out deleted books and books that have neither a file nor a paper copy. */
 export const LISTED = sql<SqlBool>`(book.deleted = 0 and (book.is_physical = 1 or exists (select 1 from book_file lf where lf.book_id = book.id)))`;
@@ -74,14 +75,7 @@ export async function scopeConditions(store: Store, principal: Principal, scope:
  * (SQLite keeps an unused LEFT JOIN, which doubles the cost of counting 100,000 books); nothing may read `m` then.
  */
 export function listedBooks(store: Store, principal: Principal, options: { libraryIndex?: boolean; metadata?: boolean } = {}) {
-  const from = store.db.selectFrom('book');
-  const joined = (options.metadata === false ? from : from.leftJoin('book_metadata as m', 'm.book_id', 'book.id')) as ReturnType<typeof _joinedShape>;
-  return joined.where(visibleBookFilter(principal, { libraryIndex: options.libraryIndex })).where(LISTED);
-}
-
-/** The shape of `listedBooks` (the builder with the metadata join), for typing only. */
-function _joinedShape(store: Store) {
-  return store.db.selectFrom('book').leftJoin('book_metadata as m', 'm.book_id', 'book.id');
+  return booksWithMetadata(store.db, options.metadata !== false).where(visibleBookFilter(principal, { libraryIndex: options.libraryIndex })).where(LISTED);
 }
 
 export type ListedBooks = ReturnType<typeof listedBooks>;

@@ -9,6 +9,7 @@ import { sameGeneration, SharedLoads, type Generation } from '../store/snapshot.
 import { sourceForSql } from '../store/reading-state.ts';
 import { firstColumn, type SqlValue } from '../store/sql-exec.ts';
 import type { Store } from '../store/store.ts';
+import { booksWithMetadata } from '../books/books-with-metadata.ts';
 
 export const UNKNOWN_SERIES = 'Unknown Series';
 
@@ -86,9 +87,7 @@ export function seriesOrderSql(d: SqlDialect): RawBuilder<unknown> {
  * its index-only plan); conditions on `m` must not be added then.
  */
 export function listedBooks(store: Store, principal: Principal, options: { perRow?: boolean; metadata?: boolean } = {}) {
-  const from = store.db.selectFrom('book');
-  const joined = (options.metadata === false ? from : from.leftJoin('book_metadata as m', 'm.book_id', 'book.id')) as ReturnType<typeof _joinedShape>;
-  return joined.where(visibleBookFilter(principal, { libraryIndex: false, perRow: options.perRow })).where(sql<SqlBool>`book.deleted = 0 and book.is_physical = 0`);
+  return booksWithMetadata(store.db, options.metadata !== false).where(visibleBookFilter(principal, { libraryIndex: false, perRow: options.perRow })).where(sql<SqlBool>`book.deleted = 0 and book.is_physical = 0`);
 }
 
 /**
@@ -114,11 +113,6 @@ export function countListedByLibrary(store: Store, principal: Principal): Compil
     .leftJoin(byLibrary(split.libraries).where(split.hidden).as('h'), 'h.l', 'a.l')
     .select([sql<number>`a.l`.as('l'), sql<number>`a.n - coalesce(h.n, 0)`.as('n')])
     .compile();
-}
-
-/** The shape of `listedBooks` (the builder with the metadata join), for typing only. */
-function _joinedShape(store: Store) {
-  return store.db.selectFrom('book').leftJoin('book_metadata as m', 'm.book_id', 'book.id');
 }
 
 export type ListedBooks = ReturnType<typeof listedBooks>;

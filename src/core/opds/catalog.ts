@@ -13,6 +13,7 @@ import type { Store } from '../store/store.ts';
 import { searchKey } from '../text/search-key.ts';
 import { idList, IdListMemo, type IdList } from './id-lists.ts';
 import { all, allAside, column, firstAside, nocaseSql, positionSql, remembered, spelled, type Lag } from '../komga/sql.ts';
+import { booksWithMetadata } from '../books/books-with-metadata.ts';
 
 export const OPDS_SORT_ORDERS = ['RECENT', 'TITLE_ASC', 'TITLE_DESC', 'AUTHOR_ASC', 'AUTHOR_DESC', 'SERIES_ASC', 'SERIES_DESC', 'RATING_ASC', 'RATING_DESC'] as const;
 export type OpdsSortOrder = (typeof OPDS_SORT_ORDERS)[number];
@@ -93,9 +94,8 @@ ORDERS_WITH_METADATA.add('SERIES_NUMBER');
 function filteredBooks(store: Store, principal: Principal, filter: BookFilter, options: { withMetadata?: boolean; walkNewest?: boolean } = {}) {
   const d = store.dialect;
   const needsMetadata = options.withMetadata === true || filter.series !== undefined || filter.rules !== undefined;
-  const from = store.db.selectFrom('book');
-  // Both shapes are typed as the joined one: every condition on `m` below is only added when the join is there.
-  let query = (needsMetadata ? from.leftJoin('book_metadata as m', 'm.book_id', 'book.id') : from) as ReturnType<typeof _joined>;
+  // Every condition on `m` below is only added when the join is there.
+  let query = booksWithMetadata(store.db, needsMetadata);
   // Walking the newest-first index: library conditions are written so SQLite cannot answer them from the library
   // index (`+column`), which it would otherwise prefer, then sort every book of the library.
   const walk = options.walkNewest === true;
@@ -123,11 +123,6 @@ function filteredBooks(store: Store, principal: Principal, filter: BookFilter, o
   if (filter.rules) query = query.where(filter.rules);
   if (filter.nothing) query = query.where(sql<SqlBool>`1 = 0`);
   return query;
-}
-
-/** The shape of `filteredBooks` (the builder with the metadata join), for typing only. */
-function _joined(store: Store) {
-  return store.db.selectFrom('book').leftJoin('book_metadata as m', 'm.book_id', 'book.id');
 }
 
 /**
