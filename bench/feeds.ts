@@ -13,8 +13,8 @@
 // another process renamed a book (which also redoes what the feed's pages share: id lists, totals), then autocannon at
 // 8 and 64 connections
 // paging through 200 pages: requests/s, p50, p99, max and server CPU per request, with the load average; after the
-// load runs, server CPU per page for pages never asked for before ("never rendered"), on a daemon warmed by them. Before the
-// load runs (without --spread all or --writer), a build wave: each of the 200 pages asked once at the largest
+// load runs, server CPU per page for pages never asked for before ("never rendered"), on a daemon warmed by them.
+// Before the load runs (without --spread all or --writer), a build wave: each of the 200 pages asked once at the largest
 // --connections, none of them kept yet, so every load run after it starts from kept pages whatever its placement. The Kobo sync
 // pages are one device's session (each page moves that device's sync state, so there is no concurrent run of it).
 // --baseline REF also starts the code of git REF (bench/baseline-tree.ts) on a copy of the same catalog (written by
@@ -398,15 +398,14 @@ async function builtRounds(running: readonly Running[], endpoint: Endpoint, roun
   return `${endpoint.label}, built in ${rounds} rounds of ${alonePages} pages, server CPU ms/page, median (range): ${cells.join(' → ')}; load ${loads.join(' / ')}`;
 }
 
-let renames = 0;
-/** Changes the catalog from this process, as another process would (the daemon sees a new generation). */
 /**
  * Server CPU per page, one request at a time, for pages never asked for before, on daemons that have served this
- * endpoint's load runs (its code compiled and optimized, its id lists and totals kept): pages
+ * endpoint's load runs (its id lists and totals kept) and then settled: pages
  * spreadPages+alonePages…spreadPages+2×alonePages-1, a gap past every page asked so far. Their books were never
  * rendered either: the books' kept rows (book-versions.ts, a few thousand books per kind) then hold only the load
  * runs' pages, which share no book with these. "built" measures the same kind of page in the daemon's first
- * hundred requests, while V8 is still compiling the code that builds it. "–" where the list is shorter.
+ * hundred requests, while V8 is still compiling the code that builds it; here V8 may have flushed some of that code
+ * during the quiet spell (docs/benchmarks.md, sessions 12 and 23). "–" where the list is shorter.
  */
 async function neverRenderedOnWarmDaemons(running: readonly Running[], endpoint: Endpoint): Promise<Map<Running, string>> {
   const first = spreadPages + alonePages;
@@ -421,6 +420,8 @@ async function neverRenderedOnWarmDaemons(running: readonly Running[], endpoint:
   return new Map([...before].map(([run, start]) => [run, `${((cpuMs(run.daemon.pid) - start.cpu) / alonePages).toFixed(2)} (${((threadsCpuMs(run.daemon.pid, 'V8Worker') - start.helpers) / alonePages).toFixed(2)})`]));
 }
 
+let renames = 0;
+/** Changes the catalog from this process, as another process would (the daemon sees a new generation). */
 function renameOneBook(catalog: string): void {
   const db = new Database(catalog);
   db.pragma('busy_timeout = 5000');
