@@ -113,11 +113,7 @@ const wholeListCounts = new WeakMap<Store, WeakMap<Principal, Compiled>>();
 /** The statement counting the list; the one without filters (the list as the app opens it) is built once per caller. */
 function countingStatement(store: Store, principal: Principal, conditions: Cond[], where: Cond): Compiled {
   const metadata = readsMetadata(conditions);
-  const build = (): Compiled =>
-    countVisible(store.db, principal, (who, hidden) => {
-      const listed = listedBooks(store, who, { metadata }).where(where);
-      return (hidden ? listed.where(hidden) : listed).select(sql<number>`count(*)`.as('n'));
-    });
+  const build = (): Compiled => countVisible(store.db, principal, (who) => listedBooks(store, who, { metadata }).where(where));
   if (conditions.length > 0) return build();
   let byCaller = wholeListCounts.get(store);
   if (!byCaller) wholeListCounts.set(store, (byCaller = new WeakMap()));

@@ -1,6 +1,6 @@
 // Which books a user may see: admins every book; others the books of their assigned libraries that pass their
 // content restrictions. Every route that returns, streams or changes a book goes through here.
-import type { Compilable, CompiledQuery, ExpressionBuilder, Expression, SqlBool } from 'kysely';
+import type { CompiledQuery, ExpressionBuilder, Expression, SelectQueryBuilder, SqlBool } from 'kysely';
 import { sql } from 'kysely';
 import type { DB } from '../store/db-types.ts';
 import type { SqlExec, SqlValue } from '../store/sql-exec.ts';
@@ -127,15 +127,15 @@ export function countedLessHidden(principal: Principal): { libraries: Principal;
 }
 
 /**
- * count(*) of a listing's books for the principal, as one statement. `count(who, hidden)` gives the listing's count
- * for `who`, of only the books `hidden` matches when given. When every restriction excludes names, that is the count
- * for the principal's libraries less the count of those books the names hide: neither tests a book against the
- * restrictions (see countedLessHidden).
+ * count(*) of a listing's books for the principal, as one statement; `listing(who)` gives the listing's books for
+ * `who`. When every restriction excludes names, that is the count for the principal's libraries less the count of
+ * those books the names hide: neither tests a book against the restrictions (see countedLessHidden).
  */
-export function countVisible(db: Db, principal: Principal, count: (who: Principal, hidden?: Expression<SqlBool>) => Expression<{ n: number }> & Compilable<unknown>): CompiledQuery<unknown> {
+export function countVisible<D, T extends keyof D>(db: Db, principal: Principal, listing: (who: Principal) => SelectQueryBuilder<D, T, object>): CompiledQuery<unknown> {
+  const counted = (books: SelectQueryBuilder<D, T, object>) => books.select(sql<number>`count(*)`.as('n'));
   const split = countedLessHidden(principal);
-  if (!split) return count(principal).compile();
-  return db.selectNoFrom(sql<number>`${count(split.libraries)} - ${count(split.libraries, split.hidden)}`.as('n')).compile();
+  if (!split) return counted(listing(principal)).compile();
+  return db.selectNoFrom(sql<number>`${counted(listing(split.libraries))} - ${counted(listing(split.libraries).where(split.hidden))}`.as('n')).compile();
 }
 
 export type BookAccess = 'ok' | 'hidden' | 'missing';
